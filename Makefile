@@ -1,0 +1,116 @@
+# cordon: one non-recursive Makefile (SPEC §1).
+#   make            build/cordon (and the library, tests' binaries on demand)
+#   make check      install missing build deps, build, run every test (CI=true: a skip fails)
+#   make demo       install missing build deps, build, run cordon on real examples
+#   make install    PREFIX=/usr/local DESTDIR=...: the binary and the profiles, nothing else
+#   make bench      benchmarks against bare fork+exec and bubblewrap (bench/RESULTS.md)
+#   make format / format-check
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BINDIR    ?= $(PREFIX)/bin
+SBINDIR   ?= $(PREFIX)/sbin
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+B         := build
+
+CC        ?= cc
+PKGS      := libseccomp libcap mount libcurl jansson libmicrohttpd libsystemd inih libpcre2-8
+# Debian packages the build and the tests need; `make deps` installs the missing ones.
+DEB_DEPS  := gcc make pkg-config libseccomp-dev libcap-dev libmount-dev libcurl4-openssl-dev \
+             libjansson-dev libmicrohttpd-dev libsystemd-dev libinih-dev libpcre2-dev \
+             libcriterion-dev scdoc clang-format python3
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+HARDEN    := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection -fPIE
+WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
+CFLAGS    ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) $(HARDEN) -fvisibility=hidden -MMD -MP \
+             -Iinclude -I. -DCORDON_VERSION_STR='"$(VERSION)"' \
+             -DCORDON_SYSCONFDIR='"$(SYSCONFDIR)"' -DCORDON_SRCDIR='"$(CURDIR)"' $(PKG_CFLAGS)
+ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
+
+LIB_SRCS  := $(sort $(wildcard runtime/*.c policy/*.c backends/*.c backends/*/*.c))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+LIB       := $(B)/libcordon.a
+CLI       := $(B)/cordon
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+INTEG_SRCS := $(sort $(wildcard tests/integration/*.c))
+ESC_SRCS  := $(sort $(wildcard tests/escape/*.c))
+TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c))
+UNIT      := $(B)/tests/unit
+INTEG     := $(B)/tests/integration
+ESCAPE    := $(B)/tests/escape
+
+.PHONY: all check demo install deps bench fuzz clean format format-check tests deb run-tests
+.DEFAULT_GOAL := all
+
+all: $(CLI)
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(CLI): $(B)/obj/runtime/cli/main.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(UNIT): $(UNIT_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
+
+$(INTEG): $(INTEG_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
+
+$(ESCAPE): $(ESC_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
+
+tests: $(CLI) $(UNIT) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESC_SRCS),$(ESCAPE))
+
+# Install whatever Debian package is missing; instant when everything is present.
+deps:
+	@missing=$$(for p in $(DEB_DEPS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing $$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "deps: missing packages ($$missing); run as root" >&2; exit 1; fi; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; \
+	fi
+
+check: deps
+	@$(MAKE) --no-print-directory format-check
+	@$(MAKE) --no-print-directory tests
+	@tests/run-all.sh $(B)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@tests/demo.sh $(B)/cordon
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@bench/run.sh $(B)
+
+install: $(CLI)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/cordon/profiles
+	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/cordon
+	install -m 0644 profiles/*.conf $(DESTDIR)$(SYSCONFDIR)/cordon/profiles/
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: ok"
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

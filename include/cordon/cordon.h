@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cordon.h: the one public header of libcordon.
+ *
+ * libcordon turns (profile, command, workdir) into a result: the policy engine decides whether
+ * the command may start, a backend runs it, and the output is captured, bounded and formatted
+ * exactly as AG2's shell tools format it. Front ends (the CLI, the daemon, the tests) do the
+ * printing; the library never prints.
+ *
+ * Conventions: an action returns 0, or -1 with *e filled; a `ret_` output is written only on
+ * success; every struct owned by the caller has a matching *_free() that is NULL-safe.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CORDON_PUBLIC __attribute__((visibility("default")))
+#define CORDON_VERSION "0.1.0"
+
+/* Exit statuses of `cordon run` (SPEC §2), after timeout(1) and docker run. */
+enum {
+	CORDON_EXIT_TIMEOUT = 124,
+	CORDON_EXIT_FAILURE = 125, /* cordon itself failed; nothing ran */
+	CORDON_EXIT_REFUSED = 126, /* the policy refused the command */
+};
+
+/*
+ * The one error type. Fixed size and allocation-free, so a forked child can fill it and send it
+ * to the parent as plain bytes. `code` is an errno value, or 0 when the error is not a system
+ * error (a bad value, a policy problem).
+ */
+typedef struct cordon_error {
+	int code;
+	char msg[256];
+} cordon_error;
+
+/* Fill *e with a formatted message and errno-style code; always returns -1. */
+CORDON_PUBLIC int cordon_err(cordon_error *e, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Prepend "ctx: " to e->msg (truncating if needed); returns -1. */
+CORDON_PUBLIC int cordon_err_prefix(cordon_error *e, const char *ctx);
+/* Render "msg: strerror(code)" (or just msg when code is 0) into buf. */
+CORDON_PUBLIC const char *cordon_err_str(const cordon_error *e, char *buf, size_t n);
+
+/*
+ * A list that may be absent. AG2 distinguishes `None` (no list: no check) from `[]` (an empty
+ * list: `allowed=[]` refuses everything), so `set` carries that bit separately from `n`.
+ * `v` is NULL-terminated whenever it is non-NULL.
+ */
+struct cordon_list {
+	char **v;
+	size_t n;
+	bool set;
+};
+
+CORDON_PUBLIC int cordon_list_add(struct cordon_list *l, const char *s, cordon_error *e);
+CORDON_PUBLIC void cordon_list_clear(struct cordon_list *l); /* frees items; keeps `set` */
+CORDON_PUBLIC void cordon_list_free(struct cordon_list *l);  /* frees items; set = false */
+CORDON_PUBLIC int cordon_list_copy(struct cordon_list *dst, const struct cordon_list *src,
+				   cordon_error *e);
+
+enum cordon_mode {
+	CORDON_MODE_COMPAT = 0, /* AG2 ShellAdapter filter, byte for byte */
+	CORDON_MODE_STRICT,	/* AG2 restricted mode: quote-aware, argv exec without sh */
+};
+
+enum cordon_network {
+	CORDON_NET_NONE = 0,
+	CORDON_NET_HOST,
+};
+
+/*
+ * A fully resolved profile (SPEC §4). Sizes are bytes, 0 meaning "no limit"; times are seconds.
+ * Strings are owned by the profile and freed by cordon_profile_free().
+ */
+struct cordon_profile {
+	char *name; /* the name or path it was loaded as */
+	char *path; /* the file it was read from (NULL for a built-in default) */
+	char *description;
+
+	/* [policy] */
+	enum cordon_mode mode;
+	bool readonly;
+	struct cordon_list allowed;
+	struct cordon_list blocked;
+	struct cordon_list ignore;
+	/* ShellExecutor dialect (AG2 §8): switched on when any of these four is set. */
+	struct cordon_list allowed_commands;
+	struct cordon_list denied_commands;
+	struct cordon_list allowed_paths;
+	struct cordon_list dangerous_patterns; /* "REGEX => MESSAGE" items */
+	bool command_filtering;		       /* enable_command_filtering, default true */
+
+	/* [limits] */
+	char *timeout_text; /* the timeout as the user wrote it ("1", "1.0"): AG2 prints it */
+	double timeout;	    /* seconds, > 0 */
+	int64_t max_output; /* characters (code points), >= 0 */
+	uint64_t memory;
+	uint64_t pids;
+	uint64_t cpu_time; /* seconds */
+	uint64_t file_size;
+	uint64_t open_files;
+	uint64_t tmp_size;
+
+	/* [sandbox] */
+	char *backend; /* "local", "docker", "daytona" */
+	enum cordon_network network;
+	struct cordon_list env; /* KEY=VALUE */
+	bool env_inherit;
+	struct cordon_list ro_bind;
+	struct cordon_list mask;
+	struct cordon_list require; /* facilities whose absence is an error (issue 4) */
+
+	/* [docker] */
+	char *docker_image;
+	uint64_t docker_memory;
+	int64_t docker_cpu_quota;
+	char *docker_user;
+	uint64_t docker_pids;
+
+	/* [daytona] */
+	char *daytona_api_url;
+	char *daytona_target;
+	char *daytona_snapshot;
+	char *daytona_image;
+};
+
+/* A profile holding the built-in defaults (no lists, timeout 60, max_output 100000, ...). */
+CORDON_PUBLIC int cordon_profile_new(struct cordon_profile **ret, cordon_error *e);
+/*
+ * Load NAME (looked up in $CORDON_PROFILE_PATH, /etc/cordon/profiles, then the build tree's
+ * profiles/) or a PATH (anything containing '/' or ending in ".conf").
+ */
+CORDON_PUBLIC int cordon_profile_load(const char *name_or_path, struct cordon_profile **ret,
+				      cordon_error *e);
+/* Print the resolved profile in profile syntax; the text loads back to an equal profile. */
+CORDON_PUBLIC int cordon_profile_format(const struct cordon_profile *p, char **ret_text,
+					cordon_error *e);
+CORDON_PUBLIC void cordon_profile_free(struct cordon_profile *p);
+
+/* One run. The profile already carries the command line's overrides. */
+struct cordon_request {
+	const char *command; /* the shell command (words joined by single spaces) */
+	char *const *argv;   /* alternative to command: run without a shell (daemon) */
+	const struct cordon_profile *profile;
+	const char *workdir; /* NULL: a fresh temp dir, removed afterwards unless keep */
+	bool keep;	     /* keep the temp workdir */
+	bool pass_stdin;     /* the command reads cordon's stdin (default /dev/null) */
+	int stdin_fd;	     /* with pass_stdin: the fd to give it (default 0) */
+	uid_t uid;	     /* run as this identity when run_as is set (daemon) */
+	gid_t gid;
+	bool run_as;
+	volatile int *cancel; /* set non-zero (from a signal handler) to kill the run */
+};
+
+/* The outcome of a run (SPEC §5). */
+struct cordon_result {
+	char *output;	   /* AG2's result string (no trailing newline) */
+	char *stdout_text; /* at most max_output code points each, decoded */
+	char *stderr_text;
+	size_t stdout_len; /* byte lengths of the above (they may hold NUL) */
+	size_t stderr_len;
+	size_t output_len;
+	int exit_code; /* as AG2 reports it: -n for a shell killed by signal n */
+	int signal;    /* the signal that killed the shell, or 0 */
+	bool timed_out;
+	char *refused; /* the refusal message, or NULL */
+	bool truncated;
+	uint64_t stdout_bytes; /* everything the command wrote */
+	uint64_t stderr_bytes;
+	double duration_ms;
+	double cpu_ms;
+	int64_t peak_memory_bytes; /* -1 when unknown */
+	bool oom_killed;
+	char *backend;
+	char *workdir;
+	int status; /* cordon run's exit status: the command's, 128+n, 124 or 126 */
+};
+
+/*
+ * Decide, then run. Returns 0 when a result was produced (a refusal, a timeout and a failing
+ * command are results); -1 with *e when cordon itself failed and nothing ran (exit 125).
+ */
+CORDON_PUBLIC int cordon_run(const struct cordon_request *rq, struct cordon_result *ret,
+			     cordon_error *e);
+/* Policy decision only: *ret_refusal is NULL (allowed) or the message. */
+CORDON_PUBLIC int cordon_check(const struct cordon_request *rq, char **ret_refusal,
+			       cordon_error *e);
+CORDON_PUBLIC void cordon_result_free(struct cordon_result *r);
+/* The JSON object of SPEC §5, one line, no trailing newline. */
+CORDON_PUBLIC int cordon_result_to_json(const struct cordon_result *r, char **ret_json,
+					cordon_error *e);

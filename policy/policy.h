@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The policy engine: pure decision code (no I/O, no logging, no global state). It decides
+ * whether a command may start, reproducing AG2's filters byte for byte
+ * (shared/reference/ag2-behaviour.md §4, §8, §11). Anything that touches the file system (the
+ * host-mode path resolver) is injected by the caller.
+ */
+#pragma once
+
+#include <cordon/cordon.h>
+
+/*
+ * Resolve `token` against `workdir` into an absolute, normalised path (*ret_abs, malloc'd).
+ * Return 0 on success; 1 when the token must be skipped (Python's resolve() raised);
+ * -1 with *e on a real error (out of memory).
+ */
+typedef int (*policy_resolve_fn)(const char *workdir, const char *token, char **ret_abs,
+				 cordon_error *e);
+
+/* Lexical resolution, for remote backends: normpath(join(workdir, token)). Pure. */
+int policy_resolve_lexical(const char *workdir, const char *token, char **ret_abs, cordon_error *e);
+
+/*
+ * Decide. *ret_deny is NULL when the command may run, else the exact refusal message AG2 would
+ * return (e.g. "Command not allowed: 'rm -rf /'"). `workdir` is the directory the ignore check
+ * resolves against (already resolved by the caller in host mode).
+ */
+int policy_check(const struct cordon_profile *p, const char *command, const char *workdir,
+		 policy_resolve_fn resolve, char **ret_deny, cordon_error *e);
+
+/*
+ * True when the profile executes the command as an argv without `sh` (strict mode and the
+ * ShellExecutor dialect); the argv is then policy_split()'s result.
+ */
+bool policy_uses_argv(const struct cordon_profile *p);
+bool policy_is_executor_dialect(const struct cordon_profile *p);
+
+/* POSIX shlex.split (no comments). On a shlex error returns 1 and sets *ret_err (static text
+ * such as "No closing quotation"); 0 with *ret_argv (NULL-terminated, malloc'd) on success. */
+int policy_split(const char *command, char ***ret_argv, const char **ret_err, cordon_error *e);
+void policy_strv_free(char **v);
+
+/* Python's repr() of a UTF-8 string (invalid bytes are shown as Python shows surrogateescape
+ * would not apply: callers pass valid UTF-8). */
+int pyrepr(const char *s, char **ret, cordon_error *e);
+/* Python str.strip(): returns [*ret_start, *ret_end) inside s (no allocation). */
+void pystrip(const char *s, size_t len, size_t *ret_start, size_t *ret_end);
+/* Is code point c whitespace by Python's str.isspace()? */
+bool py_isspace(uint32_t c);
