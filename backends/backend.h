@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One vtable for every place a command can run (local, docker, daytona). The policy front in
+ * runtime/run.c decides first; a backend only ever sees commands that may start. A non-zero exit
+ * is a successful exec: exec() fails (-1) only when the backend itself could not run anything.
+ */
+#pragma once
+
+#include <cordon/cordon.h>
+
+struct cordon_exec {
+	char *const *argv; /* what to run: {"sh", "-c", cmd} or a policy-split argv */
+	char *const *envp; /* the complete environment of the command */
+	const char *workdir;
+	const struct cordon_profile *profile;
+	int stdin_fd; /* -1: /dev/null */
+	bool run_as;  /* run as uid/gid (daemon callers) */
+	uid_t uid;
+	gid_t gid;
+	volatile int *cancel; /* non-zero: kill the run now (SIGINT/SIGTERM to cordon) */
+};
+
+struct cordon_backend_ops {
+	const char *name;
+	int (*open)(const struct cordon_profile *p, const char *workdir, void **ret_h,
+		    cordon_error *e);
+	/* Fill r's output, exit, signal, timing and usage fields. */
+	int (*exec)(void *h, const struct cordon_exec *x, struct cordon_result *r, cordon_error *e);
+	int (*put_file)(void *h, const char *rel, const void *buf, size_t n, cordon_error *e);
+	int (*get_file)(void *h, const char *rel, void **ret_buf, size_t *ret_n, cordon_error *e);
+	void (*close)(void *h); /* NULL-safe, cannot fail */
+};
+
+/* NULL when no backend has that name. */
+const struct cordon_backend_ops *backend_lookup(const char *name);
+
+extern const struct cordon_backend_ops backend_local;

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting and stopping the processes of one local run. local.c (the relay loop: pipes,
+ * timeout, cancel, result) is written against this interface only, so that the implementation
+ * can be a plain fork (foundation) or the full namespace sandbox without anything else changing.
+ */
+#pragma once
+
+#include <cordon/cordon.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct local_spec {
+	char *const *argv; /* argv[0] is looked up on envp's PATH when it has no '/' */
+	char *const *envp;
+	const char *workdir; /* absolute path of an existing directory */
+	int stdin_fd;        /* the command's stdin; -1 means /dev/null */
+	int stdout_fd;       /* write ends of the capture pipes */
+	int stderr_fd;
+	const struct cordon_profile *profile; /* limits, readonly, ignore, mask, network... */
+	bool run_as;
+	uid_t uid;
+	gid_t gid;
+};
+
+struct local_usage {
+	double cpu_ms;             /* user + system CPU of every process of the run */
+	int64_t peak_memory_bytes; /* -1 when unknown */
+	bool oom_killed;
+};
+
+struct local_proc;
+
+/*
+ * Start the command. On success every fd of cordon except the three given is closed in the
+ * command, and *ret owns the run. A setup failure is reported as -1 with *e naming the step
+ * and errno, after everything already created was torn down.
+ */
+int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon_error *e);
+/* A pidfd that becomes readable when the command's main process (the shell) exits. */
+int local_proc_pidfd(const struct local_proc *p);
+/* SIGKILL every process of the run, detached and double-forked ones included. Idempotent. */
+void local_proc_kill(struct local_proc *p);
+/*
+ * Reap the main process (blocking; call after the pidfd is readable or after kill) and kill
+ * whatever else of the run is left. *ret_wstatus is a waitpid() status.
+ */
+int local_proc_wait(struct local_proc *p, int *ret_wstatus, struct local_usage *ret_usage,
+		    cordon_error *e);
+/* Kill, reap and tear down whatever is left (cgroup, mounts). NULL-safe. */
+void local_proc_free(struct local_proc *p);
