@@ -14,8 +14,8 @@ struct local_spec {
 	char *const *argv; /* argv[0] is looked up on envp's PATH when it has no '/' */
 	char *const *envp;
 	const char *workdir; /* absolute path of an existing directory */
-	int stdin_fd;        /* the command's stdin; -1 means /dev/null */
-	int stdout_fd;       /* write ends of the capture pipes */
+	int stdin_fd;	     /* the command's stdin; -1 means /dev/null */
+	int stdout_fd;	     /* write ends of the capture pipes */
 	int stderr_fd;
 	const struct cordon_profile *profile; /* limits, readonly, ignore, mask, network... */
 	bool run_as;
@@ -24,7 +24,7 @@ struct local_spec {
 };
 
 struct local_usage {
-	double cpu_ms;             /* user + system CPU of every process of the run */
+	double cpu_ms;		   /* user + system CPU of every process of the run */
 	int64_t peak_memory_bytes; /* -1 when unknown */
 	bool oom_killed;
 };

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One cgroup per run: memory, pids, CPU accounting, peak memory, OOM detection, and a reliable
+ * kill of every process. cgroup v2 where its controllers are delegated; the v1 memory, pids and
+ * cpuacct controllers on hybrid hosts. Created and removed by cordon; never left behind.
+ */
+#pragma once
+
+#include <cordon/cordon.h>
+#include <sys/types.h>
+
+struct local_usage;
+struct cgroup_run;
+
+enum cgroup_mode { CGROUP_NONE = 0, CGROUP_V1, CGROUP_V2 };
+
+/* Which mode this host offers to this process, with a reason when NONE. */
+enum cgroup_mode cgroup_detect(char *reason, size_t n);
+/* Create the run's cgroup(s) with the profile's limits. *ret is NULL (and 0 returned) when the
+ * host has no usable cgroup and the profile does not require one. */
+int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, cordon_error *e);
+/* v2: a directory fd usable with clone3(CLONE_INTO_CGROUP); -1 otherwise. */
+int cgroup_run_dirfd(const struct cgroup_run *cg);
+/* Move pid into the run's cgroup(s) (v1, or v2 without CLONE_INTO_CGROUP). */
+int cgroup_run_attach(struct cgroup_run *cg, pid_t pid, cordon_error *e);
+/* Kill every process in the cgroup (cgroup.kill, or a freeze+kill loop on v1). */
+void cgroup_run_kill(struct cgroup_run *cg);
+/* Peak memory, CPU time and OOM kill of the run. */
+int cgroup_run_usage(struct cgroup_run *cg, struct local_usage *u, cordon_error *e);
+/* Kill what is left and remove the directories. NULL-safe. */
+void cgroup_run_destroy(struct cgroup_run *cg);
