@@ -32,10 +32,14 @@ struct local_usage {
 struct local_proc;
 
 /*
- * Start the command. On success every fd of cordon except the three given is closed in the
+ * Start the command. On success (0) every fd of cordon except the three given is closed in the
  * command, and *ret owns the run. A setup failure is reported as -1 with *e naming the step
- * and errno, after everything already created was torn down.
+ * and errno, after everything already created was torn down. When everything was set up but
+ * execve() of argv[0] itself failed, return LOCAL_PROC_EXEC_FAILED (1) with e->code = the
+ * execve errno, *ret NULL and nothing left running: the caller turns that into AG2's
+ * "Command not found: [Errno 2] No such file or directory: 'sh'" result with exit 127.
  */
+#define LOCAL_PROC_EXEC_FAILED 1
 int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon_error *e);
 /* A pidfd that becomes readable when the command's main process (the shell) exits. */
 int local_proc_pidfd(const struct local_proc *p);

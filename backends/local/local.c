@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The local backend's relay loop: start the command (proc.h), read its stdout and stderr into
+ * bounded captures until both reach EOF, enforce the wall-clock timeout and cancellation, then
+ * turn what happened into AG2's result. The processes themselves (plain fork or the namespace
+ * sandbox) are proc.h's business.
+ */
+#define _GNU_SOURCE
+#include "backends/backend.h"
+#include "backends/local/proc.h"
+#include "runtime/capture.h"
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Big pipes and big reads: the relay must run near pipe speed (bench/). */
+#define RELAY_PIPE_SIZE (1 << 20)
+#define RELAY_BUF_SIZE (256 * 1024)
+/* While cancellation is possible, poll wakes at least this often to look at the flag. */
+#define CANCEL_POLL_MS 20
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int local_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
+		      cordon_error *e)
+{
+	*ret_h = NULL; /* stateless: every exec is a fresh sandbox */
+	return 0;
+}
+
+static void local_close(void *h)
+{
+}
+
+static int make_pipe(int fds[2], cordon_error *e)
+{
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return cordon_err(e, errno, "pipe");
+	/* Best effort: a larger pipe halves the context switches of a flood. */
+	(void)fcntl(fds[0], F_SETPIPE_SZ, RELAY_PIPE_SIZE);
+	(void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/* Read what is there; returns false at EOF (or on a hard error). */
+static bool drain(int fd, struct capture *c, char *buf)
+{
+	for (;;) {
+		ssize_t n = read(fd, buf, RELAY_BUF_SIZE);
+
+		if (n > 0) {
+			capture_feed(c, buf, (size_t)n);
+			if ((size_t)n < RELAY_BUF_SIZE)
+				return true;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		return false;
+	}
+}
+
+/* AG2: "Command not found: [Errno 2] No such file or directory: 'sh'" with exit 127. */
+static int exec_failed_result(const struct cordon_exec *x, int err, struct cordon_result *r,
+			      cordon_error *e)
+{
+	_cleanup_free_ char *text = NULL;
+	int len;
+
+	len = asprintf(&text, "Command not found: [Errno %d] %s: '%s'", err, strerror(err),
+		       x->argv[0]);
+	if (len < 0) {
+		text = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	if (output_format(text, (size_t)len, 127, &r->output, &r->output_len, e) < 0)
+		return -1;
+	r->exit_code = 127;
+	r->status = 127;
+	r->stdout_text = strdup("");
+	r->stderr_text = strdup("");
+	if (!r->stdout_text || !r->stderr_text)
+		return cordon_err(e, ENOMEM, "out of memory");
+	return 0;
+}
+
+static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result *r,
+		      cordon_error *e)
+{
+	const struct cordon_profile *p = x->profile;
+	struct capture *cap_out = NULL, *cap_err = NULL;
+	struct local_proc *proc = NULL;
+	struct local_usage usage = { .peak_memory_bytes = -1 };
+	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1;
+	_cleanup_free_ char *buf = NULL;
+	int fds[2], rc = -1, wstatus = 0;
+	bool out_open = true, err_open = true, exited = false, timed_out = false;
+	double start = now_ms(), deadline = start + p->timeout * 1e3;
+
+	if (make_pipe(fds, e) < 0)
+		return -1;
+	out_r = fds[0], out_w = fds[1];
+	if (make_pipe(fds, e) < 0)
+		return -1;
+	err_r = fds[0], err_w = fds[1];
+	buf = malloc(RELAY_BUF_SIZE);
+	if (!buf)
+		return cordon_err(e, ENOMEM, "out of memory");
+	if (capture_new(p->max_output, &cap_out, e) < 0 ||
+	    capture_new(p->max_output, &cap_err, e) < 0)
+		goto out;
+
+	struct local_spec spec = {
+		.argv = x->argv,
+		.envp = x->envp,
+		.workdir = x->workdir,
+		.stdin_fd = x->stdin_fd,
+		.stdout_fd = out_w,
+		.stderr_fd = err_w,
+		.profile = p,
+		.run_as = x->run_as,
+		.uid = x->uid,
+		.gid = x->gid,
+	};
+	rc = local_proc_start(&spec, &proc, e);
+	if (rc == LOCAL_PROC_EXEC_FAILED) {
+		rc = exec_failed_result(x, e->code, r, e);
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	rc = -1;
+	/* Only the command may hold the write ends, so EOF means every writer is gone. */
+	closep(&out_w), out_w = -1;
+	closep(&err_w), err_w = -1;
+
+	while (out_open || err_open || !exited) {
+		struct pollfd pfd[3];
+		int nfds = 0, timeout_ms, ix_out = -1, ix_err = -1, ix_pid = -1;
+		double left = deadline - now_ms();
+
+		if (x->cancel && *x->cancel) {
+			local_proc_kill(proc);
+			break;
+		}
+		if (left <= 0) {
+			/* A command that already exited is not a timeout, even if an escaped
+			 * writer kept the pipes open until now. */
+			timed_out = !exited;
+			local_proc_kill(proc);
+			break;
+		}
+		if (out_open)
+			ix_out = nfds,
+			pfd[nfds++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
+		if (err_open)
+			ix_err = nfds,
+			pfd[nfds++] = (struct pollfd){ .fd = err_r, .events = POLLIN };
+		if (!exited)
+			ix_pid = nfds, pfd[nfds++] = (struct pollfd){ .fd = local_proc_pidfd(proc),
+								      .events = POLLIN };
+		timeout_ms = (int)(left + 1);
+		if (x->cancel && timeout_ms > CANCEL_POLL_MS)
+			timeout_ms = CANCEL_POLL_MS;
+		if (poll(pfd, (nfds_t)nfds, timeout_ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			cordon_err(e, errno, "poll");
+			goto out;
+		}
+		if (ix_out >= 0 && pfd[ix_out].revents)
+			out_open = drain(out_r, cap_out, buf);
+		if (ix_err >= 0 && pfd[ix_err].revents)
+			err_open = drain(err_r, cap_err, buf);
+		if (ix_pid >= 0 && pfd[ix_pid].revents) {
+			/*
+			 * The shell is done. Whatever it left behind (background jobs holding the
+			 * pipes) dies now, so a finished command is never reported as a timeout.
+			 */
+			exited = true;
+			local_proc_kill(proc);
+		}
+	}
+	/* Killed: collect what is already in the pipes, without waiting for more. */
+	if (out_open)
+		(void)drain(out_r, cap_out, buf);
+	if (err_open)
+		(void)drain(err_r, cap_err, buf);
+	capture_end(cap_out);
+	capture_end(cap_err);
+
+	if (local_proc_wait(proc, &wstatus, &usage, e) < 0)
+		goto out;
+
+	r->duration_ms = now_ms() - start;
+	r->cpu_ms = usage.cpu_ms;
+	r->peak_memory_bytes = usage.peak_memory_bytes;
+	r->oom_killed = usage.oom_killed;
+	r->stdout_bytes = capture_bytes(cap_out);
+	r->stderr_bytes = capture_bytes(cap_err);
+	if (capture_text(cap_out, &r->stdout_text, &r->stdout_len, e) < 0 ||
+	    capture_text(cap_err, &r->stderr_text, &r->stderr_len, e) < 0)
+		goto out;
+
+	if (timed_out) {
+		/* AG2 discards the partial output in text; JSON keeps it (docs/compat.md). */
+		r->timed_out = true;
+		r->exit_code = CORDON_EXIT_TIMEOUT;
+		r->status = CORDON_EXIT_TIMEOUT;
+		if (output_timeout("Command", p->timeout_text, &r->output, &r->output_len, e) < 0)
+			goto out;
+	} else {
+		if (WIFSIGNALED(wstatus)) {
+			/* Python's returncode: a shell killed by signal n gives -n. */
+			r->signal = WTERMSIG(wstatus);
+			r->exit_code = -r->signal;
+			r->status = 128 + r->signal;
+		} else {
+			r->exit_code = WEXITSTATUS(wstatus);
+			r->status = r->exit_code;
+		}
+		if (output_compose(cap_out, cap_err, p->max_output, r->exit_code, &r->output,
+				   &r->output_len, &r->truncated, e) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	local_proc_free(proc);
+	capture_free(cap_out);
+	capture_free(cap_err);
+	return rc;
+}
+
+const struct cordon_backend_ops backend_local = {
+	.name = "local",
+	.open = local_open,
+	.exec = local_exec,
+	.close = local_close,
+};

@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cordon: the command line. argv → profile + request → cordon_run() → print → exit status.
+ * Exit statuses (SPEC §2): the command's own; 124 timeout; 125 cordon failed (one line on
+ * stderr, nothing ran); 126 refused by the policy.
+ */
+#define _GNU_SOURCE
+#include <cordon/cordon.h>
+
+#include "runtime/cleanup.h"
+#include "runtime/profile.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#define DEFAULT_SOCKET "/run/cordon/cordon.sock"
+
+static volatile int cancelled;
+
+static void on_signal(int sig)
+{
+	cancelled = sig;
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cordon: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CORDON_EXIT_FAILURE;
+}
+
+static int fail_err(const cordon_error *e)
+{
+	char buf[512];
+
+	return fail("%s", cordon_err_str(e, buf, sizeof(buf)));
+}
+
+static const char usage_main[] =
+	"Usage: cordon COMMAND [OPTIONS]\n"
+	"\n"
+	"Run untrusted shell commands so that they cannot hurt the machine.\n"
+	"\n"
+	"Commands:\n"
+	"  run [OPTIONS] [--] COMMAND...    run COMMAND (words joined by spaces) as `sh -c "
+	"COMMAND`\n"
+	"  check [OPTIONS] [--] COMMAND...  policy decision only; runs nothing\n"
+	"  profiles                         list profiles\n"
+	"  profile show NAME                print the fully resolved profile\n"
+	"  doctor                           which isolation features this host provides\n"
+	"  tool-schema [--workdir DIR]      JSON function-calling schema of run_shell_command\n"
+	"  version                          print the version\n"
+	"\n"
+	"Exit status of run: the command's own (a signal n gives 128+n); 124 timeout;\n"
+	"125 cordon failed (nothing ran); 126 refused by the policy.\n"
+	"`cordon run --help` lists the run and check options.\n";
+
+static const char usage_run[] =
+	"Usage: cordon run [OPTIONS] [--] COMMAND...\n"
+	"       cordon check [OPTIONS] [--] COMMAND...\n"
+	"\n"
+	"Options (each also settable in a profile; the command line wins):\n"
+	"  -p, --profile NAME|PATH      profile to load (default: default)\n"
+	"  -b, --backend local|docker|daytona\n"
+	"                               where to run (default: the profile's, else local)\n"
+	"  -w, --workdir DIR            working directory, bind-mounted read-write; created if\n"
+	"                               missing (default: a fresh temp dir, removed afterwards)\n"
+	"      --keep                   keep the temp workdir and print its path on stderr\n"
+	"      --allow PATTERN          add to the allow-list (AG2 `allowed`)\n"
+	"      --block PATTERN          add to the block-list (AG2 `blocked`)\n"
+	"      --ignore GLOB            add an ignored path pattern (AG2 `ignore`)\n"
+	"      --readonly               AG2 read-only mode, and the workdir mounted read-only\n"
+	"      --policy-mode compat|strict\n"
+	"                               AG2's filter byte for byte, or its restricted mode\n"
+	"  -e, --env KEY=VALUE          set a variable for the command\n"
+	"  -t, --timeout SECONDS        wall-clock limit, decimal > 0 (default 60)\n"
+	"      --max-output N           output cap in characters, integer >= 0 (default 100000)\n"
+	"      --network none|host      private network namespace, or the host's (default none)\n"
+	"      --image IMAGE            docker image / daytona image or snapshot\n"
+	"      --format text|json       output format (default text)\n"
+	"      --via auto|daemon|direct through cordond's socket, or in this process\n"
+	"      --stdin                  pass stdin to the command (default: /dev/null)\n"
+	"  -h, --help                   show this help\n"
+	"\n"
+	"Exit status: the command's own (a signal n gives 128+n); 124 when the timeout fired;\n"
+	"125 when cordon itself failed; 126 when the policy refused the command.\n"
+	"`cordon check` exits 0 (allowed) or 126 (refused).\n";
+
+enum {
+	OPT_KEEP = 256,
+	OPT_ALLOW,
+	OPT_BLOCK,
+	OPT_IGNORE,
+	OPT_READONLY,
+	OPT_POLICY_MODE,
+	OPT_MAX_OUTPUT,
+	OPT_NETWORK,
+	OPT_IMAGE,
+	OPT_FORMAT,
+	OPT_VIA,
+	OPT_STDIN,
+};
+
+static const struct option run_options[] = {
+	{ "profile", required_argument, NULL, 'p' },
+	{ "backend", required_argument, NULL, 'b' },
+	{ "workdir", required_argument, NULL, 'w' },
+	{ "keep", no_argument, NULL, OPT_KEEP },
+	{ "allow", required_argument, NULL, OPT_ALLOW },
+	{ "block", required_argument, NULL, OPT_BLOCK },
+	{ "ignore", required_argument, NULL, OPT_IGNORE },
+	{ "readonly", no_argument, NULL, OPT_READONLY },
+	{ "policy-mode", required_argument, NULL, OPT_POLICY_MODE },
+	{ "env", required_argument, NULL, 'e' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "max-output", required_argument, NULL, OPT_MAX_OUTPUT },
+	{ "network", required_argument, NULL, OPT_NETWORK },
+	{ "image", required_argument, NULL, OPT_IMAGE },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "via", required_argument, NULL, OPT_VIA },
+	{ "stdin", no_argument, NULL, OPT_STDIN },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+/* The command line's settings, applied on top of the loaded profile. */
+struct cli_opts {
+	const char *profile;
+	const char *backend;
+	const char *workdir;
+	bool keep;
+	struct cordon_list allow, block, ignore, env;
+	bool readonly;
+	int mode; /* -1: the profile's */
+	const char *timeout;
+	const char *max_output;
+	int network; /* -1: the profile's */
+	const char *image;
+	bool json;
+	const char *via;
+	bool pass_stdin;
+};
+
+static void cli_opts_free(struct cli_opts *o)
+{
+	cordon_list_free(&o->allow);
+	cordon_list_free(&o->block);
+	cordon_list_free(&o->ignore);
+	cordon_list_free(&o->env);
+}
+
+static bool valid_env_name(const char *s, size_t n)
+{
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
+/* Parse run/check options; returns 0, or an exit status (125 on a bad option, 0 for --help
+ * through *done). */
+static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_optind, bool *done)
+{
+	cordon_error e = { 0 };
+	int c;
+
+	*o = (struct cli_opts){ .profile = "default", .mode = -1, .network = -1, .via = "auto" };
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first word of the command, so `cordon run ls -la` works. */
+	while ((c = getopt_long(argc, argv, "+:p:b:w:e:t:h", run_options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->profile = optarg;
+			break;
+		case 'b':
+			if (strcmp(optarg, "local") && strcmp(optarg, "docker") &&
+			    strcmp(optarg, "daytona"))
+				return fail(
+					"--backend: unknown backend '%s' (expected local, docker "
+					"or daytona)",
+					optarg);
+			o->backend = optarg;
+			break;
+		case 'w':
+			if (!*optarg)
+				return fail("--workdir: empty path");
+			o->workdir = optarg;
+			break;
+		case OPT_KEEP:
+			o->keep = true;
+			break;
+		case OPT_ALLOW:
+			if (cordon_list_add(&o->allow, optarg, &e) < 0)
+				return fail_err(&e);
+			break;
+		case OPT_BLOCK:
+			if (cordon_list_add(&o->block, optarg, &e) < 0)
+				return fail_err(&e);
+			break;
+		case OPT_IGNORE:
+			if (cordon_list_add(&o->ignore, optarg, &e) < 0)
+				return fail_err(&e);
+			break;
+		case OPT_READONLY:
+			o->readonly = true;
+			break;
+		case OPT_POLICY_MODE:
+			if (!strcmp(optarg, "compat"))
+				o->mode = CORDON_MODE_COMPAT;
+			else if (!strcmp(optarg, "strict"))
+				o->mode = CORDON_MODE_STRICT;
+			else
+				return fail("--policy-mode: invalid mode '%s' (expected compat or "
+					    "strict)",
+					    optarg);
+			break;
+		case 'e': {
+			const char *eq = strchr(optarg, '=');
+
+			if (!eq || !valid_env_name(optarg, (size_t)(eq - optarg)))
+				return fail("--env: expected KEY=VALUE with a valid variable name, "
+					    "got '%s'",
+					    optarg);
+			if (cordon_list_add(&o->env, optarg, &e) < 0)
+				return fail_err(&e);
+			break;
+		}
+		case 't': {
+			double d;
+
+			if (profile_parse_seconds(optarg, &d, &e) < 0)
+				return fail("--timeout: %s", e.msg);
+			o->timeout = optarg;
+			break;
+		}
+		case OPT_MAX_OUTPUT: {
+			int64_t n;
+
+			if (profile_parse_count(optarg, &n, &e) < 0)
+				return fail("--max-output: %s", e.msg);
+			o->max_output = optarg;
+			break;
+		}
+		case OPT_NETWORK:
+			if (!strcmp(optarg, "none"))
+				o->network = CORDON_NET_NONE;
+			else if (!strcmp(optarg, "host"))
+				o->network = CORDON_NET_HOST;
+			else
+				return fail("--network: invalid value '%s' (expected none or host)",
+					    optarg);
+			break;
+		case OPT_IMAGE:
+			if (!*optarg)
+				return fail("--image: empty image name");
+			o->image = optarg;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "json"))
+				o->json = true;
+			else if (strcmp(optarg, "text"))
+				return fail("--format: invalid value '%s' (expected text or json)",
+					    optarg);
+			break;
+		case OPT_VIA:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "daemon") &&
+			    strcmp(optarg, "direct"))
+				return fail("--via: invalid value '%s' (expected auto, daemon or "
+					    "direct)",
+					    optarg);
+			o->via = optarg;
+			break;
+		case OPT_STDIN:
+			o->pass_stdin = true;
+			break;
+		case 'h':
+			fputs(usage_run, stdout);
+			*done = true;
+			return 0;
+		case ':':
+			return fail("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return fail("unknown option '%s' (see cordon run --help)",
+				    argv[optind - 1]);
+		}
+	}
+	*ret_optind = optind;
+	return 0;
+}
+
+static int append_list(struct cordon_list *dst, const struct cordon_list *src, cordon_error *e)
+{
+	for (size_t i = 0; i < src->n; i++)
+		if (cordon_list_add(dst, src->v[i], e) < 0)
+			return -1;
+	return 0;
+}
+
+static int set_string(char **dst, const char *s, cordon_error *e)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		return cordon_err(e, ENOMEM, "out of memory");
+	free(*dst);
+	*dst = d;
+	return 0;
+}
+
+/* Load the profile and put the command line on top of it. */
+static int resolve_profile(const struct cli_opts *o, struct cordon_profile **ret, cordon_error *e)
+{
+	struct cordon_profile *p = NULL;
+
+	if (cordon_profile_load(o->profile, &p, e) < 0)
+		return -1;
+	if (append_list(&p->allowed, &o->allow, e) < 0 ||
+	    append_list(&p->blocked, &o->block, e) < 0 ||
+	    append_list(&p->ignore, &o->ignore, e) < 0 || append_list(&p->env, &o->env, e) < 0)
+		goto fail;
+	if (o->readonly)
+		p->readonly = true;
+	if (o->mode >= 0)
+		p->mode = (enum cordon_mode)o->mode;
+	if (o->network >= 0)
+		p->network = (enum cordon_network)o->network;
+	if (o->backend && set_string(&p->backend, o->backend, e) < 0)
+		goto fail;
+	if (o->timeout) {
+		if (profile_parse_seconds(o->timeout, &p->timeout, e) < 0 ||
+		    set_string(&p->timeout_text, o->timeout, e) < 0)
+			goto fail;
+	}
+	if (o->max_output && profile_parse_count(o->max_output, &p->max_output, e) < 0)
+		goto fail;
+	if (o->image) {
+		if (set_string(&p->docker_image, o->image, e) < 0 ||
+		    set_string(&p->daytona_image, o->image, e) < 0)
+			goto fail;
+	}
+	*ret = p;
+	return 0;
+fail:
+	cordon_profile_free(p);
+	return -1;
+}
+
+/* Words joined by single spaces, as SPEC §2 says. */
+static char *join_words(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s, *q;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	q = s;
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]);
+
+		if (i)
+			*q++ = ' ';
+		memcpy(q, argv[i], n);
+		q += n;
+	}
+	*q = '\0';
+	return s;
+}
+
+static bool daemon_answers(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+}
+
+static int write_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv, bool check_only)
+{
+	_cleanup_free_ char *command = NULL;
+	struct cordon_profile *profile = NULL;
+	struct cli_opts o;
+	cordon_error e = { 0 };
+	bool done = false;
+	int first = 0, rc;
+
+	rc = parse_run_opts(argc, argv, &o, &first, &done);
+	if (rc || done)
+		goto out;
+	if (first >= argc) {
+		rc = fail("%s: no command given (see cordon run --help)", argv[0]);
+		goto out;
+	}
+	command = join_words(argc - first, argv + first);
+	if (!command) {
+		rc = fail("out of memory");
+		goto out;
+	}
+	if (command[strspn(command, " \t\n")] == '\0') {
+		rc = fail("%s: empty command", argv[0]);
+		goto out;
+	}
+	if (resolve_profile(&o, &profile, &e) < 0) {
+		rc = fail_err(&e);
+		goto out;
+	}
+	if (strcmp(profile->backend, "local") != 0) {
+		rc = fail("backend '%s' is not available in this build", profile->backend);
+		goto out;
+	}
+
+	struct cordon_request rq = {
+		.command = command,
+		.profile = profile,
+		.workdir = o.workdir,
+		.keep = o.keep,
+		.pass_stdin = o.pass_stdin,
+		.stdin_fd = 0,
+		.cancel = &cancelled,
+	};
+
+	if (check_only) {
+		_cleanup_free_ char *refusal = NULL;
+
+		if (cordon_check(&rq, &refusal, &e) < 0) {
+			rc = fail_err(&e);
+			goto out;
+		}
+		if (o.json) {
+			json_t *j =
+				json_pack("{s:b,s:s?}", "allowed", !refusal, "refused", refusal);
+			char *s = j ? json_dumps(j, JSON_PRESERVE_ORDER) : NULL;
+
+			if (s)
+				printf("%s\n", s);
+			free(s);
+			json_decref(j);
+		} else {
+			printf("%s\n", refusal ? refusal : "allowed");
+		}
+		rc = refusal ? CORDON_EXIT_REFUSED : 0;
+		goto out;
+	}
+
+	if (!strcmp(o.via, "daemon") ||
+	    (!strcmp(o.via, "auto") && daemon_answers(DEFAULT_SOCKET))) {
+		if (!strcmp(o.via, "daemon")) {
+			rc = fail("--via daemon: cordond is not reachable at %s", DEFAULT_SOCKET);
+			goto out;
+		}
+		/* The daemon client lands with cordond; until then auto means direct. */
+	}
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGINT, &sa, NULL);
+	(void)sigaction(SIGTERM, &sa, NULL);
+	(void)sigaction(SIGHUP, &sa, NULL);
+	/* A closed stdout must give EPIPE to us, not kill cordon before it cleans up. */
+	(void)signal(SIGPIPE, SIG_IGN);
+
+	struct cordon_result res;
+	if (cordon_run(&rq, &res, &e) < 0) {
+		rc = fail_err(&e);
+		goto out;
+	}
+	if (o.keep && !o.workdir)
+		fprintf(stderr, "cordon: kept workdir %s\n", res.workdir);
+	if (o.json) {
+		_cleanup_free_ char *js = NULL;
+
+		if (cordon_result_to_json(&res, &js, &e) < 0) {
+			cordon_result_free(&res);
+			rc = fail_err(&e);
+			goto out;
+		}
+		(void)write_all(1, js, strlen(js));
+		(void)write_all(1, "\n", 1);
+	} else {
+		(void)write_all(1, res.output, res.output_len);
+		(void)write_all(1, "\n", 1);
+	}
+	rc = res.status;
+	cordon_result_free(&res);
+	if (cancelled)
+		rc = 128 + cancelled;
+out:
+	cordon_profile_free(profile);
+	cli_opts_free(&o);
+	return rc;
+}
+
+static int cmd_profiles(int argc, char **argv)
+{
+	char **lines = NULL;
+	cordon_error e = { 0 };
+
+	if (argc > 1)
+		return fail("profiles: unexpected argument '%s'", argv[1]);
+	if (profile_list(&lines, &e) < 0)
+		return fail_err(&e);
+	for (char **l = lines; l && *l; l++) {
+		char *name = *l, *path = strchr(name, '\t'), *desc = NULL;
+
+		if (path) {
+			*path++ = '\0';
+			desc = strchr(path, '\t');
+			if (desc)
+				*desc++ = '\0';
+		}
+		printf("%-16s %-40s %s\n", name, path ? path : "", desc ? desc : "");
+		free(*l);
+	}
+	free(lines);
+	return 0;
+}
+
+static int cmd_profile(int argc, char **argv)
+{
+	struct cordon_profile *p = NULL;
+	_cleanup_free_ char *text = NULL;
+	cordon_error e = { 0 };
+
+	if (argc != 3 || strcmp(argv[1], "show"))
+		return fail("usage: cordon profile show NAME");
+	if (cordon_profile_load(argv[2], &p, &e) < 0)
+		return fail_err(&e);
+	if (cordon_profile_format(p, &text, &e) < 0) {
+		cordon_profile_free(p);
+		return fail_err(&e);
+	}
+	fputs(text, stdout);
+	cordon_profile_free(p);
+	return 0;
+}
+
+static int cmd_tool_schema(int argc, char **argv)
+{
+	static const struct option opts[] = { { "workdir", required_argument, NULL, 'w' }, { 0 } };
+	const char *workdir = NULL;
+	_cleanup_free_ char *desc = NULL, *out = NULL;
+	json_t *j;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":w:", opts, NULL)) != -1) {
+		if (c == 'w')
+			workdir = optarg;
+		else
+			return fail("tool-schema: unknown option '%s'", argv[optind - 1]);
+	}
+	if (optind < argc)
+		return fail("tool-schema: unexpected argument '%s'", argv[optind]);
+	if (workdir && !*workdir)
+		return fail("tool-schema: --workdir: empty path");
+	/* AG2's SandboxShellTool description, rendered with its workdir. */
+	if (asprintf(&desc, "Execute a shell command in the working directory: %s",
+		     workdir ? workdir : "(a fresh temporary directory per command)") < 0)
+		return fail("out of memory");
+	j = json_pack("{s:s,s:{s:s,s:s,s:{s:s,s:{s:{s:s,s:s}},s:[s]}}}", "type", "function",
+		      "function", "name", "run_shell_command", "description", desc, "parameters",
+		      "type", "object", "properties", "command", "type", "string", "description",
+		      "The shell command to run.", "required", "command");
+	if (!j)
+		return fail("out of memory");
+	out = json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(2));
+	json_decref(j);
+	if (!out)
+		return fail("out of memory");
+	printf("%s\n", out);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return CORDON_EXIT_FAILURE;
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1, false);
+	if (!strcmp(cmd, "check"))
+		return cmd_run(argc - 1, argv + 1, true);
+	if (!strcmp(cmd, "profiles"))
+		return cmd_profiles(argc - 1, argv + 1);
+	if (!strcmp(cmd, "profile"))
+		return cmd_profile(argc - 1, argv + 1);
+	if (!strcmp(cmd, "tool-schema"))
+		return cmd_tool_schema(argc - 1, argv + 1);
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		if (argc > 2)
+			return fail("version: unexpected argument '%s'", argv[2]);
+		printf("cordon %s\n", CORDON_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		fputs(usage_main, stdout);
+		return 0;
+	}
+	return fail("unknown command '%s' (see cordon --help)", cmd);
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cordon_run(): the front door. Prepare the workdir, ask the policy, build the command's argv
+ * and environment, hand it to the backend, clean up. Nothing here prints.
+ */
+#define _GNU_SOURCE
+#include <cordon/cordon.h>
+
+#include "backends/backend.h"
+#include "policy/policy.h"
+#include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
+#include "runtime/resolve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
+/* The variables a scrubbed environment keeps from the caller's (SPEC §4 env_inherit). */
+static const char *const kept_vars[] = { "PATH", "HOME", "LANG", "TERM" };
+
+static void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+static void strv_freep(char ***v)
+{
+	strv_free(*v);
+}
+
+/* Set KEY=VALUE in the vector, replacing an existing KEY. */
+static int env_set(char ***envp, size_t *n, const char *kv, cordon_error *e)
+{
+	const char *eq = strchr(kv, '=');
+	size_t klen = eq ? (size_t)(eq - kv) : strlen(kv);
+	char *dup = strdup(kv);
+	char **v;
+
+	if (!dup)
+		return cordon_err(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < *n; i++)
+		if (!strncmp((*envp)[i], kv, klen) && (*envp)[i][klen] == '=') {
+			free((*envp)[i]);
+			(*envp)[i] = dup;
+			return 0;
+		}
+	v = realloc(*envp, (*n + 2) * sizeof(*v));
+	if (!v) {
+		free(dup);
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	v[(*n)++] = dup;
+	v[*n] = NULL;
+	*envp = v;
+	return 0;
+}
+
+/*
+ * AG2 hands the whole environment to the command ({**os.environ, **extra}). cordon passes only
+ * PATH, HOME, LANG and TERM plus the profile's env unless env_inherit is set: API keys in the
+ * caller's environment are the first thing a prompt-injected agent would print.
+ */
+static int build_env(const struct cordon_profile *p, char ***ret, cordon_error *e)
+{
+	_cleanup_(strv_freep) char **envp = calloc(1, sizeof(char *));
+	size_t n = 0;
+
+	if (!envp)
+		return cordon_err(e, ENOMEM, "out of memory");
+	if (p->env_inherit) {
+		for (char **v = environ; v && *v; v++)
+			if (strchr(*v, '=') && env_set(&envp, &n, *v, e) < 0)
+				return -1;
+	} else {
+		for (size_t i = 0; i < ARRAY_SIZE(kept_vars); i++) {
+			const char *val = getenv(kept_vars[i]);
+			_cleanup_free_ char *kv = NULL;
+
+			if (!val && strcmp(kept_vars[i], "PATH") == 0)
+				val = DEFAULT_PATH;
+			if (!val)
+				continue;
+			if (asprintf(&kv, "%s=%s", kept_vars[i], val) < 0) {
+				kv = NULL;
+				return cordon_err(e, ENOMEM, "out of memory");
+			}
+			if (env_set(&envp, &n, kv, e) < 0)
+				return -1;
+		}
+	}
+	for (size_t i = 0; i < p->env.n; i++)
+		if (env_set(&envp, &n, p->env.v[i], e) < 0)
+			return -1;
+	*ret = TAKE_PTR(envp);
+	return 0;
+}
+
+/*
+ * The workdir as AG2 treats it: Path(path).resolve(), created with parents. The result must
+ * be a directory cordon can use; anything else is a setup error, before anything runs.
+ */
+static int prepare_workdir(const char *given, char **ret, cordon_error *e)
+{
+	_cleanup_free_ char *abs = NULL;
+	char cwd[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (!*given)
+		return cordon_err(e, 0, "workdir: empty path");
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cordon_err(e, errno, "workdir: getcwd");
+	r = resolve_host(cwd, given, &abs, e);
+	if (r < 0)
+		return -1;
+	if (r > 0)
+		return cordon_err(e, ELOOP, "workdir '%s'", given);
+	if (stat(abs, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return cordon_err(e, ENOTDIR, "workdir '%s'", given);
+	} else if (errno == ENOENT) {
+		if (fsutil_mkdir_p(abs, e) < 0)
+			return cordon_err_prefix(e, "workdir");
+	} else {
+		return cordon_err(e, errno, "workdir '%s'", given);
+	}
+	if (access(abs, R_OK | W_OK | X_OK) < 0)
+		return cordon_err(e, errno, "workdir '%s'", given);
+	*ret = TAKE_PTR(abs);
+	return 0;
+}
+
+static int make_temp_workdir(char **ret, cordon_error *e)
+{
+	char tmpl[] = "/tmp/cordon-XXXXXX";
+
+	if (!mkdtemp(tmpl))
+		return cordon_err(e, errno, "workdir: mkdtemp %s", tmpl);
+	*ret = strdup(tmpl);
+	if (!*ret) {
+		(void)rmdir(tmpl);
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int validate_request(const struct cordon_request *rq, cordon_error *e)
+{
+	if (!rq->profile)
+		return cordon_err(e, 0, "no profile");
+	if (!rq->command && !rq->argv)
+		return cordon_err(e, 0, "no command");
+	if (rq->command && rq->command[strspn(rq->command, " \t\n")] == '\0')
+		return cordon_err(e, 0, "empty command");
+	if (rq->argv && !rq->argv[0])
+		return cordon_err(e, 0, "empty argv");
+	if (!backend_lookup(rq->profile->backend))
+		return cordon_err(e, 0, "unknown backend '%s'", rq->profile->backend);
+	return 0;
+}
+
+int cordon_check(const struct cordon_request *rq, char **ret_refusal, cordon_error *e)
+{
+	_cleanup_free_ char *wd = NULL;
+	char cwd[PATH_MAX];
+	int r;
+
+	if (validate_request(rq, e) < 0)
+		return -1;
+	/* Judge relative tokens against the directory the run would use; create nothing. */
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cordon_err(e, errno, "getcwd");
+	r = resolve_host(cwd, rq->workdir ? rq->workdir : "/tmp/cordon-check", &wd, e);
+	if (r < 0)
+		return -1;
+	if (r > 0)
+		return cordon_err(e, ELOOP, "workdir '%s'", rq->workdir);
+	return policy_check(rq->profile, rq->command, wd, resolve_host, ret_refusal, e);
+}
+
+static int set_str(char **dst, const char *s, cordon_error *e)
+{
+	*dst = strdup(s ? s : "");
+	return *dst ? 0 : cordon_err(e, ENOMEM, "out of memory");
+}
+
+static int refusal_result(char *msg, struct cordon_result *r, cordon_error *e)
+{
+	r->output_len = strlen(msg);
+	r->refused = msg;
+	r->exit_code = CORDON_EXIT_REFUSED;
+	r->status = CORDON_EXIT_REFUSED;
+	if (set_str(&r->output, msg, e) < 0 || set_str(&r->stdout_text, "", e) < 0 ||
+	    set_str(&r->stderr_text, "", e) < 0)
+		return -1;
+	return 0;
+}
+
+int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordon_error *e)
+{
+	const struct cordon_profile *p = rq->profile;
+	const struct cordon_backend_ops *ops;
+	struct cordon_result r = { .peak_memory_bytes = -1 };
+	_cleanup_free_ char *workdir = NULL, *deny = NULL;
+	_cleanup_(strv_freep) char **envp = NULL;
+	char **split = NULL;
+	char *shell_argv[] = { "sh", "-c", (char *)rq->command, NULL };
+	char *const *argv = rq->argv ? rq->argv : shell_argv;
+	bool temp = !rq->workdir;
+	void *h = NULL;
+	int rc = -1;
+
+	if (validate_request(rq, e) < 0)
+		return -1;
+	ops = backend_lookup(p->backend);
+	if (temp ? make_temp_workdir(&workdir, e) : prepare_workdir(rq->workdir, &workdir, e))
+		return -1;
+
+	if (set_str(&r.backend, ops->name, e) < 0 || set_str(&r.workdir, workdir, e) < 0)
+		goto out;
+	if (rq->command) {
+		if (policy_check(p, rq->command, workdir, resolve_host, &deny, e) < 0)
+			goto out;
+		if (deny) {
+			rc = refusal_result(TAKE_PTR(deny), &r, e);
+			goto out;
+		}
+		if (policy_uses_argv(p)) {
+			const char *why = NULL;
+			int s = policy_split(rq->command, &split, &why, e);
+
+			if (s < 0)
+				goto out;
+			if (s > 0) { /* the policy refuses unsplittable commands before this */
+				cordon_err(e, 0, "cannot split command: %s", why);
+				goto out;
+			}
+			argv = split;
+		}
+	}
+	if (build_env(p, &envp, e) < 0)
+		goto out;
+	if (!argv[0]) {
+		/* AG2: an empty argv gives ExecResult("", 2) in every backend. */
+		r.exit_code = r.status = 2;
+		if (set_str(&r.output, "[exit code: 2]", e) < 0 ||
+		    set_str(&r.stdout_text, "", e) < 0 || set_str(&r.stderr_text, "", e) < 0)
+			goto out;
+		r.output_len = strlen(r.output);
+		rc = 0;
+		goto out;
+	}
+
+	struct cordon_exec x = {
+		.argv = argv,
+		.envp = envp,
+		.workdir = workdir,
+		.profile = p,
+		.stdin_fd = rq->pass_stdin ? rq->stdin_fd : -1,
+		.run_as = rq->run_as,
+		.uid = rq->uid,
+		.gid = rq->gid,
+		.cancel = rq->cancel,
+	};
+	if (ops->open(p, workdir, &h, e) < 0)
+		goto out;
+	rc = ops->exec(h, &x, &r, e);
+	ops->close(h);
+out:
+	policy_strv_free(split);
+	if (temp && !rq->keep) {
+		cordon_error e2;
+
+		/* Removal failing must not hide the run's own error. */
+		if (fsutil_rmtree(workdir, &e2) < 0 && rc == 0) {
+			*e = e2;
+			rc = -1;
+		}
+	}
+	if (rc < 0) {
+		cordon_result_free(&r);
+		return -1;
+	}
+	*ret = r;
+	return 0;
+}
