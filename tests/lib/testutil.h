@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the criterion suites: run build/cordon, temp dirs, CI-aware skips. */
+#pragma once
+
+#include <criterion/criterion.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct tu_run {
+	char *out; /* NUL-terminated; may contain NULs before out_len */
+	size_t out_len;
+	char *err;
+	size_t err_len;
+	int status; /* exit status, or 128+n for a signal */
+	double ms;  /* wall time */
+};
+
+/* Path of the built CLI: $CORDON_BIN, else build/cordon (tests run from the repo root). */
+const char *tu_cordon(void);
+/*
+ * Run argv (argv[0] is the program; NULL-terminated), feeding stdin_data (NULL: /dev/null),
+ * capturing stdout and stderr fully. Extra environment entries "K=V" (NULL-terminated, may be
+ * NULL) are added to the current environment.
+ */
+void tu_exec(struct tu_run *r, const char *stdin_data, char *const env[], char *const argv[]);
+/* Run build/cordon with these arguments (NULL-terminated, without "cordon"). */
+void tu_cordon_run(struct tu_run *r, const char *const args[]);
+void tu_run_free(struct tu_run *r);
+/* mkdtemp under /tmp; tu_rmtree removes it. */
+char *tu_tmpdir(void);
+void tu_rmtree(const char *path);
+void tu_write_file(const char *dir, const char *name, const char *content);
+/* Number of entries in /tmp named cordon-* (to check that runs leave none behind). */
+int tu_count_cordon_tmp(void);
+/* Under CI=true or CORDON_REQUIRE_ALL=1 a skip is a failure. */
+bool tu_ci(void);
+
+#define TU_SKIP(...)                                                                               \
+	do {                                                                                       \
+		if (tu_ci())                                                                       \
+			cr_fail("skipped under CI: " __VA_ARGS__);                                 \
+		else                                                                               \
+			cr_skip_test(__VA_ARGS__);                                                 \
+	} while (0)
