@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Integration tests: drive the built build/cordon as a user would, and check stdout byte for
+ * byte, the exit status, and that nothing is left behind.
+ */
+#define _GNU_SOURCE
+#include "tests/lib/testutil.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define A(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+struct cli_case {
+	const char *name;
+	const char *const *args;
+	const char *out; /* exact stdout */
+	int status;
+};
+
+/* AG2's result strings (ag2-behaviour.md §2-§4), through the real binary. */
+static const struct cli_case cases[] = {
+	{ "plain", A("run", "--", "echo hi"), "hi\n", 0 },
+	{ "words joined", A("run", "--", "echo", "a", "b"), "a b\n", 0 },
+	{ "no dashdash", A("run", "echo", "-n", "x"), "x\n", 0 },
+	{ "stdout then stderr", A("run", "--", "printf out; printf err >&2"), "outerr\n", 0 },
+	{ "stderr first written", A("run", "--", "printf err >&2; printf out"), "outerr\n", 0 },
+	{ "strip", A("run", "--", "printf '\\n\\n  x  \\n\\n'"), "x\n", 0 },
+	{ "crlf", A("run", "--", "printf 'a\\r\\nb\\rc'"), "a\nb\nc\n", 0 },
+	{ "exit code", A("run", "--", "echo x; exit 3"), "x\n[exit code: 3]\n", 3 },
+	{ "exit code no output", A("run", "--", "exit 7"), "[exit code: 7]\n", 7 },
+	{ "exit wraps", A("run", "--", "exit 300"), "[exit code: 44]\n", 44 },
+	{ "shell killed", A("run", "--", "kill -9 $$"), "[exit code: -9]\n", 137 },
+	{ "child killed", A("run", "--", "sh -c 'kill -15 $$'"), "[exit code: 143]\n", 143 },
+	{ "empty output", A("run", "--", "true"), "\n", 0 },
+	{ "timeout", A("run", "-t", "1", "--", "echo partial; sleep 5"),
+	  "Command timed out after 1s\n[exit code: 124]\n", 124 },
+	{ "timeout as written", A("run", "--timeout", "0.5", "--", "sleep 5"),
+	  "Command timed out after 0.5s\n[exit code: 124]\n", 124 },
+	{ "timeout 1.0", A("run", "-t", "1.0", "--", "sleep 5"),
+	  "Command timed out after 1.0s\n[exit code: 124]\n", 124 },
+	{ "writes forever", A("run", "-t", "1", "--", "yes"),
+	  "Command timed out after 1s\n[exit code: 124]\n", 124 },
+	{ "truncate", A("run", "--max-output", "5", "--", "echo hello world"),
+	  "hello\n[truncated: showing first 5 of 11 chars]\n", 0 },
+	{ "truncate zero", A("run", "--max-output", "0", "--", "echo abc"),
+	  "\n[truncated: showing first 0 of 3 chars]\n", 0 },
+	{ "truncate exact", A("run", "--max-output", "3", "--", "echo abc"), "abc\n", 0 },
+	{ "truncate code points", A("run", "--max-output", "2", "--", "printf 'h\\303\\251llo'"),
+	  "h\xc3\xa9\n[truncated: showing first 2 of 5 chars]\n", 0 },
+	{ "truncate + exit", A("run", "--max-output", "2", "--", "echo abcd; exit 1"),
+	  "ab\n[truncated: showing first 2 of 4 chars]\n[exit code: 1]\n", 1 },
+	{ "invalid utf8", A("run", "--", "printf 'a\\377b'"),
+	  "a\xef\xbf\xbd"
+	  "b\n",
+	  0 },
+	{ "allow refuses", A("run", "--allow", "ls", "--", "cat x"),
+	  "Command not allowed: 'cat x'\n", 126 },
+	{ "allow word boundary", A("run", "--allow", "echo", "--", "echox"),
+	  "Command not allowed: 'echox'\n", 126 },
+	{ "allow operators", A("run", "--allow", "echo", "--", "echo a > f"),
+	  "Command not allowed (shell operators are not permitted in restricted mode): "
+	  "'echo a > f'\n",
+	  126 },
+	{ "allow passes", A("run", "--allow", "echo", "--", "echo ok"), "ok\n", 0 },
+	{ "block", A("run", "--block", "rm", "--", "rm -rf x"), "Command not allowed: 'rm -rf x'\n",
+	  126 },
+	{ "block repr quotes", A("run", "--block", "echo", "--", "echo \"it's\""),
+	  "Command not allowed: 'echo \"it\\'s\"'\n", 126 },
+	{ "block repr dq", A("run", "--block", "echo", "--", "echo it's"),
+	  "Command not allowed: \"echo it's\"\n", 126 },
+	{ "readonly refuses", A("run", "--readonly", "--", "touch x"),
+	  "Command not allowed: 'touch x'\n", 126 },
+	{ "readonly allows", A("run", "--readonly", "--", "echo fine"), "fine\n", 0 },
+	{ "ignore outside", A("run", "--ignore", "x", "--", "cat /etc/hostname"),
+	  "Access denied: /etc/hostname\n", 126 },
+	{ "strict no shell",
+	  A("run", "--policy-mode", "strict", "--allow", "echo", "--", "echo", "$HOME"), "$HOME\n",
+	  0 },
+	{ "strict refuses operators",
+	  A("run", "--policy-mode", "strict", "--allow", "echo", "--", "echo a & touch b"),
+	  "Command not allowed (shell syntax is not available in restricted mode): "
+	  "'echo a & touch b'\n",
+	  126 },
+	{ "check allowed", A("check", "--allow", "ls", "--", "ls -la"), "allowed\n", 0 },
+	{ "check refused", A("check", "--allow", "ls", "--", "rm x"),
+	  "Command not allowed: 'rm x'\n", 126 },
+	{ "version", A("version"), "cordon " CORDON_VERSION "\n", 0 },
+	{ "missing sh on PATH", A("run", "-e", "PATH=/nonexistent", "--", "echo hi"),
+	  "Command not found: [Errno 2] No such file or directory: 'sh'\n[exit code: 127]\n", 127 },
+};
+
+ParameterizedTestParameters(cli, table)
+{
+	return cr_make_param_array(struct cli_case, cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(const struct cli_case *c, cli, table)
+{
+	struct tu_run r;
+	int before = tu_count_cordon_tmp();
+
+	tu_cordon_run(&r, c->args);
+	cr_expect_str_eq(r.out, c->out, "[%s] stdout: got '%s' want '%s' (stderr: %s)", c->name,
+			 r.out, c->out, r.err);
+	cr_expect_eq(r.status, c->status, "[%s] status %d want %d (stderr: %s)", c->name, r.status,
+		     c->status, r.err);
+	cr_expect_eq(tu_count_cordon_tmp(), before, "[%s] a temp workdir was left behind", c->name);
+	tu_run_free(&r);
+}
+
+struct bad_case {
+	const char *name;
+	const char *const *args;
+	const char *err_has; /* must appear in the one stderr line */
+};
+
+/*
+ * Bad input: one line on stderr naming the problem, exit 125, nothing run (the command would
+ * create MARK), no temp dir left.
+ */
+#define MARK "touch /tmp/cordon-test-ran"
+static const struct bad_case bad[] = {
+	{ "timeout 0", A("run", "-t", "0", "--", MARK), "--timeout" },
+	{ "timeout abc", A("run", "--timeout", "abc", "--", MARK), "--timeout" },
+	{ "timeout -1", A("run", "--timeout", "-1", "--", MARK), "--timeout" },
+	{ "timeout inf", A("run", "--timeout", "inf", "--", MARK), "--timeout" },
+	{ "timeout nan", A("run", "--timeout", "nan", "--", MARK), "--timeout" },
+	{ "timeout empty", A("run", "--timeout", "", "--", MARK), "--timeout" },
+	{ "max-output -5", A("run", "--max-output", "-5", "--", MARK), "--max-output" },
+	{ "max-output 1e99", A("run", "--max-output", "1e99", "--", MARK), "--max-output" },
+	{ "max-output huge", A("run", "--max-output", "99999999999999999999999", "--", MARK),
+	  "--max-output" },
+	{ "env no equals", A("run", "--env", "NOEQUALS", "--", MARK), "--env" },
+	{ "env bad name", A("run", "-e", "1X=2", "--", MARK), "--env" },
+	{ "backend nope", A("run", "--backend", "nope", "--", MARK), "--backend" },
+	{ "profile missing", A("run", "--profile", "missing", "--", MARK), "missing" },
+	{ "profile bad path", A("run", "--profile", "/nonexistent/x.conf", "--", MARK),
+	  "/nonexistent/x.conf" },
+	{ "policy-mode", A("run", "--policy-mode", "lax", "--", MARK), "--policy-mode" },
+	{ "network", A("run", "--network", "bridge", "--", MARK), "--network" },
+	{ "format", A("run", "--format", "xml", "--", MARK), "--format" },
+	{ "via", A("run", "--via", "ssh", "--", MARK), "--via" },
+	{ "unknown option", A("run", "--frobnicate", "--", MARK), "--frobnicate" },
+	{ "missing value", A("run", "--timeout"), "--timeout" },
+	{ "no command", A("run"), "no command" },
+	{ "empty command", A("run", "--", ""), "empty command" },
+	{ "blank command", A("run", "--", "  "), "empty command" },
+	{ "workdir is a file", A("run", "-w", "/etc/hostname", "--", MARK), "/etc/hostname" },
+	{ "workdir under a file", A("run", "-w", "/etc/hostname/sub", "--", MARK), "workdir" },
+	{ "workdir empty", A("run", "-w", "", "--", MARK), "--workdir" },
+	{ "unknown command", A("frob"), "frob" },
+	{ "profile show missing", A("profile", "show", "missing"), "missing" },
+	{ "profile usage", A("profile", "list"), "profile show" },
+	{ "via daemon without daemon", A("run", "--via", "daemon", "--", MARK), "daemon" },
+	{ "check bad option", A("check", "--timeout", "x", "--", MARK), "--timeout" },
+};
+
+ParameterizedTestParameters(cli, bad_input)
+{
+	return cr_make_param_array(struct bad_case, bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+ParameterizedTest(const struct bad_case *c, cli, bad_input)
+{
+	struct tu_run r;
+	int before = tu_count_cordon_tmp();
+
+	(void)unlink("/tmp/cordon-test-ran");
+	tu_cordon_run(&r, c->args);
+	cr_expect_eq(r.status, 125, "[%s] status %d (stderr: %s)", c->name, r.status, r.err);
+	cr_expect_str_eq(r.out, "", "[%s] stdout not empty: %s", c->name, r.out);
+	cr_expect(strstr(r.err, c->err_has), "[%s] stderr does not name '%s': %s", c->name,
+		  c->err_has, r.err);
+	cr_expect(r.err_len > 0 && strchr(r.err, '\n') == r.err + r.err_len - 1,
+		  "[%s] stderr is not exactly one line: '%s'", c->name, r.err);
+	cr_expect(!strncmp(r.err, "cordon: ", 8), "[%s] stderr: %s", c->name, r.err);
+	cr_expect(access("/tmp/cordon-test-ran", F_OK) != 0, "[%s] the command ran", c->name);
+	cr_expect_eq(tu_count_cordon_tmp(), before, "[%s] a temp dir was left behind", c->name);
+	tu_run_free(&r);
+}
+
+static void write_profile(const char *dir, const char *name, const char *text)
+{
+	tu_write_file(dir, name, text);
+}
+
+Test(cli, bad_profiles)
+{
+	char *d = tu_tmpdir(), *p, *big;
+	struct {
+		const char *file, *text, *err_has;
+	} cases[] = {
+		{ "syntax.conf", "[policy\nreadonly = true\n", "syntax.conf:1" },
+		{ "section.conf", "[bogus]\nx = 1\n", "syntax" },
+		{ "key.conf", "[policy]\nfrobnicate = 1\n", "key.conf:2" },
+		{ "value.conf", "[limits]\ntimeout = abc\n", "value.conf:2" },
+		{ "loop-a.conf", "[profile]\ninclude = loop-b\n", "loop" },
+		{ "loop-b.conf", "[profile]\ninclude = loop-a\n", "loop" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		write_profile(d, cases[i].file, cases[i].text);
+	cr_assert(asprintf(&p, "CORDON_PROFILE_PATH=%s", d) > 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tu_run r;
+		char *path;
+		const char *argv[] = { tu_cordon(), "run", "-p", NULL, "--", MARK, NULL };
+
+		if (!strcmp(cases[i].file, "section.conf"))
+			continue; /* checked below with its own message */
+		cr_assert(asprintf(&path, "%s/%s", d, cases[i].file) > 0);
+		argv[3] = path;
+		(void)unlink("/tmp/cordon-test-ran");
+		tu_exec(&r, NULL, (char *[]){ p, NULL }, (char *const *)argv);
+		cr_expect_eq(r.status, 125, "%s: status %d (%s)", cases[i].file, r.status, r.err);
+		cr_expect(strstr(r.err, cases[i].err_has), "%s: stderr '%s' lacks '%s'",
+			  cases[i].file, r.err, cases[i].err_has);
+		cr_expect(access("/tmp/cordon-test-ran", F_OK) != 0, "%s: ran", cases[i].file);
+		tu_run_free(&r);
+		free(path);
+	}
+
+	/* An unknown section names the file, the line and the section. */
+	{
+		struct tu_run r;
+		char *path;
+
+		cr_assert(asprintf(&path, "%s/section.conf", d) > 0);
+		tu_cordon_run(&r, A("run", "-p", path, "--", MARK));
+		cr_expect_eq(r.status, 125);
+		cr_expect(strstr(r.err, "section.conf:1") && strstr(r.err, "bogus"), "%s", r.err);
+		tu_run_free(&r);
+		free(path);
+	}
+
+	/* A 10 MB line. */
+	{
+		struct tu_run r;
+		char *path;
+		size_t n = 10u << 20;
+		FILE *f;
+
+		cr_assert(asprintf(&path, "%s/long.conf", d) > 0);
+		f = fopen(path, "w");
+		cr_assert(f);
+		big = malloc(n);
+		memset(big, 'a', n);
+		fputs("[profile]\ndescription = ", f);
+		fwrite(big, 1, n, f);
+		fputs("\n", f);
+		fclose(f);
+		free(big);
+		tu_cordon_run(&r, A("run", "-p", path, "--", MARK));
+		cr_expect_eq(r.status, 125, "%s", r.err);
+		cr_expect(strstr(r.err, "long.conf:2"), "%s", r.err);
+		cr_expect(r.err_len < 1024, "error line is %zu bytes", r.err_len);
+		tu_run_free(&r);
+		free(path);
+	}
+	free(p);
+	tu_rmtree(d);
+	free(d);
+}
+
+Test(cli, help)
+{
+	struct tu_run r;
+
+	tu_cordon_run(&r, A("--help"));
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.out, "cordon run") && strstr(r.out, "doctor"));
+	tu_run_free(&r);
+	tu_cordon_run(&r, A("run", "--help"));
+	cr_expect_eq(r.status, 0);
+	/* Every option of SPEC §2 is documented. */
+	const char *opts[] = { "--profile",    "--backend", "--workdir",     "--keep",	"--allow",
+			       "--block",      "--ignore",  "--readonly",    "--env",	"--timeout",
+			       "--max-output", "--network", "--policy-mode", "--image", "--format",
+			       "--via",	       "--stdin" };
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		cr_expect(strstr(r.out, opts[i]), "run --help lacks %s", opts[i]);
+	tu_run_free(&r);
+}
+
+Test(cli, json_result)
+{
+	struct tu_run r;
+	json_error_t je;
+	json_t *j;
+
+	tu_cordon_run(&r, A("run", "--format", "json", "--", "printf out; printf err >&2; exit 2"));
+	cr_assert_eq(r.status, 2, "%s", r.err);
+	j = json_loads(r.out, 0, &je);
+	cr_assert(j, "not JSON: %s", r.out);
+	cr_expect_str_eq(json_string_value(json_object_get(j, "output")), "outerr\n[exit code: 2]");
+	cr_expect_str_eq(json_string_value(json_object_get(j, "stdout")), "out");
+	cr_expect_str_eq(json_string_value(json_object_get(j, "stderr")), "err");
+	cr_expect_eq(json_integer_value(json_object_get(j, "exit_code")), 2);
+	cr_expect(json_is_null(json_object_get(j, "signal")));
+	cr_expect(json_is_false(json_object_get(j, "timed_out")));
+	cr_expect(json_is_null(json_object_get(j, "refused")));
+	cr_expect(json_is_false(json_object_get(j, "truncated")));
+	cr_expect_eq(json_integer_value(json_object_get(j, "stdout_bytes")), 3);
+	cr_expect_eq(json_integer_value(json_object_get(j, "stderr_bytes")), 3);
+	cr_expect(json_is_number(json_object_get(j, "duration_ms")));
+	cr_expect(json_is_number(json_object_get(j, "cpu_ms")));
+	cr_expect(json_is_false(json_object_get(j, "oom_killed")));
+	cr_expect_str_eq(json_string_value(json_object_get(j, "backend")), "local");
+	cr_expect(!strncmp(json_string_value(json_object_get(j, "workdir")), "/tmp/cordon-", 12));
+	json_decref(j);
+	tu_run_free(&r);
+
+	/* A timeout keeps the partial output in JSON; a refusal names itself. */
+	tu_cordon_run(&r, A("run", "--format", "json", "-t", "1", "--", "echo partial; sleep 9"));
+	cr_assert_eq(r.status, 124);
+	j = json_loads(r.out, 0, &je);
+	cr_assert(j);
+	cr_expect(json_is_true(json_object_get(j, "timed_out")));
+	cr_expect_str_eq(json_string_value(json_object_get(j, "stdout")), "partial\n");
+	cr_expect_str_eq(json_string_value(json_object_get(j, "output")),
+			 "Command timed out after 1s\n[exit code: 124]");
+	json_decref(j);
+	tu_run_free(&r);
+
+	tu_cordon_run(&r, A("run", "--format", "json", "--allow", "ls", "--", "rm x"));
+	cr_assert_eq(r.status, 126);
+	j = json_loads(r.out, 0, &je);
+	cr_assert(j);
+	cr_expect_str_eq(json_string_value(json_object_get(j, "refused")),
+			 "Command not allowed: 'rm x'");
+	json_decref(j);
+	tu_run_free(&r);
+
+	tu_cordon_run(&r, A("run", "--format", "json", "--", "kill -9 $$"));
+	cr_assert_eq(r.status, 137);
+	j = json_loads(r.out, 0, &je);
+	cr_assert(j);
+	cr_expect_eq(json_integer_value(json_object_get(j, "signal")), 9);
+	cr_expect_eq(json_integer_value(json_object_get(j, "exit_code")), -9);
+	json_decref(j);
+	tu_run_free(&r);
+}
+
+Test(cli, workdir_and_ignore)
+{
+	char *d = tu_tmpdir(), *want, *sub;
+	struct tu_run r;
+
+	tu_write_file(d, ".env", "SECRET=1\n");
+	tu_cordon_run(&r, A("run", "-w", d, "--ignore", ".env", "--", "cat .env"));
+	cr_assert(asprintf(&want, "Access denied: %s/.env\n", d) > 0);
+	cr_expect_str_eq(r.out, want);
+	cr_expect_eq(r.status, 126);
+	free(want);
+	tu_run_free(&r);
+
+	/* The command runs in the workdir, and files persist there. */
+	tu_cordon_run(&r, A("run", "-w", d, "--", "pwd; echo made > f.txt"));
+	cr_assert(asprintf(&want, "%s\n", d) > 0);
+	cr_expect_str_eq(r.out, want);
+	free(want);
+	tu_run_free(&r);
+	tu_cordon_run(&r, A("run", "-w", d, "--", "cat f.txt"));
+	cr_expect_str_eq(r.out, "made\n");
+	tu_run_free(&r);
+
+	/* A missing workdir is created with its parents. */
+	cr_assert(asprintf(&sub, "%s/a/b/c", d) > 0);
+	tu_cordon_run(&r, A("run", "-w", sub, "--", "pwd"));
+	cr_assert(asprintf(&want, "%s\n", sub) > 0);
+	cr_expect_str_eq(r.out, want);
+	free(want);
+	free(sub);
+	tu_run_free(&r);
+	tu_rmtree(d);
+	free(d);
+}
+
+Test(cli, keep_prints_and_keeps)
+{
+	struct tu_run r;
+	char path[256];
+
+	tu_cordon_run(&r, A("run", "--keep", "--", "echo kept > k.txt"));
+	cr_assert_eq(r.status, 0);
+	cr_assert(sscanf(r.err, "cordon: kept workdir %255s", path) == 1, "%s", r.err);
+	cr_expect(!strncmp(path, "/tmp/cordon-", 12));
+	cr_expect(strstr(r.err, path));
+	{
+		char *f;
+		struct stat st;
+
+		cr_assert(asprintf(&f, "%s/k.txt", path) > 0);
+		cr_expect(stat(f, &st) == 0, "kept file missing");
+		free(f);
+	}
+	tu_rmtree(path);
+	tu_run_free(&r);
+}
+
+Test(cli, environment_scrubbed)
+{
+	struct tu_run r;
+	const char *argv[] = { tu_cordon(), "run", "-e",
+			       "FOO=bar",   "--",  "echo $FOO ${SECRET_TOKEN:-none} ${PATH:+path}",
+			       NULL };
+
+	tu_exec(&r, NULL, (char *[]){ "SECRET_TOKEN=hunter2", NULL }, (char *const *)argv);
+	cr_expect_str_eq(r.out, "bar none path\n", "%s", r.err);
+	tu_run_free(&r);
+}
+
+Test(cli, environment_inherit_ag2_compat)
+{
+	struct tu_run r;
+	const char *argv[] = { tu_cordon(),  "run", "-p",
+			       "ag2-compat", "--",  "echo ${SECRET_TOKEN:-none}",
+			       NULL };
+
+	tu_exec(&r, NULL, (char *[]){ "SECRET_TOKEN=hunter2", NULL }, (char *const *)argv);
+	cr_expect_str_eq(r.out, "hunter2\n", "%s", r.err);
+	tu_run_free(&r);
+}
+
+Test(cli, stdin_passed_only_when_asked)
+{
+	struct tu_run r;
+	const char *with[] = { tu_cordon(), "run", "--stdin", "--", "cat", NULL };
+	const char *without[] = { tu_cordon(), "run", "--", "cat", NULL };
+
+	tu_exec(&r, "from stdin\n", NULL, (char *const *)with);
+	cr_expect_str_eq(r.out, "from stdin\n");
+	tu_run_free(&r);
+	tu_exec(&r, "from stdin\n", NULL, (char *const *)without);
+	cr_expect_str_eq(r.out, "\n");
+	cr_expect_eq(r.status, 0);
+	tu_run_free(&r);
+}
+
+/* The timeout kills the whole tree: a grandchild must not live on to touch its file. */
+Test(cli, timeout_kills_tree)
+{
+	char *d = tu_tmpdir(), *late, *cmd;
+	struct tu_run r;
+
+	cr_assert(asprintf(&late, "%s/late", d) > 0);
+	cr_assert(asprintf(&cmd, "(sleep 2; touch %s) & sleep 9", late) > 0);
+	tu_cordon_run(&r, A("run", "-t", "1", "--", cmd));
+	cr_expect_eq(r.status, 124);
+	tu_run_free(&r);
+	sleep(2);
+	cr_expect(access(late, F_OK) != 0, "a grandchild outlived the timeout");
+	free(late);
+	free(cmd);
+	tu_rmtree(d);
+	free(d);
+}
+
+/* A finished command is not a timeout just because a background job holds its pipes. */
+Test(cli, background_job_does_not_hold_result)
+{
+	struct tu_run r;
+
+	tu_cordon_run(&r, A("run", "-t", "5", "--", "(sleep 3; echo bg) & echo fg"));
+	cr_expect_str_eq(r.out, "fg\n");
+	cr_expect_eq(r.status, 0);
+	cr_expect_lt(r.ms, 2500, "took %.0f ms", r.ms);
+	tu_run_free(&r);
+}
+
+/*
+ * Capture is bounded: 2 GB of output, cordon's peak RSS under 16 MiB, and every byte counted.
+ */
+Test(cli, two_gigabytes_bounded, .timeout = 120)
+{
+	struct tu_run r;
+	struct rusage ru;
+	json_error_t je;
+	json_t *j;
+
+	tu_cordon_run(&r, A("run", "--format", "json", "-t", "100", "--",
+			    "head -c 2000000000 /dev/zero"));
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(getrusage(RUSAGE_CHILDREN, &ru) == 0);
+	j = json_loads(r.out, 0, &je);
+	cr_assert(j, "not JSON");
+	cr_expect_eq(json_integer_value(json_object_get(j, "stdout_bytes")), 2000000000LL);
+	cr_expect(json_is_true(json_object_get(j, "truncated")));
+	cr_expect_lt(ru.ru_maxrss, 16 * 1024, "peak RSS of cordon (or a child) %ld KiB",
+		     ru.ru_maxrss);
+	json_decref(j);
+	tu_run_free(&r);
+}
+
+Test(cli, tool_schema)
+{
+	struct tu_run r;
+	json_error_t je;
+	json_t *j;
+
+	tu_cordon_run(&r, A("tool-schema", "--workdir", "/srv/x"));
+	cr_assert_eq(r.status, 0);
+	j = json_loads(r.out, 0, &je);
+	cr_assert(j);
+	cr_expect_str_eq(json_string_value(json_object_get(j, "type")), "function");
+	json_t *f = json_object_get(j, "function");
+	cr_expect_str_eq(json_string_value(json_object_get(f, "name")), "run_shell_command");
+	cr_expect_str_eq(json_string_value(json_object_get(f, "description")),
+			 "Execute a shell command in the working directory: /srv/x");
+	json_t *params = json_object_get(f, "parameters");
+	cr_expect_str_eq(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(params, "properties"), "command"), "type")),
+		"string");
+	json_decref(j);
+	tu_run_free(&r);
+	tu_cordon_run(&r, A("tool-schema", "--bogus"));
+	cr_expect_eq(r.status, 125);
+	tu_run_free(&r);
+}
+
+Test(cli, profiles_list_and_show)
+{
+	struct tu_run r;
+	const char *names[] = { "default",    "readonly",	"strict",
+				"ag2-compat", "shell-executor", "network" };
+
+	tu_cordon_run(&r, A("profiles"));
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cr_expect(strstr(r.out, names[i]), "profiles lacks %s", names[i]);
+	tu_run_free(&r);
+
+	/* profile show round-trips through the CLI: show → load the text → show again. */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *d = tu_tmpdir(), *path;
+		struct tu_run r2;
+
+		tu_cordon_run(&r, A("profile", "show", names[i]));
+		cr_assert_eq(r.status, 0, "%s: %s", names[i], r.err);
+		tu_write_file(d, "shown.conf", r.out);
+		cr_assert(asprintf(&path, "%s/shown.conf", d) > 0);
+		tu_cordon_run(&r2, A("profile", "show", path));
+		cr_expect_eq(r2.status, 0, "%s: %s", names[i], r2.err);
+		/* The name line may differ; everything else must be identical. */
+		const char *a = strstr(r.out, "[policy]"), *b = strstr(r2.out, "[policy]");
+		cr_expect(a && b && !strcmp(a, b), "%s does not round-trip:\n%s\n---\n%s", names[i],
+			  r.out, r2.out);
+		tu_run_free(&r);
+		tu_run_free(&r2);
+		free(path);
+		tu_rmtree(d);
+		free(d);
+	}
+}
