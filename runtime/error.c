@@ -22,12 +22,14 @@ int cordon_err(cordon_error *e, int code, const char *fmt, ...)
 
 int cordon_err_prefix(cordon_error *e, const char *ctx)
 {
-	char tmp[sizeof(e->msg)];
+	/* Room for both, then cut to the fixed size: a long context must not lose the cause. */
+	char tmp[sizeof(e->msg) * 2];
 
 	if (!e)
 		return -1;
 	(void)snprintf(tmp, sizeof(tmp), "%s: %s", ctx, e->msg);
-	memcpy(e->msg, tmp, sizeof(tmp));
+	memcpy(e->msg, tmp, sizeof(e->msg) - 1);
+	e->msg[sizeof(e->msg) - 1] = '\0';
 	return -1;
 }
 
