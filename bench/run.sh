@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# make bench: cordon against bare fork+exec and bubblewrap, in one invocation, as ratios.
+# Writes bench/RESULTS.md. Never part of make check (timings are not assertions).
+set -euo pipefail
+B=${1:-build}
+C="$PWD/$B/cordon"
+N=${BENCH_RUNS:-200}
+W=${BENCH_WARMUP:-20}
+mkdir -p "$B/bench"
+cc -O2 -o "$B/bench/spawnbench" bench/spawnbench.c
+command -v bwrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+work=$(mktemp -d /tmp/cordon-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/w"
+
+med() { sed -n 's/.*median=\([0-9.]*\).*/\1/p'; }
+sb() { "$B/bench/spawnbench" "$N" "$W" "$@"; }
+
+echo "== start latency ($N runs after $W warm-up)"
+bare=$(sb /bin/true); echo "bare fork+exec /bin/true: $bare"
+bw=$(sb bwrap --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib \
+	--symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --dev /dev \
+	--proc /proc --tmpfs /tmp --bind "$work/w" /work --chdir /work --unshare-all \
+	--die-with-parent --new-session --cap-drop ALL --clearenv --setenv PATH /usr/bin /bin/true)
+echo "bwrap agent-realistic: $bw"
+co=$(sb "$C" run --via direct -w "$work/w" -- /bin/true); echo "cordon run (default profile, -w): $co"
+cot=$(sb "$C" run --via direct -- /bin/true); echo "cordon run (default profile, temp workdir): $cot"
+
+echo "== output relay (1 GB)"
+t() { local s e; s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N); echo "$e - $s" | bc; }
+best() { local b=999; for i in 1 2 3; do v=$(t "$@"); b=$(echo "if ($v < $b) $v else $b" | bc); done; echo "$b"; }
+pipe_head=$(best sh -c "sh -c 'head -c 1000000000 /dev/zero' | wc -c")
+cord_head=$(best "$C" run --via direct -t 120 -- 'head -c 1000000000 /dev/zero')
+pipe_dd=$(best sh -c "sh -c 'dd if=/dev/zero bs=65536 count=15259 status=none' | wc -c")
+cord_dd=$(best "$C" run --via direct -t 120 -- 'dd if=/dev/zero bs=65536 count=15259 status=none')
+echo "head: pipe ${pipe_head}s cordon ${cord_head}s; dd 64KiB: pipe ${pipe_dd}s cordon ${cord_dd}s"
+
+r() { echo "scale=2; $1 / $2" | bc; }
+bare_m=$(echo "$bare" | med); bw_m=$(echo "$bw" | med); co_m=$(echo "$co" | med); cot_m=$(echo "$cot" | med)
+{
+	echo "# Benchmarks"
+	echo
+	echo "Produced by \`make bench\` on $(date -u +%Y-%m-%d) ($(uname -r), $(nproc) cores)."
+	echo "Every figure is a median of $N runs after $W warm-up runs, measured in the same invocation;"
+	echo "compare ratios, not milliseconds, across machines."
+	echo
+	echo "## Start latency: run /bin/true and exit"
+	echo
+	echo "| run | median ms | vs fork+exec | vs bwrap |"
+	echo "|---|---|---|---|"
+	echo "| bare fork+exec | $bare_m | 1.00 | $(r "$bare_m" "$bw_m") |"
+	echo "| bwrap agent-realistic (prior-art §d1 row 4) | $bw_m | $(r "$bw_m" "$bare_m") | 1.00 |"
+	echo "| cordon run, default profile, given workdir | $co_m | $(r "$co_m" "$bare_m") | **$(r "$co_m" "$bw_m")** |"
+	echo "| cordon run, default profile, temp workdir | $cot_m | $(r "$cot_m" "$bare_m") | $(r "$cot_m" "$bw_m") |"
+	echo
+	echo "## Output relay: 1 GB through cordon vs a bare pipe (best of 3)"
+	echo
+	echo "| payload | bare pipe s | cordon s | cordon throughput vs pipe |"
+	echo "|---|---|---|---|"
+	echo "| head -c 1e9 | $pipe_head | $cord_head | $(r "$pipe_head" "$cord_head") |"
+	echo "| dd bs=64KiB | $pipe_dd | $cord_dd | $(r "$pipe_dd" "$cord_dd") |"
+} >bench/RESULTS.md
+cat bench/RESULTS.md

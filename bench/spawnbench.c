@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spawnbench: time N runs of a command (fork → exec → wait), after W warm-up runs, and print
+ * the median, mean and p90 in milliseconds on one line. All three standard fds are /dev/null.
+ *   spawnbench N W cmd [args...]
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One run; returns its duration, or a negative value when the command failed. */
+static double one(char **cmd)
+{
+	double start = clock_ms();
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (null < 0)
+			_exit(126);
+		for (int fd = 0; fd < 3; fd++)
+			dup2(null, fd);
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -1;
+	return clock_ms() - start;
+}
+
+int main(int argc, char **argv)
+{
+	int n, warm, bad = 0;
+	double *t, sum = 0;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: spawnbench N WARMUP cmd [args...]\n");
+		return 2;
+	}
+	n = atoi(argv[1]);
+	warm = atoi(argv[2]);
+	if (n <= 0 || warm < 0) {
+		fprintf(stderr, "spawnbench: N must be > 0 and WARMUP >= 0\n");
+		return 2;
+	}
+	t = calloc((size_t)n, sizeof(*t));
+	if (!t)
+		return 2;
+	for (int i = 0; i < warm; i++)
+		if (one(argv + 3) < 0)
+			bad++;
+	for (int i = 0; i < n; i++) {
+		t[i] = one(argv + 3);
+		if (t[i] < 0) {
+			bad++;
+			t[i] = 0;
+		}
+		sum += t[i];
+	}
+	qsort(t, (size_t)n, sizeof(*t), by_value);
+	printf("median=%.3f mean=%.3f p90=%.3f failed=%d\n", t[n / 2], sum / n, t[n * 9 / 10], bad);
+	free(t);
+	return bad ? 1 : 0;
+}
