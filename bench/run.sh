@@ -8,7 +8,7 @@ N=${BENCH_RUNS:-200}
 W=${BENCH_WARMUP:-20}
 mkdir -p "$B/bench"
 cc -O2 -o "$B/bench/spawnbench" bench/spawnbench.c
-command -v bwrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+for p in bubblewrap bc; do dpkg-query -W -f="${Status}" $p 2>/dev/null | grep -q "ok installed" || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $p >/dev/null; done
 work=$(mktemp -d /tmp/cordon-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/w"
