@@ -16,3 +16,19 @@ int profile_parse_bool(const char *s, bool *ret, cordon_error *e);
 int profile_find(const char *name, char **ret_path, cordon_error *e);
 /* List every profile on the lookup path: one "name\tpath\tdescription" per entry. */
 int profile_list(char ***ret_lines, cordon_error *e);
+/*
+ * Can v be written as the value of `key = v` and read back unchanged by libinih? No leading or
+ * trailing blank, no blank followed by ';' (an inline comment), no leading ';', no control
+ * character, and short enough for the 199-byte line. Front ends check command-line values with
+ * it so that `profile show` always round-trips.
+ */
+int profile_check_value(const char *key, const char *v, cordon_error *e);
+/* A --profile value is a path when it contains '/' or ends in ".conf". */
+bool profile_name_is_path(const char *s);
+/* A profile name: [A-Za-z0-9_.-]+, not starting with '.'. */
+bool profile_name_valid(const char *s);
+/* The lookup path: $CORDON_PROFILE_PATH's entries, CORDON_SYSCONFDIR/cordon/profiles, then
+ * CORDON_SRCDIR/profiles. NULL-terminated, free with profile_strv_free(). */
+int profile_dirs(char ***ret, cordon_error *e);
+/* Free a NULL-terminated string vector (profile_list's and profile_dirs' results). NULL-safe. */
+void profile_strv_free(char **v);
