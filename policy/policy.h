@@ -29,6 +29,22 @@ int policy_check(const struct cordon_profile *p, const char *command, const char
 		 policy_resolve_fn resolve, char **ret_deny, cordon_error *e);
 
 /*
+ * policy_check() with the home directory used by the ShellExecutor dialect to expand a "~" or
+ * "~/..." path as os.path.expanduser() would (the caller reads $HOME: policy/ reads nothing).
+ * home NULL, and any "~user" path, cannot be expanded purely and the path is refused.
+ * resolve NULL means policy_resolve_lexical.
+ */
+int policy_check_ex(const struct cordon_profile *p, const char *command, const char *workdir,
+		    policy_resolve_fn resolve, const char *home, char **ret_deny, cordon_error *e);
+
+/* The READONLY_COMMANDS list `readonly` supplies in that mode (29 in compat, 17 in strict),
+ * NULL-terminated, static. */
+const char *const *policy_readonly_commands(enum cordon_mode mode);
+
+/* Check one "REGEX => MESSAGE" item of dangerous_patterns (for the profile loader). */
+int policy_validate_dangerous_pattern(const char *item, cordon_error *e);
+
+/*
  * True when the profile executes the command as an argv without `sh` (strict mode and the
  * ShellExecutor dialect); the argv is then policy_split()'s result.
  */

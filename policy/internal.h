@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the policy/ modules and by their unit tests; not part of the engine's
+ * interface (policy.h). Each group is prefixed with the file that defines it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy/policy.h"
+
+/* --- pystr.c: Python str semantics over UTF-8 -------------------------------------------- */
+
+/*
+ * Decode the code point at s[*i] (len bytes in all) and advance *i. An invalid byte decodes
+ * as U+DC80..U+DCFF, the lone surrogate Python's surrogateescape would produce (that is what
+ * a Python program sees for such bytes in argv), and advances by one byte.
+ */
+uint32_t pystr_next(const char *s, size_t len, size_t *i);
+/* Python's str.isprintable() for one code point. */
+bool pystr_isprintable(uint32_t c);
+/* Python's str.split() with no argument: runs of whitespace separate; no empty words. */
+int pystr_split(const char *s, char ***ret_words, cordon_error *e);
+/* Number of items in a NULL-terminated vector. */
+size_t pystr_strv_len(char *const *v);
+/* Python's repr() of a list of str: "['ls', 'cat']". */
+int pystr_repr_list(const struct cordon_list *l, char **ret, cordon_error *e);
+/* Growable string buffer: every append returns 0, or -1 with *e on ENOMEM. */
+struct pystr_buf {
+	char *s;
+	size_t len, cap;
+};
+int pystr_buf_add(struct pystr_buf *b, const char *s, size_t n, cordon_error *e);
+int pystr_buf_addf(struct pystr_buf *b, cordon_error *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Format into a fresh malloc'd string. */
+int pystr_asprintf(char **ret, cordon_error *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* --- pypath.c: posixpath and pathlib.PurePosixPath ----------------------------------------- */
+
+/* posixpath.normpath(). */
+int pypath_normpath(const char *path, char **ret, cordon_error *e);
+/* posixpath.join(a, b) for two arguments. */
+int pypath_join(const char *a, const char *b, char **ret, cordon_error *e);
+/* str(PurePosixPath(path)): "//" root kept, "." and empty parts and trailing '/' dropped. */
+int pypath_pure(const char *path, char **ret, cordon_error *e);
+/*
+ * PurePosixPath(path).relative_to(base) as a string ("." for equal paths). Returns 0 with
+ * *ret_rel, 1 when path is not under base (Python's ValueError), -1 on ENOMEM.
+ */
+int pypath_relative_to(const char *path, const char *base, char **ret_rel, cordon_error *e);
+/* PurePosixPath(path).name, malloc'd ("" for "/" or "."). */
+int pypath_name(const char *path, char **ret, cordon_error *e);
+/* PurePosixPath(path).match(pattern) of Python 3.11. 1 = match, 0 = no match,
+ * 2 = Python raises ValueError("empty pattern"), -1 on ENOMEM. */
+int pypath_match(const char *path, const char *pattern, cordon_error *e);
+bool pypath_isabs(const char *path);
+
+/* --- pyfnmatch.c: fnmatch.fnmatchcase() of Python 3.11 ------------------------------------- */
+
+/* 1 = match, 0 = no match, -1 on ENOMEM. */
+int pyfnmatch(const char *name, const char *pattern, cordon_error *e);
+
+/* --- match.c: AG2's prefix matching and shell-operator test -------------------------------- */
+
+/* filter.matches(pattern, command): prefix of the stripped command, then end or ' '. */
+bool match_prefix(const char *pattern, const char *command);
+/* filter.contains_shell_operator() of 217a43f8e/cec8d4d1b: a raw substring test. */
+bool match_has_operator(const char *command);
+/* filter.matches_argv(): argv starts with pattern.split(). */
+bool match_argv(const char *pattern, char *const *argv);
+
+/* --- ignore.c: check_ignore ---------------------------------------------------------------- */
+
+/*
+ * check_ignore(command, workdir, patterns). `wildcards` adds restricted mode's refusal of
+ * tokens holding any of "*?[{". *ret_deny is NULL or the message.
+ */
+int ignore_check(const char *command, const char *workdir, const struct cordon_list *patterns,
+		 policy_resolve_fn resolve, bool wildcards, char **ret_deny, cordon_error *e);
+
+/* --- strict.c: restricted mode (§11) -------------------------------------------------------- */
+
+int strict_check(const struct cordon_profile *p, const char *command, const char *workdir,
+		 policy_resolve_fn resolve, char **ret_deny, cordon_error *e);
+/* contains_shell_operator() of restricted mode: quote-aware, with '<', '&', '\n', '\r'. */
+bool strict_has_operator(const char *command);
+/* Restricted mode's READONLY_COMMANDS (17 entries), NULL-terminated. */
+const char *const *strict_readonly_commands(void);
+
+/* --- executor.c: ShellExecutor._validate_command (§8) --------------------------------------- */
+
+int executor_check(const struct cordon_profile *p, const char *command, const char *workdir,
+		   policy_resolve_fn resolve, const char *home, char **ret_deny, cordon_error *e);
