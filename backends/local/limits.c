@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rlimits of the sandboxed command, set in the child before exec.
+ *
+ * rlimits are per process and inherited, so they bound each process of the run, not the run as
+ * a whole: the cgroup does the totals (memory, pids). What they add is what a cgroup cannot
+ * express: a CPU-time cap per process (SIGKILL at the limit), a largest-file size (a disk fill
+ * of a file ends with EFBIG/SIGXFSZ, not a full disk), an fd count, and no core dumps (a core of
+ * a process that read secrets would be written into the workdir). Without a cgroup, `memory`
+ * falls back to RLIMIT_AS, a per-process address-space cap: coarser (it counts mappings, not
+ * memory), but it stops a memory bomb.
+ *
+ * The soft and hard limits are both set, to the same value, so the command cannot raise its
+ * soft limit back. A hard limit is never raised: min(profile, current hard), since lowering is
+ * always allowed while raising needs CAP_SYS_RESOURCE, which root lacks in this host's bounding
+ * set (and which an unprivileged caller never has). Only getrlimit/setrlimit: async-signal-safe.
+ */
+#include "backends/local/limits.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+/* Lower `resource` to `value` (soft and hard), never above the current hard limit. */
+static int lim_set(int resource, uint64_t value)
+{
+	struct rlimit rl;
+
+	if (getrlimit(resource, &rl) < 0)
+		return -errno;
+	if (rl.rlim_max != RLIM_INFINITY && value > (uint64_t)rl.rlim_max)
+		value = (uint64_t)rl.rlim_max;
+	if (value >= (uint64_t)RLIM_INFINITY)
+		value = (uint64_t)RLIM_INFINITY - 1;
+	rl.rlim_cur = (rlim_t)value;
+	rl.rlim_max = (rlim_t)value;
+	if (setrlimit(resource, &rl) < 0)
+		return -errno;
+	return 0;
+}
+
+int limits_apply(const struct cordon_profile *p, bool memory_in_cgroup)
+{
+	const struct {
+		int resource;
+		uint64_t value; /* 0: leave as is */
+	} table[] = {
+		{ RLIMIT_CPU, p ? p->cpu_time : 0 },
+		{ RLIMIT_FSIZE, p ? p->file_size : 0 },
+		{ RLIMIT_NOFILE, p ? p->open_files : 0 },
+		{ RLIMIT_AS, p && !memory_in_cgroup ? p->memory : 0 },
+	};
+	int r;
+
+	/* No core dumps, whatever the profile says. */
+	r = lim_set(RLIMIT_CORE, 0);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		if (table[i].value == 0)
+			continue;
+		r = lim_set(table[i].resource, table[i].value);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
