@@ -462,6 +462,15 @@ static int parse_backend(struct cordon_profile *p, const struct key_def *k, cons
 	return set_string(FIELD(p, k, char *), v, false, e);
 }
 
+/* Unlike an optional string, an empty backend is not "unset": it must be a valid name. */
+static int format_backend(FILE *f, const struct cordon_profile *p, const struct key_def *k,
+			  cordon_error *e)
+{
+	if (check_backend(p->backend ? p->backend : "", e) < 0)
+		return -1;
+	return emit(f, k, p->backend, e);
+}
+
 static int parse_mode(struct cordon_profile *p, const struct key_def *k, const char *v, bool first,
 		      cordon_error *e)
 {
@@ -702,7 +711,7 @@ static const struct key_def keys[] = {
 	UINT("limits", "open_files", open_files),
 	SIZE("limits", "tmp_size", tmp_size),
 
-	{ "sandbox", "backend", parse_backend, format_str, P(backend), check_backend },
+	{ "sandbox", "backend", parse_backend, format_backend, P(backend), check_backend },
 	{ "sandbox", "network", parse_network, format_network, P(network), NULL },
 	LIST("sandbox", "env", env, check_env),
 	BOOL("sandbox", "env_inherit", env_inherit),

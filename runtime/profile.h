@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Profile loading (libinih), lookup path, units and the `profile show` printer. */
+/*
+ * Profile loading (libinih), lookup path, units and the `profile show` printer.
+ *
+ * In a loaded profile, description, timeout_text and backend are never NULL; the optional
+ * [docker] and [daytona] strings (image, user, api_url, target, snapshot) are NULL when unset
+ * (an empty value in the file means unset).
+ */
 #pragma once
 
 #include <cordon/cordon.h>

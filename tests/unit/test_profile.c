@@ -1096,6 +1096,14 @@ Test(profile, format_refuses_unrepresentable)
 	cr_assert_str_eq(e.msg, "[sandbox] env: invalid variable name '1BAD'");
 	cordon_profile_free(p);
 
+	cr_assert_eq(cordon_profile_new(&p, &e), 0);
+	free(p->backend);
+	p->backend = strdup("");
+	cr_assert_eq(cordon_profile_format(p, &text, &e), -1);
+	cr_assert_str_eq(
+		e.msg, "[sandbox] backend: invalid backend '' (expected local, docker or daytona)");
+	cordon_profile_free(p);
+
 	/* A timeout set without its text is printed as an exact decimal. */
 	cr_assert_eq(cordon_profile_new(&p, &e), 0);
 	p->timeout = 2.25;
