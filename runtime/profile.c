@@ -76,6 +76,23 @@
 #define CLIP_ARGS(s)                                                                               \
 	(int)(strlen(s) > CLIP ? CLIP : strlen(s)), (s), (strlen(s) > CLIP ? "..." : "")
 
+/* ASCII classes: names and numbers must not depend on the caller's locale (a Latin-1 locale
+ * would make isalnum() accept 0xe9). */
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool is_alnum(char c)
+{
+	return is_alpha(c) || is_digit(c);
+}
+
 static const char *const sections[] = { "profile", "policy", "limits",
 					"sandbox", "docker", "daytona" };
 
@@ -91,27 +108,27 @@ static bool all_digits(const char *s)
 	if (!*s)
 		return false;
 	for (; *s; s++)
-		if (*s < '0' || *s > '9')
+		if (!is_digit(*s))
 			return false;
 	return true;
 }
 
-/* Digits only (no sign, no blanks, no exponent); at most max. */
-static int parse_uint(const char *s, uint64_t max, const char *what, uint64_t *ret, cordon_error *e)
+/* An integer: digits only (no sign, no blanks, no exponent), at most max. */
+static int parse_uint(const char *s, uint64_t max, uint64_t *ret, cordon_error *e)
 {
 	uint64_t v = 0;
 
 	if (!all_digits(s)) {
 		if (s[0] == '-' && all_digits(s + 1))
-			return cordon_err(e, 0, "invalid %s '%.*s%s' (must be >= 0)", what,
+			return cordon_err(e, 0, "invalid integer '%.*s%s' (must be >= 0)",
 					  CLIP_ARGS(s));
-		return cordon_err(e, 0, "invalid %s '%.*s%s'", what, CLIP_ARGS(s));
+		return cordon_err(e, 0, "invalid integer '%.*s%s'", CLIP_ARGS(s));
 	}
-	for (; *s; s++) {
-		unsigned d = (unsigned)(*s - '0');
+	for (const char *p = s; *p; p++) {
+		unsigned d = (unsigned)(*p - '0');
 
 		if (v > (max - d) / 10)
-			return -1; /* the caller words the range error */
+			return cordon_err(e, 0, "integer '%.*s%s' is out of range", CLIP_ARGS(s));
 		v = v * 10 + d;
 	}
 	*ret = v;
@@ -122,22 +139,9 @@ int profile_parse_count(const char *s, int64_t *ret, cordon_error *e)
 {
 	uint64_t v;
 
-	if (parse_uint(s, INT64_MAX, "integer", &v, NULL) < 0) {
-		if (all_digits(s))
-			return cordon_err(e, 0, "integer '%.*s%s' is out of range", CLIP_ARGS(s));
-		return parse_uint(s, INT64_MAX, "integer", &v, e);
-	}
+	if (parse_uint(s, INT64_MAX, &v, e) < 0)
+		return -1;
 	*ret = (int64_t)v;
-	return 0;
-}
-
-static int parse_u64(const char *s, uint64_t *ret, cordon_error *e)
-{
-	if (parse_uint(s, UINT64_MAX, "integer", ret, NULL) < 0) {
-		if (all_digits(s))
-			return cordon_err(e, 0, "integer '%.*s%s' is out of range", CLIP_ARGS(s));
-		return parse_uint(s, UINT64_MAX, "integer", ret, e);
-	}
 	return 0;
 }
 
@@ -152,7 +156,7 @@ int profile_parse_size(const char *s, uint64_t *ret, cordon_error *e)
 	unsigned shift = 0;
 	uint64_t v;
 
-	if (len > 1 && !isdigit((unsigned char)s[len - 1])) {
+	if (len > 1 && !is_digit(s[len - 1])) {
 		for (size_t i = 0; i < ARRAY_SIZE(units); i++)
 			if (toupper((unsigned char)s[len - 1]) == units[i].c)
 				shift = units[i].shift;
@@ -168,7 +172,7 @@ int profile_parse_size(const char *s, uint64_t *ret, cordon_error *e)
 	if (!all_digits(num))
 		return cordon_err(e, 0, "invalid size '%.*s%s' (expected bytes or K, M, G, T)",
 				  CLIP_ARGS(s));
-	if (parse_uint(num, UINT64_MAX >> shift, "size", &v, NULL) < 0)
+	if (parse_uint(num, UINT64_MAX >> shift, &v, NULL) < 0)
 		return cordon_err(e, 0, "size '%.*s%s' is out of range", CLIP_ARGS(s));
 	*ret = v << shift;
 	return 0;
@@ -184,12 +188,12 @@ int profile_parse_seconds(const char *s, double *ret, cordon_error *e)
 	const char *p = s;
 	double v;
 
-	if (*p == '-' && isdigit((unsigned char)p[1]))
+	if (*p == '-' && is_digit(p[1]))
 		return cordon_err(e, 0, "invalid number '%.*s%s' (must be > 0)", CLIP_ARGS(s));
-	while (isdigit((unsigned char)*p))
+	while (is_digit(*p))
 		p++;
-	if (p != s && *p == '.' && isdigit((unsigned char)p[1]))
-		for (p++; isdigit((unsigned char)*p);)
+	if (p != s && *p == '.' && is_digit(p[1]))
+		for (p++; is_digit(*p);)
 			p++;
 	if (p == s || *p || strlen(s) > TIMEOUT_MAX_LEN)
 		return cordon_err(e, 0, "invalid number '%.*s%s'", CLIP_ARGS(s));
@@ -251,10 +255,10 @@ int profile_check_value(const char *key, const char *v, cordon_error *e)
 
 static bool valid_env_name(const char *s, size_t n)
 {
-	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+	if (n == 0 || !(is_alpha(s[0]) || s[0] == '_'))
 		return false;
 	for (size_t i = 1; i < n; i++)
-		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+		if (!(is_alnum(s[i]) || s[i] == '_'))
 			return false;
 	return true;
 }
@@ -353,7 +357,7 @@ static int check_pattern(const char *v, cordon_error *e)
 static int check_docker_user(const char *v, cordon_error *e)
 {
 	for (const char *p = v; *p; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("_.:-", *p))
+		if (!is_alnum(*p) && !strchr("_.:-", *p))
 			return cordon_err(e, 0, "invalid user '%.*s%s' (expected USER[:GROUP])",
 					  CLIP_ARGS(v));
 	return 0;
@@ -621,7 +625,7 @@ static int format_count(FILE *f, const struct cordon_profile *p, const struct ke
 static int parse_uint_key(struct cordon_profile *p, const struct key_def *k, const char *v,
 			  bool first, cordon_error *e)
 {
-	return parse_u64(v, FIELD(p, k, uint64_t), e);
+	return parse_uint(v, UINT64_MAX, FIELD(p, k, uint64_t), e);
 }
 
 static int format_uint(FILE *f, const struct cordon_profile *p, const struct key_def *k,
@@ -661,30 +665,14 @@ static int format_size(FILE *f, const struct cordon_profile *p, const struct key
 }
 
 #define P(f) offsetof(struct cordon_profile, f)
-#define STR(sec, key, f)                                                                           \
-	{                                                                                          \
-		sec, key, parse_str, format_str, P(f), NULL                                        \
-	}
-#define OPT(sec, key, f, chk)                                                                      \
-	{                                                                                          \
-		sec, key, parse_opt_str, format_str, P(f), chk                                     \
-	}
-#define LIST(sec, key, f, chk)                                                                     \
-	{                                                                                          \
-		sec, key, parse_list, format_list, P(f), chk                                       \
-	}
-#define BOOL(sec, key, f)                                                                          \
-	{                                                                                          \
-		sec, key, parse_bool, format_bool, P(f), NULL                                      \
-	}
-#define SIZE(sec, key, f)                                                                          \
-	{                                                                                          \
-		sec, key, parse_size, format_size, P(f), NULL                                      \
-	}
-#define UINT(sec, key, f)                                                                          \
-	{                                                                                          \
-		sec, key, parse_uint_key, format_uint, P(f), NULL                                  \
-	}
+/* clang-format off */
+#define STR(sec, key, f)       { sec, key, parse_str, format_str, P(f), NULL }
+#define OPT(sec, key, f, chk)  { sec, key, parse_opt_str, format_str, P(f), chk }
+#define LIST(sec, key, f, chk) { sec, key, parse_list, format_list, P(f), chk }
+#define BOOL(sec, key, f)      { sec, key, parse_bool, format_bool, P(f), NULL }
+#define SIZE(sec, key, f)      { sec, key, parse_size, format_size, P(f), NULL }
+#define UINT(sec, key, f)      { sec, key, parse_uint_key, format_uint, P(f), NULL }
+/* clang-format on */
 
 /* In SPEC §4's order, which is also the order `profile show` prints. */
 static const struct key_def keys[] = {
@@ -1200,7 +1188,7 @@ bool profile_name_valid(const char *s)
 	if (!*s || *s == '.' || strlen(s) > 200)
 		return false;
 	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && !strchr("_.-", *s))
+		if (!is_alnum(*s) && !strchr("_.-", *s))
 			return false;
 	return true;
 }
