@@ -220,6 +220,46 @@ static int resolve_join_real(char **path, const char *rest_in, struct resolve_se
 	return 0;
 }
 
+/*
+ * str(PurePosixPath(path)): repeated slashes and "." components dropped, a root of exactly
+ * two slashes kept. Path(workdir) / token is built this way before realpath() sees it, and
+ * it matters: with "a//b", realpath's loop fallback join(link, "/b") would restart at "/".
+ */
+static char *resolve_pure(const char *path)
+{
+	size_t n = strlen(path), len = 0, i = 0;
+	char *out = malloc(n + 2);
+
+	if (!out)
+		return NULL;
+	if (path[0] == '/') {
+		size_t slashes = (path[1] == '/' && path[2] != '/') ? 2 : 1;
+
+		memcpy(out, "//", slashes);
+		len = slashes;
+	}
+	while (i < n) {
+		size_t start, end;
+
+		while (i < n && path[i] == '/')
+			i++;
+		start = i;
+		while (i < n && path[i] != '/')
+			i++;
+		end = i;
+		if (end == start || (end - start == 1 && path[start] == '.'))
+			continue;
+		if (len > 0 && out[len - 1] != '/')
+			out[len++] = '/';
+		memcpy(out + len, path + start, end - start);
+		len += end - start;
+	}
+	if (len == 0)
+		out[len++] = '.';
+	out[len] = '\0';
+	return out;
+}
+
 /* posixpath.normpath(), for the final abspath(). */
 static char *resolve_normpath(const char *path)
 {
@@ -271,7 +311,9 @@ int resolve_host(const char *workdir, const char *token, char **ret_abs, cordon_
 	int r;
 
 	/* Path(workdir) / token: an absolute token replaces the workdir; "~" is a name. */
-	joined = resolve_join(workdir, token);
+	_cleanup_free_ char *raw = resolve_join(workdir, token);
+
+	joined = raw ? resolve_pure(raw) : NULL;
 	path = strdup("");
 	if (!joined || !path)
 		return cordon_err(e, ENOMEM, "out of memory");
