@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the sandbox hides in the workdir: every existing entry that matches one of the
+ * profile's `ignore` patterns (AG2's check_ignore rule, ag2-behaviour.md §4.7) or `mask`
+ * entries. This runs in the parent, before clone, so it may allocate and use the policy
+ * engine's Python-exact fnmatch; the child only re-resolves the names it gets and checks that
+ * each is still the inode found here (mounts.c: hide_all).
+ *
+ * Matching:
+ *  - ignore: a pattern with any of "*?[" matches when fnmatch(rel, p), or p starts with "**"
+ *    "/" and fnmatch(name, p[3:]), or fnmatch(name, p); a plain pattern matches when
+ *    name == p or rel == p. fnmatch is Python's: '*' crosses '/'. `rel` is the path relative
+ *    to the workdir, `name` its last component.
+ *  - mask: a workdir-relative path ("./" and a leading or trailing '/' ignored) or a glob
+ *    matched against `rel` only. Literal entries are looked up directly, at any depth.
+ * A matching directory is hidden whole and not walked into.
+ *
+ * The walk is bounded (HIDE_MAX_DEPTH levels below the workdir, HIDE_MAX_ENTRIES entries) so a
+ * huge tree cannot stall every start; past the bound nothing more is hidden (documented in
+ * docs/security.md). It never follows a symlink (every directory is opened with O_NOFOLLOW
+ * relative to its parent's fd), so a planted symlink cannot send it outside the workdir.
+ *
+ * Symlinks and hard links: a matching symlink is hidden by its name, and its target as well
+ * when that resolves inside the workdir (`.env -> config/real.env` hides both). A matching
+ * regular file with other hard links: the walk is repeated with an lstat of every regular
+ * file and each other name of that inode found in the workdir is hidden too.
+ */
+#define _GNU_SOURCE
+#include "backends/local/sandbox.h"
+#include "policy/internal.h"
+#include "runtime/cleanup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define HIDE_MAX_DEPTH 8
+#define HIDE_MAX_ENTRIES 100000
+
+struct inode_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct walk {
+	const struct cordon_profile *p;
+	int wd_fd;
+	const char *workdir;
+	struct sb_hide_list *out;
+	/* second pass: other names of hard-linked hidden files */
+	struct inode_id *links;
+	size_t nlinks, links_cap;
+	bool link_pass;
+	cordon_error *e;
+};
+
+static bool has_glob(const char *p)
+{
+	return strpbrk(p, "*?[") != NULL;
+}
+
+int hide_match_ignore(const char *pattern, const char *rel, const char *name, cordon_error *e)
+{
+	size_t n;
+	int r;
+
+	if (has_glob(pattern)) {
+		r = pyfnmatch(rel, pattern, e);
+		if (r != 0)
+			return r;
+		if (strncmp(pattern, "**/", 3) == 0) {
+			r = pyfnmatch(name, pattern + 3, e);
+			if (r != 0)
+				return r;
+		}
+		return pyfnmatch(name, pattern, e);
+	}
+	if (strcmp(name, pattern) == 0 || strcmp(rel, pattern) == 0)
+		return 1;
+	n = strlen(pattern);
+	return n > 0 && strncmp(rel, pattern, n) == 0 && rel[n] == '/';
+}
+
+bool hide_wanted(const struct cordon_profile *p)
+{
+	return p && (p->ignore.n > 0 || p->mask.n > 0);
+}
+
+void hide_list_free(struct sb_hide_list *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].rel);
+	free(l->v);
+	*l = (struct sb_hide_list){ 0 };
+}
+
+static int add(struct sb_hide_list *l, const char *rel, const struct stat *st, cordon_error *e)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].rel, rel) == 0)
+			return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct sb_hide *v = reallocarray(l->v, cap, sizeof(*v));
+
+		if (!v)
+			return cordon_err(e, ENOMEM, "out of memory");
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n].rel = strdup(rel);
+	if (!l->v[l->n].rel)
+		return cordon_err(e, ENOMEM, "out of memory");
+	l->v[l->n].dev = st->st_dev;
+	l->v[l->n].ino = st->st_ino;
+	l->v[l->n].dir = S_ISDIR(st->st_mode);
+	l->n++;
+	return 0;
+}
+
+/* Strip "./", leading and trailing slashes of a mask entry into buf; false when empty. */
+static bool mask_norm(const char *m, char *buf, size_t n)
+{
+	size_t len;
+
+	while (m[0] == '/' || (m[0] == '.' && m[1] == '/'))
+		m += m[0] == '/' ? 1 : 2;
+	if ((size_t)snprintf(buf, n, "%s", m) >= n)
+		return false;
+	len = strlen(buf);
+	while (len > 0 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	return len > 0 && strcmp(buf, ".") != 0;
+}
+
+/*
+ * The target of a hidden symlink, when it resolves inside the workdir: open it following
+ * links (O_PATH: nothing is read, nothing is created), ask the kernel where it ended up, and
+ * hide that name too. A target outside the workdir is not ours to hide: the sandbox only shows
+ * it if a ro_bind does (docs/security.md).
+ */
+static int add_symlink_target(struct walk *w, const char *rel)
+{
+	_cleanup_close_ int fd = -1;
+	char proc[64], abs[PATH_MAX];
+	size_t wl = strlen(w->workdir);
+	struct stat st;
+	ssize_t n;
+
+	fd = openat(w->wd_fd, rel, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* dangling: nothing to read */
+	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, abs, sizeof(abs) - 1);
+	if (n < 0 || fstat(fd, &st) < 0)
+		return 0;
+	abs[n] = '\0';
+	if ((size_t)n <= wl + 1 || strncmp(abs, w->workdir, wl) != 0 || abs[wl] != '/')
+		return 0;
+	return add(w->out, abs + wl + 1, &st, w->e);
+}
+
+static int hide_one(struct walk *w, const char *rel, const struct stat *st)
+{
+	if (add(w->out, rel, st, w->e) < 0)
+		return -1;
+	if (S_ISLNK(st->st_mode))
+		return add_symlink_target(w, rel);
+	if (S_ISREG(st->st_mode) && st->st_nlink > 1 && !w->link_pass) {
+		if (w->nlinks == w->links_cap) {
+			size_t cap = w->links_cap ? 2 * w->links_cap : 8;
+			struct inode_id *v = reallocarray(w->links, cap, sizeof(*v));
+
+			if (!v)
+				return cordon_err(w->e, ENOMEM, "out of memory");
+			w->links = v;
+			w->links_cap = cap;
+		}
+		w->links[w->nlinks++] = (struct inode_id){ st->st_dev, st->st_ino };
+	}
+	return 0;
+}
+
+static int matches(struct walk *w, const char *rel, const char *name)
+{
+	const struct cordon_list *ig = &w->p->ignore, *mk = &w->p->mask;
+	int r;
+
+	for (size_t i = 0; i < ig->n; i++) {
+		r = hide_match_ignore(ig->v[i], rel, name, w->e);
+		if (r != 0)
+			return r;
+	}
+	for (size_t i = 0; i < mk->n; i++) {
+		if (!has_glob(mk->v[i]))
+			continue;
+		r = pyfnmatch(rel, mk->v[i], w->e);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+static int walk_dir(struct walk *w, int dfd, char *rel, size_t rlen, int depth)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+
+	d = fdopendir(dfd);
+	if (!d) {
+		(void)close(dfd);
+		return 0; /* unreadable to us: unreadable to the command as well */
+	}
+	while ((de = readdir(d))) {
+		const char *name = de->d_name;
+		size_t nlen = strlen(name);
+		struct stat st;
+		bool have_st = false, is_dir;
+		int r, fd;
+
+		if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+			continue;
+		if (++w->out->visited > HIDE_MAX_ENTRIES) {
+			w->out->truncated = true;
+			return 0;
+		}
+		if (rlen + nlen + 2 >= PATH_MAX)
+			continue;
+		if (rlen)
+			rel[rlen] = '/';
+		memcpy(rel + rlen + (rlen ? 1 : 0), name, nlen + 1);
+
+		is_dir = de->d_type == DT_DIR;
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			have_st = true;
+			is_dir = S_ISDIR(st.st_mode);
+		}
+
+		if (w->link_pass) {
+			if (de->d_type == DT_REG || (have_st && S_ISREG(st.st_mode))) {
+				if (!have_st &&
+				    fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+					continue;
+				for (size_t i = 0; st.st_nlink > 1 && i < w->nlinks; i++)
+					if (w->links[i].dev == st.st_dev &&
+					    w->links[i].ino == st.st_ino &&
+					    add(w->out, rel, &st, w->e) < 0)
+						return -1;
+			}
+		} else {
+			r = matches(w, rel, name);
+			if (r < 0)
+				return -1;
+			if (r > 0) {
+				if (!have_st &&
+				    fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+					continue;
+				if (hide_one(w, rel, &st) < 0)
+					return -1;
+				continue;
+			}
+		}
+		if (!is_dir)
+			continue;
+		if (depth + 1 >= HIDE_MAX_DEPTH) {
+			w->out->truncated = true;
+			continue;
+		}
+		fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && walk_dir(w, fd, rel, rlen + nlen + (rlen ? 1 : 0), depth + 1) < 0)
+			return -1;
+		if (w->out->truncated)
+			return 0;
+	}
+	return 0;
+}
+
+static int walk_root(struct walk *w)
+{
+	char rel[PATH_MAX] = "";
+	int fd = openat(w->wd_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return cordon_err(w->e, errno, "hide: open workdir");
+	return walk_dir(w, fd, rel, 0, 0);
+}
+
+/* A literal mask entry: looked up directly, without symlinks on the way. */
+static int mask_literal(struct walk *w, const char *entry)
+{
+	_cleanup_close_ int fd = -1;
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char rel[PATH_MAX];
+	struct stat st;
+
+	if (!mask_norm(entry, rel, sizeof(rel)))
+		return 0;
+	fd = (int)syscall(SYS_openat2, w->wd_fd, rel, &how, sizeof(how));
+	if (fd < 0) {
+		/* A symlink on the way: hide where it leads, if that is inside the workdir. */
+		if (errno == ELOOP)
+			return add_symlink_target(w, rel);
+		return 0; /* absent, or outside the workdir: nothing to hide */
+	}
+	if (fstat(fd, &st) < 0)
+		return 0;
+	return hide_one(w, rel, &st);
+}
+
+int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p,
+	      struct sb_hide_list *ret, cordon_error *e)
+{
+	struct sb_hide_list out = { 0 };
+	struct walk w = { .p = p, .wd_fd = wd_fd, .workdir = workdir, .out = &out, .e = e };
+	bool need_walk = p->ignore.n > 0;
+	int r = 0;
+
+	for (size_t i = 0; i < p->mask.n && r == 0; i++) {
+		if (has_glob(p->mask.v[i]))
+			need_walk = true;
+		else
+			r = mask_literal(&w, p->mask.v[i]);
+	}
+	if (r == 0 && need_walk)
+		r = walk_root(&w);
+	if (r == 0 && w.nlinks > 0) {
+		bool truncated = out.truncated;
+
+		w.link_pass = true;
+		out.visited = 0;
+		out.truncated = false;
+		r = walk_root(&w);
+		out.truncated = out.truncated || truncated;
+	}
+	free(w.links);
+	if (r < 0) {
+		hide_list_free(&out);
+		return -1;
+	}
+	*ret = out;
+	return 0;
+}

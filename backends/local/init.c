@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The child side of the sandbox, from clone3() to execve(): wait at the gate, build the file
+ * system (mounts.c), confine itself, then become the sandbox's pid 1: fork the command, reap
+ * every process of the namespace, and exit with the command's status when the command exits.
+ *
+ * Why a pid-1 init of our own rather than the command as pid 1:
+ *  - the kernel kills every process of a pid namespace when its init exits, so "the command
+ *    exited" becomes "everything the command started is dead", setsid and double-forked
+ *    daemons included, without chasing them (prior-art §d3: only a pid namespace or a cgroup
+ *    kill gets them all);
+ *  - a shell as pid 1 would ignore SIGTERM/SIGINT sent from inside (pid 1 gets no default
+ *    actions) and would leave zombies of re-parented orphans;
+ *  - init reports the command's exact wait status to the parent over a pipe, so a shell killed
+ *    by signal n still reads as "killed by n" (pid 1 itself cannot die of a signal it sends).
+ * init is confined exactly like the command (same uid, no capabilities, no_new_privs, Landlock,
+ * seccomp) and non-dumpable for its whole life (it never execs), so the command can neither
+ * ptrace it nor open its /proc/1/{mem,exe,environ}.
+ *
+ * After clone only async-signal-safe calls are made: raw system calls (setresuid & co through
+ * syscall(2), because glibc's wrappers would try to broadcast the change to threads that only
+ * exist in the parent), _Fork() instead of fork(), and the pure helpers of sandbox.h.
+ */
+#define _GNU_SOURCE
+#include "backends/local/landlock.h"
+#include "backends/local/limits.h"
+#include "backends/local/sandbox.h"
+#include "backends/local/seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static const struct sb_plan *sb_pl;
+static volatile pid_t sb_cmd_pid;
+
+size_t sb_strlcpy(char *dst, const char *src, size_t n)
+{
+	size_t len = strlen(src);
+
+	if (n) {
+		size_t k = len < n - 1 ? len : n - 1;
+
+		memcpy(dst, src, k);
+		dst[k] = '\0';
+	}
+	return len;
+}
+
+size_t sb_strlcat(char *dst, const char *src, size_t n)
+{
+	size_t d = strnlen(dst, n);
+
+	if (d == n)
+		return d + strlen(src);
+	return d + sb_strlcpy(dst + d, src, n - d);
+}
+
+void sb_fail_set(struct sb_msg *m, int step, int err, const char *detail)
+{
+	m->kind = SB_MSG_ERROR;
+	m->step = step;
+	m->err = err;
+	sb_strlcpy(m->detail, detail ? detail : "", sizeof(m->detail));
+}
+
+void sb_trace(const struct sb_plan *pl, int step)
+{
+	struct sb_msg m = { .kind = SB_MSG_TRACE, .step = step };
+	struct timespec ts;
+
+	if (!pl->trace)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	m.t_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	(void)send(pl->report_fd, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+/* Report a failure to the parent and die; 125 is "cordon failed, nothing ran". */
+static __attribute__((noreturn)) void die(const struct sb_plan *pl, struct sb_msg *m, int code)
+{
+	(void)send(pl->report_fd, m, sizeof(*m), MSG_NOSIGNAL);
+	_exit(code);
+}
+
+static __attribute__((noreturn)) void die_step(const struct sb_plan *pl, int step, int err,
+					       const char *detail)
+{
+	struct sb_msg m = { 0 };
+
+	sb_fail_set(&m, step, err, detail);
+	die(pl, &m, 125);
+}
+
+/* `lo` up in our new network namespace: the agent's own local servers work, nothing else. */
+static int loopback_up(void)
+{
+	struct ifreq ifr = { 0 };
+	int s, r, saved;
+
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	sb_strlcpy(ifr.ifr_name, "lo", sizeof(ifr.ifr_name));
+	ifr.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+	r = ioctl(s, SIOCSIFFLAGS, &ifr);
+	saved = errno;
+	(void)close(s);
+	errno = saved;
+	return r;
+}
+
+/*
+ * Capabilities and identity, in this order:
+ *  1. securebits: NOROOT (uid 0 would get no capabilities on exec) and no ambient raise,
+ *     both locked; needs CAP_SETPCAP, so before anything is dropped.
+ *  2. the bounding set, one capability at a time until the kernel says EINVAL (no need to
+ *     know cap_last_cap); also needs CAP_SETPCAP. Nothing exec'd later can regain them, even
+ *     through file capabilities.
+ *  3. the ambient set cleared (it would otherwise survive execve of a non-root program).
+ *  4. as root: groups, then gid, then uid, all to the run's identity (uid last: after it we
+ *     could no longer change the others). The switch to a non-zero uid clears the permitted
+ *     and effective sets. In a user namespace the uid is already the caller's own.
+ *  5. capset() with all three sets empty: the inheritable set survives setresuid otherwise
+ *     (CVE-2022-27650 was exactly a non-empty inheritable set), and in a user namespace this
+ *     is what removes the namespace's full set.
+ *  6. capget() to verify: a kernel or a seccomp policy that silently ignored a step must not
+ *     let the command start with privileges.
+ */
+static void drop_privileges(const struct sb_plan *pl)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+					     SECBIT_NO_CAP_AMBIENT_RAISE |
+					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+		die_step(pl, SB_STEP_CAPS, errno, "securebits");
+	for (int c = 0;; c++) {
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL && c > 0)
+			break;
+		die_step(pl, SB_STEP_CAPS, errno, "bounding set");
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		die_step(pl, SB_STEP_CAPS, errno, "ambient set");
+	if (!pl->userns) {
+		gid_t g = pl->gid;
+
+		if (syscall(SYS_setgroups, 1, &g) < 0)
+			die_step(pl, SB_STEP_IDENTITY, errno, "setgroups");
+		if (syscall(SYS_setresgid, pl->gid, pl->gid, pl->gid) < 0)
+			die_step(pl, SB_STEP_IDENTITY, errno, "setresgid");
+		if (syscall(SYS_setresuid, pl->uid, pl->uid, pl->uid) < 0)
+			die_step(pl, SB_STEP_IDENTITY, errno, "setresuid");
+	}
+	if (syscall(SYS_getuid) == 0 || syscall(SYS_geteuid) == 0)
+		die_step(pl, SB_STEP_IDENTITY, EPERM, "still uid 0");
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		die_step(pl, SB_STEP_CAPS, errno, "capset");
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		die_step(pl, SB_STEP_CAPS, errno, "capget");
+	if (data[0].effective | data[0].permitted | data[0].inheritable | data[1].effective |
+	    data[1].permitted | data[1].inheritable)
+		die_step(pl, SB_STEP_CAPS, EPERM, "capabilities left");
+	/* Back to non-dumpable: a credential change may have reset it. */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+/* execvp() without its allocations: PATH comes from the command's environment (sandbox.c). */
+static void exec_lookup(const struct sb_plan *pl)
+{
+	const char *file = pl->argv[0], *p = pl->path_env;
+	char buf[PATH_MAX];
+	bool eacces = false;
+
+	if (!file || !*file) {
+		errno = ENOENT;
+		return;
+	}
+	if (strchr(file, '/')) {
+		execve(file, pl->argv, pl->envp);
+		return;
+	}
+	for (;;) {
+		const char *end = strchrnul(p, ':');
+		size_t dl = (size_t)(end - p);
+
+		if (dl + strlen(file) + 2 < sizeof(buf)) {
+			if (dl == 0) {
+				buf[0] = '\0';
+			} else {
+				memcpy(buf, p, dl);
+				buf[dl] = '/';
+				buf[dl + 1] = '\0';
+			}
+			sb_strlcat(buf, file, sizeof(buf));
+			execve(buf, pl->argv, pl->envp);
+			switch (errno) {
+			case EACCES:
+				eacces = true;
+				break;
+			case ENOENT:
+			case ENOTDIR:
+			case ESTALE:
+			case ENODEV:
+			case ETIMEDOUT:
+				break;
+			default:
+				return;
+			}
+		}
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	errno = eacces ? EACCES : ENOENT;
+}
+
+static int move_fd(int from, int to)
+{
+	if (from == to)
+		return fcntl(to, F_SETFD, 0);
+	return dup2(from, to);
+}
+
+/* The command: stdio, no fd of cordon's, exec. */
+static __attribute__((noreturn)) void run_command(const struct sb_plan *pl)
+{
+	int in = pl->stdin_fd;
+
+	if (in < 0) {
+		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (in < 0)
+			die_step(pl, SB_STEP_STDIO, errno, "/dev/null");
+	}
+	if (move_fd(in, 0) < 0 || move_fd(pl->stdout_fd, 1) < 0 || move_fd(pl->stderr_fd, 2) < 0)
+		die_step(pl, SB_STEP_STDIO, errno, "dup2");
+	/*
+	 * Every other fd is close-on-exec from here: cordon's own (sockets, the cgroup dirfd, a
+	 * relay pipe of another run in the daemon) can never reach the command (CVE-2024-21626 was
+	 * a leaked directory fd). CLOEXEC rather than closing, so that the report socket still
+	 * works if execve fails; its EOF at exec is what tells the parent the command started.
+	 */
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		die_step(pl, SB_STEP_STDIO, errno, "close_range");
+	exec_lookup(pl);
+	die_step(pl, SB_STEP_EXEC, errno, pl->argv[0]);
+}
+
+static void forward_signal(int sig)
+{
+	pid_t pid = sb_cmd_pid;
+
+	if (pid > 0)
+		(void)kill(pid, sig);
+}
+
+static void signals_reset(void)
+{
+	struct sigaction sa = { .sa_handler = SIG_DFL };
+	sigset_t none;
+
+	/* cordon may ignore SIGPIPE (or block signals): the command must not inherit that. */
+	for (int s = 1; s < NSIG; s++)
+		(void)sigaction(s, &sa, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static __attribute__((noreturn)) void init_loop(const struct sb_plan *pl, pid_t cmd)
+{
+	int st, code;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(-1, &st, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(125); /* ECHILD: cannot happen while the command is unreaped */
+		}
+		if (r != cmd)
+			continue; /* an orphan re-parented to us: reaped, forgotten */
+		/* The exact status for the parent; our own exit code is a fallback. */
+		(void)!write(pl->status_fd, &st, sizeof(st));
+		code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		/* Our exit makes the kernel SIGKILL every other process of the namespace. */
+		_exit(code);
+	}
+}
+
+void sb_child_main(const struct sb_plan *pl)
+{
+	static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	struct sb_msg m = { 0 };
+	mode_t old_umask;
+	char c = 0;
+	ssize_t n;
+	pid_t pid;
+	int r;
+
+	sb_pl = pl;
+	/*
+	 * Die with cordon, even when cordon is SIGKILLed. The kernel sends PDEATHSIG from outside
+	 * our pid namespace, which is one of the few signals a namespace init cannot ignore; init's
+	 * death then takes the whole namespace with it. The parent may already have died between
+	 * clone and this prctl: the gate catches that, because a dead parent's end of the gate
+	 * pipe reads as EOF instead of the go byte (getppid() is no help: it is 0 for a pid-ns
+	 * init).
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		die_step(pl, SB_STEP_GATE, errno, "PR_SET_PDEATHSIG");
+	/*
+	 * The gate: the parent writes our uid/gid maps (user namespace), attaches us to the run's
+	 * v1 cgroups, and only then sends the go byte. Nothing of the command may run before it
+	 * is accounted and limited.
+	 */
+	do
+		n = read(pl->go_fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(125); /* the parent is gone or gave up: nobody to report to */
+	(void)close(pl->go_fd);
+	sb_trace(pl, SB_STEP_GATE);
+
+	/*
+	 * Non-dumpable from here until exec (and init for ever): no ptrace attach, no
+	 * /proc/<pid>/mem or environ from another process of the same uid, no core dump. Set
+	 * only after the gate because the parent's writes to our uid_map need a dumpable target.
+	 */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+	/*
+	 * A cgroup namespace rooted at the cgroup we are now in (the run's, after the gate), so
+	 * /proc/self/cgroup shows "/" and nothing of the host's hierarchy.
+	 */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		die_step(pl, SB_STEP_CGROUPNS, errno, "unshare");
+	sb_trace(pl, SB_STEP_CGROUPNS);
+
+	old_umask = umask(0); /* modes of /tmp, /dev/shm and the masks exactly as written */
+	if (mounts_apply(pl, &m) < 0)
+		die(pl, &m, 125);
+	(void)umask(old_umask);
+
+	if (sethostname("cordon", 6) < 0)
+		die_step(pl, SB_STEP_HOSTNAME, errno, "cordon");
+	if (pl->netns) {
+		if (loopback_up() < 0)
+			die_step(pl, SB_STEP_LOOPBACK, errno, "lo");
+		sb_trace(pl, SB_STEP_LOOPBACK);
+	}
+
+	/* rlimits only lower limits, so they need no privilege; init carries them too. */
+	r = limits_apply(pl->profile, pl->memory_in_cgroup);
+	if (r < 0)
+		die_step(pl, SB_STEP_RLIMITS, -r, "setrlimit");
+	sb_trace(pl, SB_STEP_RLIMITS);
+
+	drop_privileges(pl);
+	sb_trace(pl, SB_STEP_IDENTITY);
+
+	/*
+	 * A new session: no controlling terminal, so TIOCSTI into cordon's terminal is refused by
+	 * the kernel (bubblewrap CVE-2017-5226) before seccomp even sees it.
+	 */
+	if (setsid() < 0)
+		die_step(pl, SB_STEP_IDENTITY, errno, "setsid");
+
+	/*
+	 * no_new_privs: setuid/setgid bits and file capabilities are inert from here on (a
+	 * setuid copy of a shell stays our uid), and it is what allows an unprivileged process to
+	 * load seccomp and Landlock.
+	 */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die_step(pl, SB_STEP_NO_NEW_PRIVS, errno, "prctl");
+
+	/* Landlock after pivot_root: its rules name paths of the new root. */
+	if (pl->landlock_abi > 0) {
+		r = landlock_apply(pl->ll_ro, pl->ll_rw, pl->landlock_abi);
+		if (r < 0)
+			die_step(pl, SB_STEP_LANDLOCK, -r, "landlock_restrict_self");
+		sb_trace(pl, SB_STEP_LANDLOCK);
+	}
+
+	signals_reset();
+
+	/*
+	 * seccomp last: every call above (mounts, setresuid, prctl) may be in its deny list.
+	 * What remains after it is fork, wait, dup2, close_range and execve.
+	 */
+	r = seccomp_prog_load(pl->bpf);
+	if (r < 0)
+		die_step(pl, SB_STEP_SECCOMP, -r, "seccomp");
+	sb_trace(pl, SB_STEP_SECCOMP);
+
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+		struct sigaction sa = { .sa_handler = forward_signal };
+
+		(void)sigaction(forwarded[i], &sa, NULL);
+	}
+	pid = _Fork();
+	if (pid < 0)
+		die_step(pl, SB_STEP_FORK, errno, "fork");
+	if (pid == 0)
+		run_command(pl); /* exec resets the forwarding handlers to SIG_DFL */
+	sb_cmd_pid = pid;
+
+	/*
+	 * init keeps only the status pipe: the command's stdio (so the relay sees EOF when the
+	 * command's side closes), the report socket (its EOF is the command's exec) and cordon's
+	 * own stdio are closed here.
+	 */
+	if (pl->status_fd > 0)
+		(void)syscall(SYS_close_range, 0, (unsigned int)pl->status_fd - 1, 0);
+	(void)syscall(SYS_close_range, (unsigned int)pl->status_fd + 1, ~0U, 0);
+	init_loop(pl, pid);
+}

@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The namespace sandbox behind proc.h: the parent side. It prepares everything the child will
+ * need (identity, the checked ro_bind list, what to hide in the workdir, the environment's
+ * PATH, the seccomp program, the run's cgroup), clones the child into new namespaces, writes
+ * its uid/gid maps, attaches it to the cgroup, opens the gate, and reads the child's report
+ * until the command's execve closes it. Then it kills, reaps and accounts the run.
+ *
+ * The handshake (crun's and nsjail's idiom):
+ *   report  socketpair(SOCK_SEQPACKET | SOCK_CLOEXEC). The child sends {step, errno, detail}
+ *           on a failure (and timestamps with CORDON_TRACE_SETUP=1); the parent reads until
+ *           EOF. EOF with no error means execve succeeded: the last holder of the child's end
+ *           is the command, and close-on-exec closed it.
+ *   go      a pipe. The child blocks on it until the parent has done what must precede any of
+ *           the child's work (uid/gid maps, v1 cgroup attach). A dead parent reads as EOF.
+ *   status  a pipe from the sandbox's init: the command's exact wait status.
+ * Setup errors thus travel as data and are never printed into the command's output.
+ */
+#define _GNU_SOURCE
+#include "backends/local/cgroup.h"
+#include "backends/local/landlock.h"
+#include "backends/local/proc.h"
+#include "backends/local/sandbox.h"
+#include "backends/local/seccomp.h"
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * The uid (and gid) a command runs as when root starts it in a root-owned workdir without
+ * run_as: 65534, the kernel's overflow id and Debian's nobody/nogroup. It owns nothing that
+ * matters on the host, every system file is read-only to it, and with a pid, IPC and network
+ * namespace per run and keyctl denied by seccomp, two runs sharing it still cannot reach each
+ * other. See docs/security.md ("Identity").
+ */
+#define SB_NOBODY 65534
+
+/* glibc's execvp() default when the environment has no PATH. */
+#define SB_DEFAULT_PATH "/bin:/usr/bin"
+
+struct local_proc {
+	pid_t pid; /* the sandbox's init, our direct child */
+	int pidfd;
+	int status_fd; /* read end: the command's wait status from init */
+	struct cgroup_run *cg;
+	bool reaped;
+	int wstatus;
+	struct rusage ru;
+};
+
+static const char *const step_names[SB_STEP__MAX] = {
+	[SB_STEP_NONE] = "setup",
+	[SB_STEP_GATE] = "gate",
+	[SB_STEP_PRIVATE] = "make mounts private",
+	[SB_STEP_OPEN_WORKDIR] = "open workdir",
+	[SB_STEP_RO_BIND] = "ro_bind",
+	[SB_STEP_DEV_NODE] = "bind device",
+	[SB_STEP_NEW_TMPFS] = "mount tmpfs",
+	[SB_STEP_PROC] = "mount /proc",
+	[SB_STEP_PIVOT] = "pivot_root",
+	[SB_STEP_ROOT_LAYOUT] = "mount ro_bind",
+	[SB_STEP_TMP] = "mount /tmp",
+	[SB_STEP_DEV] = "mount /dev",
+	[SB_STEP_PROC_MASK] = "mask /proc",
+	[SB_STEP_WORKDIR] = "bind workdir",
+	[SB_STEP_HIDE] = "hide",
+	[SB_STEP_ROOT_RO] = "remount / read-only",
+	[SB_STEP_CHDIR] = "chdir workdir",
+	[SB_STEP_HOSTNAME] = "sethostname",
+	[SB_STEP_LOOPBACK] = "bring up lo",
+	[SB_STEP_CGROUPNS] = "cgroup namespace",
+	[SB_STEP_RLIMITS] = "rlimits",
+	[SB_STEP_CAPS] = "drop capabilities",
+	[SB_STEP_IDENTITY] = "set identity",
+	[SB_STEP_NO_NEW_PRIVS] = "no_new_privs",
+	[SB_STEP_LANDLOCK] = "landlock",
+	[SB_STEP_SECCOMP] = "seccomp",
+	[SB_STEP_FORK] = "fork command",
+	[SB_STEP_STDIO] = "stdio",
+	[SB_STEP_EXEC] = "exec",
+};
+
+const char *sb_step_name(int step)
+{
+	if (step < 0 || step >= SB_STEP__MAX || !step_names[step])
+		return "setup";
+	return step_names[step];
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static bool list_has(const struct cordon_list *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* Everything the parent allocates for one start; freed whatever happens. */
+struct prep {
+	struct sb_plan pl;
+	struct sb_bind *binds;
+	size_t nbinds;
+	struct sb_hide_list hides;
+	struct sock_fprog *bpf;
+	char workdir[PATH_MAX];
+	int wd_fd;
+	int rep[2], go[2], status[2];
+	struct cgroup_run *cg;
+	bool trace;
+	double t0;
+};
+
+static void prep_free(struct prep *x)
+{
+	for (size_t i = 0; i < x->nbinds; i++)
+		free(x->binds[i].link);
+	free(x->binds);
+	hide_list_free(&x->hides);
+	seccomp_prog_free(x->bpf);
+	closep(&x->wd_fd);
+	for (int i = 0; i < 2; i++) {
+		closep(&x->rep[i]);
+		closep(&x->go[i]);
+		closep(&x->status[i]);
+	}
+	cgroup_run_destroy(x->cg);
+}
+
+static void trace_line(const struct prep *x, const char *what, double t)
+{
+	if (x->trace)
+		fprintf(stderr, "cordon: setup %8.3f ms  %s\n", t - x->t0, what);
+}
+
+/*
+ * On merged-/usr systems these are symlinks into /usr; on some architectures some of them do
+ * not exist at all. A profile can list them all without failing on such a host.
+ */
+static bool optional_system_dir(const char *path)
+{
+	static const char *const v[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		if (strcmp(path, v[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A path the sandbox builds itself, or that would replace the root. */
+static bool reserved_path(const char *path)
+{
+	static const char *const v[] = { "/proc", "/dev", "/tmp" };
+
+	if (strcmp(path, "/") == 0)
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+		size_t n = strlen(v[i]);
+
+		if (strncmp(path, v[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+static int prep_binds(struct prep *x, const struct cordon_profile *p, cordon_error *e)
+{
+	const struct cordon_list *l = &p->ro_bind;
+
+	x->binds = calloc(l->n + 1, sizeof(*x->binds));
+	if (!x->binds)
+		return cordon_err(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < l->n; i++) {
+		const char *path = l->v[i];
+		struct sb_bind *b = &x->binds[x->nbinds];
+		char target[PATH_MAX];
+		struct stat st;
+		ssize_t n;
+
+		if (path[0] != '/' || strstr(path, "/../") || strstr(path, "/./") ||
+		    (strlen(path) >= 3 && strcmp(path + strlen(path) - 3, "/..") == 0))
+			return cordon_err(e, EINVAL, "sandbox: ro_bind '%s': not an absolute path",
+					  path);
+		if (reserved_path(path))
+			return cordon_err(
+				e, EINVAL,
+				"sandbox: ro_bind '%s': the sandbox builds this path itself", path);
+		if (lstat(path, &st) < 0) {
+			if (errno == ENOENT && optional_system_dir(path))
+				continue;
+			return cordon_err(e, errno, "sandbox: ro_bind '%s'", path);
+		}
+		b->path = path;
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(path, target, sizeof(target) - 1);
+			if (n < 0)
+				return cordon_err(e, errno, "sandbox: ro_bind '%s'", path);
+			target[n] = '\0';
+			b->link = strdup(target);
+			if (!b->link)
+				return cordon_err(e, ENOMEM, "out of memory");
+		}
+		b->dir = S_ISDIR(st.st_mode);
+		x->nbinds++;
+	}
+	return 0;
+}
+
+/*
+ * The workdir: opened once here, following whatever symlinks the caller's path has (the
+ * caller chose it), then named by its canonical path for the child, which must find the same
+ * inode at that path without following any symlink.
+ */
+static int prep_workdir(struct prep *x, const char *given, struct stat *ret_st, cordon_error *e)
+{
+	char proc[64];
+	ssize_t n;
+
+	if (!given || given[0] != '/')
+		return cordon_err(e, EINVAL, "sandbox: workdir '%s': not an absolute path",
+				  given ? given : "");
+	x->wd_fd = open(given, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (x->wd_fd < 0 || fstat(x->wd_fd, ret_st) < 0)
+		return cordon_err(e, errno, "sandbox: workdir '%s'", given);
+	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", x->wd_fd);
+	n = readlink(proc, x->workdir, sizeof(x->workdir) - 1);
+	if (n < 0)
+		return cordon_err(e, errno, "sandbox: workdir '%s': readlink %s", given, proc);
+	x->workdir[n] = '\0';
+	if (x->workdir[0] != '/')
+		return cordon_err(e, ENOENT, "sandbox: workdir '%s' is not reachable", given);
+	if (reserved_path(x->workdir) && strncmp(x->workdir, "/tmp/", 5) != 0)
+		return cordon_err(e, EINVAL, "sandbox: workdir '%s': cannot be / or in /proc, /dev",
+				  x->workdir);
+	return 0;
+}
+
+/*
+ * Who the command runs as. Never host uid 0:
+ *  - an ordinary caller: itself, through a user namespace that maps only its own uid and gid;
+ *  - root with run_as (the daemon, on behalf of a client): that uid/gid, which must not be 0;
+ *  - root otherwise: the workdir's owner when that is not root (files it creates stay the
+ *    owner's), else SB_NOBODY; a root-owned temp workdir of cordon's own is chowned to it so
+ *    that the command can write there.
+ */
+static int prep_identity(struct prep *x, const struct local_spec *s, const struct stat *wd,
+			 cordon_error *e)
+{
+	uid_t euid = geteuid();
+	gid_t egid = getegid();
+
+	if (euid != 0) {
+		if (s->run_as && (s->uid != euid || s->gid != egid))
+			return cordon_err(e, EPERM, "sandbox: run as %u:%u needs root",
+					  (unsigned)s->uid, (unsigned)s->gid);
+		x->pl.userns = true;
+		x->pl.uid = euid;
+		x->pl.gid = egid;
+		return 0;
+	}
+	if (s->run_as) {
+		if (s->uid == 0)
+			return cordon_err(e, EPERM, "sandbox: refusing to run a command as uid 0");
+		x->pl.uid = s->uid;
+		x->pl.gid = s->gid;
+	} else if (wd->st_uid != 0) {
+		x->pl.uid = wd->st_uid;
+		x->pl.gid = wd->st_gid != 0 ? wd->st_gid : SB_NOBODY;
+	} else {
+		x->pl.uid = SB_NOBODY;
+		x->pl.gid = SB_NOBODY;
+		if (s->workdir_is_temp &&
+		    fchownat(x->wd_fd, "", x->pl.uid, x->pl.gid, AT_EMPTY_PATH) < 0)
+			return cordon_err(e, errno, "sandbox: chown temp workdir '%s'", x->workdir);
+	}
+	return 0;
+}
+
+static const char *env_path(char *const *envp)
+{
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, "PATH=", 5) == 0)
+			return *envp + 5;
+	return SB_DEFAULT_PATH;
+}
+
+static int fmt_size(char *buf, size_t n, uint64_t bytes, uint64_t dflt)
+{
+	if (bytes == 0)
+		bytes = dflt;
+	return snprintf(buf, n, "%llu", (unsigned long long)bytes) >= (int)n ? -1 : 0;
+}
+
+static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
+{
+	const struct cordon_profile *p = s->profile;
+	struct sb_plan *pl = &x->pl;
+	struct stat wd;
+	size_t k = 0;
+
+	if (!p)
+		return cordon_err(e, EINVAL, "sandbox: no profile");
+	if (!s->argv || !s->argv[0])
+		return cordon_err(e, EINVAL, "sandbox: empty argv");
+	if (prep_workdir(x, s->workdir, &wd, e) < 0 || prep_identity(x, s, &wd, e) < 0 ||
+	    prep_binds(x, p, e) < 0)
+		return -1;
+	trace_line(x, "prepare: workdir, identity, ro_bind", now_ms());
+	if (hide_wanted(p)) {
+		if (hide_scan(x->wd_fd, x->workdir, p, &x->hides, e) < 0)
+			return cordon_err_prefix(e, "sandbox: hide");
+		if (x->trace) {
+			char what[128];
+
+			(void)snprintf(what, sizeof(what),
+				       "prepare: hide scan (%zu hidden, %zu seen%s)", x->hides.n,
+				       x->hides.visited, x->hides.truncated ? ", bounded" : "");
+			trace_line(x, what, now_ms());
+		}
+	}
+	if (seccomp_prog_compile(p, &x->bpf, e) < 0)
+		return cordon_err_prefix(e, "sandbox: seccomp");
+	trace_line(x, "prepare: seccomp compiled", now_ms());
+
+	pl->landlock_abi = landlock_abi();
+	if (pl->landlock_abi == 0 && list_has(&p->require, "landlock"))
+		return cordon_err(e, EOPNOTSUPP, "sandbox: landlock is required but unavailable");
+
+	if (cgroup_run_create(p, &x->cg, e) < 0)
+		return cordon_err_prefix(e, "sandbox: cgroup");
+	trace_line(x, x->cg ? "prepare: cgroup created" : "prepare: no cgroup", now_ms());
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, x->rep) < 0)
+		return cordon_err(e, errno, "sandbox: socketpair");
+	if (pipe2(x->go, O_CLOEXEC) < 0 || pipe2(x->status, O_CLOEXEC) < 0)
+		return cordon_err(e, errno, "sandbox: pipe");
+	if (fcntl(x->status[0], F_SETFL, O_NONBLOCK) < 0)
+		return cordon_err(e, errno, "sandbox: status pipe");
+
+	pl->report_fd = x->rep[1];
+	pl->go_fd = x->go[0];
+	pl->status_fd = x->status[1];
+	pl->stdin_fd = s->stdin_fd;
+	pl->stdout_fd = s->stdout_fd;
+	pl->stderr_fd = s->stderr_fd;
+	pl->workdir = x->workdir;
+	pl->wd_dev = wd.st_dev;
+	pl->wd_ino = wd.st_ino;
+	pl->readonly = p->readonly;
+	pl->binds = x->binds;
+	pl->nbinds = x->nbinds;
+	pl->hides = x->hides.v;
+	pl->nhides = x->hides.n;
+	if (fmt_size(pl->tmp_size, sizeof(pl->tmp_size), p->tmp_size, 256ull << 20) < 0 ||
+	    fmt_size(pl->shm_size, sizeof(pl->shm_size), p->tmp_size, 256ull << 20) < 0)
+		return cordon_err(e, EINVAL, "sandbox: tmp_size");
+	pl->netns = p->network != CORDON_NET_HOST;
+	pl->trace = x->trace;
+	pl->argv = s->argv;
+	pl->envp = s->envp;
+	pl->path_env = env_path(s->envp);
+	pl->profile = p;
+	pl->bpf = x->bpf;
+	pl->memory_in_cgroup = x->cg != NULL;
+	/*
+	 * Landlock: everything of the new root may be read and executed (the mounts already made
+	 * it the whole view), but only the workdir (unless read-only), /tmp and /dev (its tmpfs
+	 * is read-only; /dev/null and /dev/shm are what is written there) may be written.
+	 */
+	pl->ll_ro[0] = "/";
+	pl->ll_ro[1] = NULL;
+	if (!p->readonly)
+		pl->ll_rw[k++] = x->workdir;
+	pl->ll_rw[k++] = "/tmp";
+	pl->ll_rw[k++] = "/dev";
+	pl->ll_rw[k] = NULL;
+	return 0;
+}
+
+static int write_file_at(int dfd, const char *name, const char *text, cordon_error *e)
+{
+	_cleanup_close_ int fd = openat(dfd, name, O_WRONLY | O_CLOEXEC);
+	size_t n = strlen(text);
+
+	if (fd < 0 || write(fd, text, n) != (ssize_t)n)
+		return cordon_err(e, errno, "sandbox: write %s", name);
+	return 0;
+}
+
+/*
+ * The child's user namespace maps exactly one uid and one gid: the caller's own, to
+ * themselves, so the command is the caller inside and out and files it creates belong to
+ * the caller. setgroups is denied first (the kernel requires it for an unprivileged gid_map,
+ * and it stops the child from dropping a group that a file's permissions deny).
+ *
+ * /proc/<pid> is safe to name here: the child is ours and not yet reaped, so its pid cannot
+ * have been reused; we still confirm through the pidfd that it is alive after opening the
+ * directory.
+ */
+static int write_maps(pid_t pid, int pidfd, uid_t uid, gid_t gid, cordon_error *e)
+{
+	_cleanup_close_ int dfd = -1;
+	char path[64], map[64];
+
+	(void)snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return cordon_err(e, errno, "sandbox: open %s", path);
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return cordon_err(e, errno, "sandbox: child vanished");
+	(void)snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (write_file_at(dfd, "uid_map", map, e) < 0 || write_file_at(dfd, "setgroups", "deny", e))
+		return -1;
+	(void)snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	return write_file_at(dfd, "gid_map", map, e);
+}
+
+static pid_t clone_child(struct prep *x, int *ret_pidfd, cordon_error *e)
+{
+	struct clone_args ca = { 0 };
+	int cgfd = x->cg ? cgroup_run_dirfd(x->cg) : -1;
+	pid_t pid;
+
+	/*
+	 * New mount, pid, IPC and UTS namespaces always; network unless the profile shares the
+	 * host's; user when we are not root. The cgroup namespace is entered by the child after
+	 * the gate (so that it is rooted at the run's cgroup even on v1, where attaching happens
+	 * after clone). CLONE_INTO_CGROUP puts the child in the run's v2 cgroup atomically.
+	 */
+	ca.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
+	if (x->pl.netns)
+		ca.flags |= CLONE_NEWNET;
+	if (x->pl.userns)
+		ca.flags |= CLONE_NEWUSER;
+	if (cgfd >= 0) {
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = (uint64_t)cgfd;
+	}
+	ca.pidfd = (uint64_t)(uintptr_t)ret_pidfd;
+	ca.exit_signal = SIGCHLD;
+	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0)
+		return cordon_err(e, errno, "sandbox: clone3");
+	if (pid == 0) {
+		/* The parent's ends: a copy of the gate's write end would hide the parent's death. */
+		(void)close(x->go[1]);
+		(void)close(x->rep[0]);
+		(void)close(x->status[0]);
+		sb_child_main(&x->pl);
+	}
+	return pid;
+}
+
+/* Read the report until EOF; *ret_err set when the child reported a failure. */
+static int read_report(struct prep *x, struct sb_msg *ret_err)
+{
+	struct sb_msg m;
+	ssize_t n;
+
+	ret_err->kind = 0;
+	for (;;) {
+		n = recv(x->rep[0], &m, sizeof(m), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -1 : 0;
+		if ((size_t)n != sizeof(m))
+			continue;
+		m.detail[sizeof(m.detail) - 1] = '\0';
+		if (m.kind == SB_MSG_TRACE && x->trace) {
+			char what[128];
+
+			(void)snprintf(what, sizeof(what), "child: %s", sb_step_name(m.step));
+			trace_line(x, what, m.t_ns / 1e6);
+		} else if (m.kind == SB_MSG_ERROR && ret_err->kind == 0) {
+			*ret_err = m;
+		}
+	}
+}
+
+static void reap(pid_t pid, int *ret_st, struct rusage *ru)
+{
+	int st = 0;
+
+	while (wait4(pid, &st, 0, ru) < 0 && errno == EINTR)
+		;
+	if (ret_st)
+		*ret_st = st;
+}
+
+int sandbox_proc_start(const struct local_spec *s, struct local_proc **ret, cordon_error *e)
+{
+	struct prep x = { .wd_fd = -1, .rep = { -1, -1 }, .go = { -1, -1 }, .status = { -1, -1 } };
+	_cleanup_close_ int pidfd = -1;
+	struct local_proc *p = NULL;
+	struct sb_msg err;
+	const char *tr = getenv("CORDON_TRACE_SETUP");
+	int rc = -1;
+	pid_t pid;
+
+	x.trace = tr && *tr && strcmp(tr, "0") != 0;
+	x.t0 = now_ms();
+	if (prepare(&x, s, e) < 0)
+		goto out;
+
+	pid = clone_child(&x, &pidfd, e);
+	if (pid < 0)
+		goto out;
+	trace_line(&x, "clone3", now_ms());
+	closep(&x.rep[1]);
+	closep(&x.go[0]);
+	closep(&x.status[1]);
+
+	if ((x.pl.userns && write_maps(pid, pidfd, x.pl.uid, x.pl.gid, e) < 0) ||
+	    (x.cg && cgroup_run_dirfd(x.cg) < 0 && cgroup_run_attach(x.cg, pid, e) < 0)) {
+		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		reap(pid, NULL, NULL);
+		goto out;
+	}
+	/* Open the gate. */
+	if (write(x.go[1], "g", 1) != 1) {
+		cordon_err(e, errno, "sandbox: gate");
+		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		reap(pid, NULL, NULL);
+		goto out;
+	}
+	closep(&x.go[1]);
+
+	if (read_report(&x, &err) < 0) {
+		cordon_err(e, errno, "sandbox: read report");
+		err.kind = -1;
+	}
+	trace_line(&x, err.kind ? "failed" : "exec", now_ms());
+	if (err.kind == SB_MSG_ERROR && err.step == SB_STEP_EXEC) {
+		/* Everything worked but execve: init reaps the command (127) and exits. */
+		reap(pid, NULL, NULL);
+		cordon_err(e, err.err, "exec %s", s->argv[0]);
+		rc = LOCAL_PROC_EXEC_FAILED;
+		goto out;
+	}
+	if (err.kind != 0) {
+		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		reap(pid, NULL, NULL);
+		if (err.kind == SB_MSG_ERROR) {
+			if (err.detail[0])
+				cordon_err(e, err.err, "sandbox: %s '%s'", sb_step_name(err.step),
+					   err.detail);
+			else
+				cordon_err(e, err.err, "sandbox: %s", sb_step_name(err.step));
+		}
+		goto out;
+	}
+
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		cordon_err(e, ENOMEM, "out of memory");
+		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		reap(pid, NULL, NULL);
+		goto out;
+	}
+	p->pid = pid;
+	p->pidfd = TAKE_FD(pidfd);
+	p->status_fd = TAKE_FD(x.status[0]);
+	p->cg = TAKE_PTR(x.cg);
+	*ret = p;
+	rc = 0;
+out:
+	prep_free(&x);
+	return rc;
+}
+
+int sandbox_proc_pidfd(const struct local_proc *p)
+{
+	return p->pidfd;
+}
+
+static bool init_exited(const struct local_proc *p)
+{
+	siginfo_t si = { 0 };
+
+	if (p->reaped)
+		return true;
+	if (waitid(P_PIDFD, (id_t)p->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return false;
+	return si.si_pid != 0;
+}
+
+void sandbox_proc_kill(struct local_proc *p)
+{
+	if (!p || init_exited(p))
+		return; /* init is gone, and with it every process of its pid namespace */
+	/*
+	 * SIGKILL to the namespace's init, from outside the namespace, is one init cannot
+	 * ignore; its death makes the kernel kill every other process of the namespace. The
+	 * cgroup kill is the second wall (and covers the window before init's death is done).
+	 */
+	(void)syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+	if (p->cg)
+		cgroup_run_kill(p->cg);
+}
+
+int sandbox_proc_wait(struct local_proc *p, int *ret_wstatus, struct local_usage *ret_usage,
+		      cordon_error *e)
+{
+	int st = 0;
+	ssize_t n;
+
+	if (!p->reaped) {
+		reap(p->pid, &p->wstatus, &p->ru);
+		p->reaped = true;
+	}
+	/* The command's own status, when init lived to report it. */
+	n = read(p->status_fd, &st, sizeof(st));
+	*ret_wstatus = n == (ssize_t)sizeof(st) ? st : p->wstatus;
+	if (ret_usage) {
+		struct local_usage u = { .peak_memory_bytes = -1 };
+		cordon_error e2;
+
+		if (!p->cg || cgroup_run_usage(p->cg, &u, &e2) < 0) {
+			u.cpu_ms = p->ru.ru_utime.tv_sec * 1e3 + p->ru.ru_utime.tv_usec / 1e3 +
+				   p->ru.ru_stime.tv_sec * 1e3 + p->ru.ru_stime.tv_usec / 1e3;
+			u.peak_memory_bytes = (int64_t)p->ru.ru_maxrss * 1024;
+			u.oom_killed = false;
+		}
+		*ret_usage = u;
+	}
+	(void)e;
+	return 0;
+}
+
+void sandbox_proc_free(struct local_proc *p)
+{
+	if (!p)
+		return;
+	if (!p->reaped) {
+		sandbox_proc_kill(p);
+		reap(p->pid, &p->wstatus, &p->ru);
+		p->reaped = true;
+	}
+	cgroup_run_destroy(p->cg);
+	closep(&p->pidfd);
+	closep(&p->status_fd);
+	free(p);
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The namespace sandbox's internals, shared by sandbox.c (the parent: plan, clone, handshake,
+ * kill, wait), mounts.c (the new root), hide.c (what to mask in the workdir) and init.c (the
+ * child: pid 1 of the sandbox, then the command). Not an interface for anything else: local.c
+ * sees only proc.h.
+ *
+ * The split follows one rule: everything that allocates, formats, reads the profile or walks a
+ * directory happens in the parent, before clone, and ends up in a `struct sb_plan` that the
+ * child only reads. After clone the child calls nothing but system calls and the few pure
+ * helpers at the end of this header, so that a lock held by another thread of cordon (malloc's,
+ * stdio's) at the moment of clone can never deadlock it.
+ */
+#pragma once
+
+#include <cordon/cordon.h>
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Setup steps, in the order the child runs them. The names are what an error message shows. */
+enum sb_step {
+	SB_STEP_NONE = 0,
+	SB_STEP_GATE,
+	SB_STEP_PRIVATE,
+	SB_STEP_OPEN_WORKDIR,
+	SB_STEP_RO_BIND,
+	SB_STEP_DEV_NODE,
+	SB_STEP_NEW_TMPFS,
+	SB_STEP_PROC,
+	SB_STEP_PIVOT,
+	SB_STEP_ROOT_LAYOUT,
+	SB_STEP_TMP,
+	SB_STEP_DEV,
+	SB_STEP_PROC_MASK,
+	SB_STEP_WORKDIR,
+	SB_STEP_HIDE,
+	SB_STEP_ROOT_RO,
+	SB_STEP_CHDIR,
+	SB_STEP_HOSTNAME,
+	SB_STEP_LOOPBACK,
+	SB_STEP_CGROUPNS,
+	SB_STEP_RLIMITS,
+	SB_STEP_CAPS,
+	SB_STEP_IDENTITY,
+	SB_STEP_NO_NEW_PRIVS,
+	SB_STEP_LANDLOCK,
+	SB_STEP_SECCOMP,
+	SB_STEP_FORK,
+	SB_STEP_STDIO,
+	SB_STEP_EXEC,
+	SB_STEP__MAX
+};
+
+const char *sb_step_name(int step);
+
+/* One message on the report socket (SOCK_SEQPACKET: one message, one read). */
+enum { SB_MSG_ERROR = 1, SB_MSG_TRACE = 2 };
+struct sb_msg {
+	int kind;
+	int step;
+	int err;	  /* errno of the failed call */
+	uint64_t t_ns;	  /* CLOCK_MONOTONIC when the step ended (trace) */
+	char detail[200]; /* the path or item the step was working on */
+};
+
+/* A profile ro_bind entry, checked in the parent. */
+struct sb_bind {
+	const char *path; /* absolute; the same path on the host and inside */
+	char *link;	  /* non-NULL: a symlink on the host; recreate it with this target */
+	bool dir;	  /* mount point kind: directory or file */
+};
+
+/* A workdir entry to hide, found by hide.c. */
+struct sb_hide {
+	char *rel; /* relative to the workdir, no leading '/', never "." */
+	dev_t dev; /* what the parent saw; the child refuses anything else at that name */
+	ino_t ino;
+	bool dir;
+};
+
+struct sb_hide_list {
+	struct sb_hide *v;
+	size_t n, cap;
+	bool truncated; /* the walk hit its depth or entry bound */
+	size_t visited;
+};
+
+/* Everything the child needs, prepared by the parent. Read-only after clone. */
+struct sb_plan {
+	/* identity */
+	bool userns; /* the caller is not root: a user namespace maps its own uid */
+	uid_t uid;   /* the command's uid/gid, as seen inside */
+	gid_t gid;
+
+	/* fds (all O_CLOEXEC in the parent) */
+	int report_fd; /* child's end of the report socketpair */
+	int go_fd;     /* read end of the gate pipe */
+	int status_fd; /* init writes the command's wait status here */
+	int stdin_fd;  /* -1: /dev/null inside */
+	int stdout_fd;
+	int stderr_fd;
+
+	/* the workdir: canonical host path, and the inode the parent opened */
+	const char *workdir;
+	dev_t wd_dev;
+	ino_t wd_ino;
+	bool readonly;
+
+	/* the new root */
+	const struct sb_bind *binds;
+	size_t nbinds;
+	const struct sb_hide *hides;
+	size_t nhides;
+	char tmp_size[32];
+	char shm_size[32];
+
+	bool netns;
+	bool trace;
+
+	/* exec */
+	char *const *argv;
+	char *const *envp;
+	const char *path_env; /* PATH of envp (or the default), for the lookup of argv[0] */
+
+	/* confinement */
+	const struct cordon_profile *profile;
+	const struct sock_fprog *bpf;
+	int landlock_abi;
+	const char *ll_ro[4];
+	const char *ll_rw[6];
+	bool memory_in_cgroup;
+};
+
+/* hide.c: find what profile->ignore and profile->mask hide in the workdir (parent side). */
+int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p,
+	      struct sb_hide_list *ret, cordon_error *e);
+void hide_list_free(struct sb_hide_list *l);
+/* True when the profile hides anything at all (no walk otherwise). */
+bool hide_wanted(const struct cordon_profile *p);
+/* The matching rule of AG2's check_ignore (ag2-behaviour.md §4.7) for one path. */
+int hide_match_ignore(const char *pattern, const char *rel, const char *name, cordon_error *e);
+
+/* mounts.c: in the child, build the new root and pivot into it. Returns 0 or -1 with *m. */
+int mounts_apply(const struct sb_plan *pl, struct sb_msg *m);
+
+/* init.c: the child, from clone to exec. Never returns. */
+__attribute__((noreturn)) void sb_child_main(const struct sb_plan *pl);
+
+/* Child-side helpers (async-signal-safe). */
+void sb_fail_set(struct sb_msg *m, int step, int err, const char *detail);
+void sb_trace(const struct sb_plan *pl, int step);
+size_t sb_strlcpy(char *dst, const char *src, size_t n);
+size_t sb_strlcat(char *dst, const char *src, size_t n);
