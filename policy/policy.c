@@ -9,6 +9,7 @@
  * A profile that sets both the ShellExecutor keys and ShellAdapter keys gets both checks, in
  * that order: no AG2 object combines them, and running both can only refuse more.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +94,12 @@ int policy_check_ex(const struct cordon_profile *p, const char *command, const c
 	char *deny = NULL;
 	int r;
 
+	if (!command)
+		return cordon_err(e, EINVAL, "policy: no command");
+	/* Only the path checks need a workdir; refusing to guess one keeps a caller's bug
+	 * from turning into a containment check against the wrong directory. */
+	if (!workdir && (p->ignore.set || p->allowed_paths.n > 0))
+		return cordon_err(e, EINVAL, "policy: ignore and allowed_paths need a workdir");
 	if (!resolve)
 		resolve = policy_resolve_lexical;
 	if (policy_is_executor_dialect(p)) {

@@ -56,8 +56,8 @@ bool policy_is_executor_dialect(const struct cordon_profile *p);
 int policy_split(const char *command, char ***ret_argv, const char **ret_err, cordon_error *e);
 void policy_strv_free(char **v);
 
-/* Python's repr() of a UTF-8 string (invalid bytes are shown as Python shows surrogateescape
- * would not apply: callers pass valid UTF-8). */
+/* Python's repr() of a UTF-8 string. An invalid byte is shown as "\udcXX", the way Python
+ * shows a byte it decoded with surrogateescape (as it does for argv). */
 int pyrepr(const char *s, char **ret, cordon_error *e);
 /* Python str.strip(): returns [*ret_start, *ret_end) inside s (no allocation). */
 void pystrip(const char *s, size_t len, size_t *ret_start, size_t *ret_end);

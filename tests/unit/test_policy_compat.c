@@ -263,3 +263,18 @@ Test(policy_compat, readonly_lists)
 	cr_assert_str_eq(c[28], "git branch");
 	cr_assert_str_eq(s[16], "cut");
 }
+
+Test(policy_compat, bad_input)
+{
+	struct cordon_profile p = { 0 };
+	cordon_error e = { 0 };
+	char *deny = NULL;
+
+	cr_assert_eq(policy_check(&p, NULL, "/w", NULL, &deny, &e), -1);
+	cr_assert_str_eq(e.msg, "policy: no command");
+	tp_list(&p.ignore, L(".env"));
+	cr_assert_eq(policy_check(&p, "cat .env", NULL, NULL, &deny, &e), -1);
+	cr_assert_str_eq(e.msg, "policy: ignore and allowed_paths need a workdir");
+	cr_assert_null(deny);
+	tp_profile_free(&p);
+}
