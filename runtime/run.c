@@ -189,7 +189,8 @@ int cordon_check(const struct cordon_request *rq, char **ret_refusal, cordon_err
 		return -1;
 	if (r > 0)
 		return cordon_err(e, ELOOP, "workdir '%s'", rq->workdir);
-	return policy_check(rq->profile, rq->command, wd, resolve_host, ret_refusal, e);
+	return policy_check_ex(rq->profile, rq->command, wd, resolve_host, getenv("HOME"),
+			       ret_refusal, e);
 }
 
 static int set_str(char **dst, const char *s, cordon_error *e)
@@ -233,7 +234,8 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	if (set_str(&r.backend, ops->name, e) < 0 || set_str(&r.workdir, workdir, e) < 0)
 		goto out;
 	if (rq->command) {
-		if (policy_check(p, rq->command, workdir, resolve_host, &deny, e) < 0)
+		if (policy_check_ex(p, rq->command, workdir, resolve_host, getenv("HOME"), &deny,
+				    e) < 0)
 			goto out;
 		if (deny) {
 			rc = refusal_result(TAKE_PTR(deny), &r, e);
@@ -269,6 +271,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.argv = argv,
 		.envp = envp,
 		.workdir = workdir,
+		.workdir_is_temp = temp,
 		.profile = p,
 		.stdin_fd = rq->pass_stdin ? rq->stdin_fd : -1,
 		.run_as = rq->run_as,
