@@ -36,6 +36,10 @@ LIB_SRCS  := $(sort $(wildcard runtime/*.c policy/*.c backends/*.c backends/*/*.
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB       := $(B)/libcordon.a
 CLI       := $(B)/cordon
+CLI_SRCS  := $(sort $(wildcard runtime/cli/*.c))
+DAEMON    := $(B)/cordond
+DAEMON_SRCS := $(sort $(wildcard runtime/daemon/*.c))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 INTEG_SRCS := $(sort $(wildcard tests/integration/*.c))
 ESC_SRCS  := $(sort $(wildcard tests/escape/*.c))
@@ -47,7 +51,7 @@ ESCAPE    := $(B)/tests/escape
 .PHONY: all check demo install deps bench fuzz clean format format-check tests deb run-tests
 .DEFAULT_GOAL := all
 
-all: $(CLI)
+all: $(CLI) $(DAEMON)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -58,7 +62,27 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(CLI): $(B)/obj/runtime/cli/main.o $(LIB)
+$(CLI): $(CLI_SRCS:%.c=$(B)/obj/%.o) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(DAEMON): $(DAEMON_SRCS:%.c=$(B)/obj/%.o) $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lpthread
+
+# libFuzzer targets (clang only, not part of check): make fuzz FUZZ_TIME=600
+FUZZ_TIME ?= 60
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined $(filter -D% -I%,$(ALL_CFLAGS))
+fuzz:
+	@mkdir -p $(B)/fuzz
+	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
+		clang $(FUZZ_CFLAGS) -o $(B)/fuzz/$$n $$f runtime/daemon/body.c $(LIB_SRCS) \
+			$(PKG_LIBS) || exit 1; \
+		mkdir -p $(B)/fuzz/$$n.corpus; \
+		$(B)/fuzz/$$n -max_total_time=$(FUZZ_TIME) -max_len=65536 $(B)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+# The fuzz corpora as a regression test, built with the ordinary compiler (tests/fuzz/driver.c).
+$(B)/tests/fuzz-%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/driver.o $(B)/obj/runtime/daemon/body.o $(LIB)
+	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(UNIT): $(UNIT_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
@@ -73,7 +97,7 @@ $(ESCAPE): $(ESC_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
 
-tests: $(CLI) $(UNIT) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESC_SRCS),$(ESCAPE))
+tests: $(CLI) $(DAEMON) $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/fuzz-%) $(UNIT) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESC_SRCS),$(ESCAPE))
 
 # Install whatever Debian package is missing; instant when everything is present.
 deps:
@@ -100,9 +124,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(B)
 
-install: $(CLI)
+install: $(CLI) $(DAEMON)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/cordon/profiles
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/cordon
+	install -d $(DESTDIR)$(SBINDIR)
+	install -m 0755 $(DAEMON) $(DESTDIR)$(SBINDIR)/cordond
 	install -m 0644 profiles/*.conf $(DESTDIR)$(SYSCONFDIR)/cordon/profiles/
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CLI's cordond client: one HTTP/1.1 request over the Unix socket, POST /v1/run, and the
+ * reply printed exactly as a direct run prints its result. Small on purpose: no keep-alive, no
+ * chunked bodies (cordond sends Content-Length), one request per process.
+ */
+#define _GNU_SOURCE
+#include "runtime/cli/client.h"
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define DEFAULT_SOCKET "/run/cordon/cordon.sock"
+#define MAX_REPLY (512u << 20)
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cordon: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CORDON_EXIT_FAILURE;
+}
+
+const char *client_socket_path(void)
+{
+	const char *s = getenv("CORDON_SOCKET");
+
+	return s && *s ? s : DEFAULT_SOCKET;
+}
+
+const char *client_unsupported(const char *profile, bool pass_stdin, const char *image)
+{
+	size_t n = strlen(profile);
+
+	if (strchr(profile, '/') || (n >= 5 && !strcmp(profile + n - 5, ".conf")))
+		return "cordond loads profiles by name only, not from a path";
+	if (pass_stdin)
+		return "--stdin is not available through cordond";
+	if (image)
+		return "--image is not available through cordond (it serves the local backend)";
+	return NULL;
+}
+
+static int write_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int add_list(json_t *o, const char *key, const struct cordon_list *l)
+{
+	json_t *a;
+
+	if (!l || !l->n)
+		return 0;
+	a = json_array();
+	if (!a)
+		return -1;
+	for (size_t i = 0; i < l->n; i++)
+		if (json_array_append_new(a, json_string(l->v[i])) < 0) {
+			json_decref(a);
+			return -1;
+		}
+	return json_object_set_new(o, key, a);
+}
+
+static char *build_body(const struct client_request *r)
+{
+	json_t *o = json_object();
+	char *s = NULL;
+
+	if (!o)
+		return NULL;
+	if (json_object_set_new(o, "command", json_string(r->command)) < 0 ||
+	    json_object_set_new(o, "profile", json_string(r->profile)) < 0)
+		goto out;
+	if (r->workdir) {
+		_cleanup_free_ char *abs = NULL;
+		char cwd[PATH_MAX];
+
+		if (r->workdir[0] == '/') {
+			abs = strdup(r->workdir);
+		} else {
+			if (!getcwd(cwd, sizeof(cwd)))
+				goto out;
+			if (asprintf(&abs, "%s/%s", cwd, r->workdir) < 0)
+				abs = NULL;
+		}
+		if (!abs || json_object_set_new(o, "workdir", json_string(abs)) < 0)
+			goto out;
+	}
+	if (r->keep && json_object_set_new(o, "keep", json_true()) < 0)
+		goto out;
+	if (add_list(o, "allowed", r->allow) < 0 || add_list(o, "blocked", r->block) < 0 ||
+	    add_list(o, "ignore", r->ignore) < 0)
+		goto out;
+	if (r->env && r->env->n) {
+		json_t *env = json_object();
+
+		if (!env || json_object_set_new(o, "env", env) < 0)
+			goto out;
+		for (size_t i = 0; i < r->env->n; i++) {
+			_cleanup_free_ char *k = strdup(r->env->v[i]);
+			char *eq = k ? strchr(k, '=') : NULL;
+
+			if (!eq)
+				goto out;
+			*eq = '\0';
+			if (json_object_set_new(env, k, json_string(eq + 1)) < 0)
+				goto out;
+		}
+	}
+	if (r->readonly && json_object_set_new(o, "readonly", json_true()) < 0)
+		goto out;
+	if (r->mode >= 0 &&
+	    json_object_set_new(o, "policy_mode",
+				json_string(r->mode == CORDON_MODE_STRICT ? "strict" : "compat")) <
+		    0)
+		goto out;
+	if (r->network >= 0 &&
+	    json_object_set_new(o, "network",
+				json_string(r->network == CORDON_NET_HOST ? "host" : "none")) < 0)
+		goto out;
+	/* The text as written, so "Command timed out after 1.50s" reads as in a direct run. */
+	if (r->timeout && json_object_set_new(o, "timeout", json_string(r->timeout)) < 0)
+		goto out;
+	if (r->max_output &&
+	    json_object_set_new(o, "max_output", json_integer(strtoll(r->max_output, NULL, 10))) <
+		    0)
+		goto out;
+	if (r->backend && json_object_set_new(o, "backend", json_string(r->backend)) < 0)
+		goto out;
+	s = json_dumps(o, JSON_COMPACT);
+out:
+	json_decref(o);
+	return s;
+}
+
+/* Connect; -1 with errno when nobody answers. */
+static int connect_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+
+		(void)close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+static int read_reply(int fd, char **ret, size_t *ret_len)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len + 65536 + 1 > cap) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 131072;
+			if (cap > MAX_REPLY) {
+				free(buf);
+				errno = EFBIG;
+				return -1;
+			}
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				return -1;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int exit_status(json_t *j)
+{
+	json_t *sig = json_object_get(j, "signal");
+
+	if (json_is_string(json_object_get(j, "refused")))
+		return CORDON_EXIT_REFUSED;
+	if (json_is_true(json_object_get(j, "timed_out")))
+		return CORDON_EXIT_TIMEOUT;
+	if (json_is_integer(sig) && json_integer_value(sig) > 0)
+		return 128 + (int)json_integer_value(sig);
+	return (int)(json_integer_value(json_object_get(j, "exit_code")) & 0xff);
+}
+
+int client_run(const struct client_request *r, bool *ret_unreachable)
+{
+	_cleanup_free_ char *body = NULL, *head = NULL, *reply = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t reply_len = 0, blen;
+	const char *sep, *payload;
+	json_t *j;
+	json_error_t je;
+	int status = 0, rc;
+
+	*ret_unreachable = false;
+	body = build_body(r);
+	if (!body)
+		return fail("out of memory");
+	fd = connect_socket(r->socket_path);
+	if (fd < 0) {
+		*ret_unreachable = true;
+		return CORDON_EXIT_FAILURE;
+	}
+	blen = strlen(body);
+	if (asprintf(&head,
+		     "POST /v1/run HTTP/1.1\r\nHost: cordond\r\nContent-Type: application/json\r\n"
+		     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+		     blen) < 0) {
+		head = NULL;
+		return fail("out of memory");
+	}
+	if (write_all(fd, head, strlen(head)) < 0 || write_all(fd, body, blen) < 0)
+		return fail("cordond at %s: sending the request: %s", r->socket_path,
+			    strerror(errno));
+	if (read_reply(fd, &reply, &reply_len) < 0)
+		return fail("cordond at %s: reading the reply: %s", r->socket_path,
+			    strerror(errno));
+	if (sscanf(reply, "HTTP/1.%*d %d", &status) != 1 || !(sep = strstr(reply, "\r\n\r\n")))
+		return fail("cordond at %s: not an HTTP reply", r->socket_path);
+	payload = sep + 4;
+	j = json_loadb(payload, reply_len - (size_t)(payload - reply), JSON_ALLOW_NUL, &je);
+	if (status != 200) {
+		json_t *err = j ? json_object_get(j, "error") : NULL;
+
+		rc = fail("cordond: %s (HTTP %d)",
+			  json_is_string(err) ? json_string_value(err) : "request failed", status);
+		json_decref(j);
+		return rc;
+	}
+	if (!j || !json_is_object(j) || !json_is_string(json_object_get(j, "output"))) {
+		json_decref(j);
+		return fail("cordond at %s: malformed result", r->socket_path);
+	}
+	if (r->keep && !r->workdir && json_is_string(json_object_get(j, "workdir")))
+		fprintf(stderr, "cordon: kept workdir %s\n",
+			json_string_value(json_object_get(j, "workdir")));
+	if (r->json) {
+		size_t n = reply_len - (size_t)(payload - reply);
+
+		while (n > 0 && payload[n - 1] == '\n')
+			n--;
+		(void)write_all(1, payload, n);
+	} else {
+		json_t *out = json_object_get(j, "output");
+
+		(void)write_all(1, json_string_value(out), json_string_length(out));
+	}
+	(void)write_all(1, "\n", 1);
+	rc = exit_status(j);
+	json_decref(j);
+	return rc;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* `cordon run --via daemon|auto`: the same run, through cordond's socket (SPEC §7). */
+#pragma once
+
+#include <cordon/cordon.h>
+
+struct client_request {
+	const char *socket_path;
+	const char *command;
+	const char *profile;
+	const char *workdir; /* as given; made absolute against the caller's cwd */
+	bool keep;
+	const struct cordon_list *allow, *block, *ignore, *env;
+	bool readonly;
+	int mode;		/* -1: the profile's */
+	int network;		/* -1: the profile's */
+	const char *timeout;	/* as the user wrote it */
+	const char *max_output; /* as the user wrote it */
+	const char *backend;
+	bool json;
+};
+
+/* The socket cordon talks to: $CORDON_SOCKET, else /run/cordon/cordon.sock. */
+const char *client_socket_path(void);
+/* NULL when the daemon can take this request, else why not (a profile given as a path, ...). */
+const char *client_unsupported(const char *profile, bool pass_stdin, const char *image);
+/*
+ * Send the run, print the result as a direct run would (text or JSON) and return the exit status
+ * (the command's, 124, 126, or 125 with a line on stderr). When nothing could be sent because no
+ * daemon answers, *ret_unreachable is set and nothing is printed.
+ */
+int client_run(const struct client_request *r, bool *ret_unreachable);

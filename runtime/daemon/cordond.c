@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cordond: the privileged half of cordon (SPEC §7). It listens on a Unix socket (its own, or
+ * the one systemd passes with socket activation), authenticates each caller by SO_PEERCRED, and
+ * runs the caller's commands in the local backend as that caller.
+ *
+ * Threads: libmicrohttpd's listener and one thread per connection; this main thread waits for
+ * signals and, between them, watches connections (disconnects cancel runs, slow requests are
+ * dropped) and expires idle sessions.
+ */
+#define _GNU_SOURCE
+#include "runtime/daemon/daemon.h"
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+struct daemon_config cfg = {
+	.socket_path = NULL,
+	.group = DAEMON_GROUP,
+	.max_runs = 64,
+	.max_runs_per_caller = 16,
+	.max_sessions_per_caller = 32,
+	.max_connections = 512,
+	.max_conns_per_caller = 128,
+	.max_body = 1 << 20,
+	.max_file = 64 << 20,
+	.request_timeout = 10,
+	.session_idle = 3600,
+	.grace = 10,
+	.max_output_cap = 4 << 20,
+};
+
+atomic_bool daemon_stopping;
+
+unsigned http_runs_in_flight(void);
+
+static char *notify_socket;
+
+void daemon_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	flockfile(stderr);
+	fputs("cordond: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
+/*
+ * sd_notify(), but with the socket path saved at startup: NOTIFY_SOCKET is removed from the
+ * environment so that no command (a profile with env_inherit) ever sees it.
+ */
+static void notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void notify(const char *fmt, ...)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	char msg[512];
+	size_t n;
+	va_list ap;
+
+	if (!notify_socket)
+		return;
+	n = strlen(notify_socket);
+	if (n < 2 || n >= sizeof(sa.sun_path) ||
+	    (notify_socket[0] != '/' && notify_socket[0] != '@'))
+		return;
+	memcpy(sa.sun_path, notify_socket, n);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	(void)sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n));
+}
+
+/*
+ * The daemon's own environment reaches commands only through a profile with env_inherit, and
+ * then it should say nothing about the daemon: keep PATH and LANG, drop the rest (NOTIFY_SOCKET,
+ * LISTEN_*, INVOCATION_ID, credentials an administrator's shell might have exported).
+ */
+static int sanitize_environment(void)
+{
+	const char *lang = getenv("LANG"), *ns = getenv("NOTIFY_SOCKET");
+	const char *profile_path = getenv("CORDON_PROFILE_PATH");
+	_cleanup_free_ char *lang_copy = lang ? strdup(lang) : NULL;
+	_cleanup_free_ char *pp_copy = profile_path ? strdup(profile_path) : NULL;
+
+	notify_socket = ns ? strdup(ns) : NULL;
+	if (clearenv() != 0)
+		return -1;
+	if (setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1) < 0)
+		return -1;
+	if (lang_copy && setenv("LANG", lang_copy, 1) < 0)
+		return -1;
+	/* Where profiles are looked up is the administrator's choice, kept for the library. */
+	if (pp_copy && setenv("CORDON_PROFILE_PATH", pp_copy, 1) < 0)
+		return -1;
+	return 0;
+}
+
+static ino_t own_socket_ino;
+static dev_t own_socket_dev;
+
+static bool socket_answers(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	strcpy(sa.sun_path, path);
+	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+}
+
+/*
+ * Our own socket: mode 0660, owner root, group cordon. It is bound under a temporary name with
+ * the umask already giving 0660 (never a moment with wider permissions), given its group, and
+ * renamed over the final path, which atomically replaces a stale socket left by a crash. A path
+ * that holds anything but a socket, or a socket a live daemon answers on, is left alone.
+ */
+static int bind_socket(const char *path, cordon_error *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *dir = NULL, *tmp = NULL;
+	struct group gr, *grp = NULL;
+	char buf[4096];
+	struct stat st;
+	mode_t old;
+
+	if (path[0] != '/')
+		return cordon_err(e, 0, "--socket: '%s' is not an absolute path", path);
+	if (strlen(path) + 16 >= sizeof(sa.sun_path))
+		return cordon_err(e, ENAMETOOLONG, "--socket: '%s'", path);
+	dir = strdup(path);
+	if (!dir)
+		return cordon_err(e, ENOMEM, "out of memory");
+	*strrchr(dir, '/') = '\0';
+	if (*dir && mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return cordon_err(e, errno, "mkdir '%s'", dir);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return cordon_err(e, EEXIST, "'%s' exists and is not a socket", path);
+		if (socket_answers(path))
+			return cordon_err(e, EADDRINUSE, "another daemon answers on '%s'", path);
+	}
+	if (asprintf(&tmp, "%s.%d.tmp", path, (int)getpid()) < 0) {
+		tmp = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	(void)unlink(tmp);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return cordon_err(e, errno, "socket");
+	strcpy(sa.sun_path, tmp);
+	old = umask(0117);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+
+		umask(old);
+		return cordon_err(e, err, "bind '%s'", tmp);
+	}
+	umask(old);
+	if (getgrnam_r(cfg.group, &gr, buf, sizeof(buf), &grp) == 0 && grp && geteuid() == 0 &&
+	    fchownat(AT_FDCWD, tmp, 0, grp->gr_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		int err = errno;
+
+		(void)unlink(tmp);
+		return cordon_err(e, err, "chown '%s'", tmp);
+	}
+	if (rename(tmp, path) < 0) {
+		int err = errno;
+
+		(void)unlink(tmp);
+		return cordon_err(e, err, "rename '%s'", path);
+	}
+	if (listen(fd, 256) < 0)
+		return cordon_err(e, errno, "listen '%s'", path);
+	if (lstat(path, &st) == 0) {
+		own_socket_ino = st.st_ino;
+		own_socket_dev = st.st_dev;
+	}
+	return TAKE_FD(fd);
+}
+
+static void unlink_own_socket(const char *path)
+{
+	struct stat st;
+
+	/* Only if it is still the one we made: a newer daemon may have replaced it. */
+	if (own_socket_ino && lstat(path, &st) == 0 && st.st_ino == own_socket_ino &&
+	    st.st_dev == own_socket_dev)
+		(void)unlink(path);
+}
+
+static const char usage[] =
+	"Usage: cordond [OPTIONS]\n"
+	"\n"
+	"The cordon daemon: runs commands for root and members of group cordon, as the caller,\n"
+	"over HTTP/1.1 + JSON on a Unix socket (socket activation when systemd passes one).\n"
+	"\n"
+	"  --socket PATH                 socket to create (default " DAEMON_DEFAULT_SOCKET ")\n"
+	"  --config FILE                 read options from FILE (key = value, the long names)\n"
+	"  --group NAME                  group whose members may call (default cordon)\n"
+	"  --max-runs N                  runs in flight, all callers (default 64)\n"
+	"  --max-runs-per-caller N       runs in flight per uid (default 16)\n"
+	"  --max-sessions-per-caller N   live sessions per uid (default 32)\n"
+	"  --max-connections N           open connections (default 512)\n"
+	"  --max-connections-per-caller N  open connections per uid (default 128)\n"
+	"  --max-body BYTES              JSON request body limit (default 1048576)\n"
+	"  --max-file BYTES              file upload limit (default 67108864)\n"
+	"  --max-output-cap N            largest max_output a request may ask (default 4194304)\n"
+	"  --request-timeout SECONDS     to send a whole request; idle keep-alive (default 10)\n"
+	"  --session-idle SECONDS        idle sessions are removed after (default 3600)\n"
+	"  --grace SECONDS               SIGTERM waits this long for runs (default 10)\n"
+	"  -h, --help, --version\n";
+
+enum {
+	O_SOCKET = 256,
+	O_CONFIG,
+	O_GROUP,
+	O_MAX_RUNS,
+	O_MAX_RUNS_PC,
+	O_MAX_SESS_PC,
+	O_MAX_CONNS,
+	O_MAX_CONNS_PC,
+	O_MAX_BODY,
+	O_MAX_FILE,
+	O_MAX_OUTPUT_CAP,
+	O_REQ_TIMEOUT,
+	O_SESSION_IDLE,
+	O_GRACE,
+	O_VERSION,
+};
+
+static const struct option options[] = {
+	{ "socket", required_argument, NULL, O_SOCKET },
+	{ "config", required_argument, NULL, O_CONFIG },
+	{ "group", required_argument, NULL, O_GROUP },
+	{ "max-runs", required_argument, NULL, O_MAX_RUNS },
+	{ "max-runs-per-caller", required_argument, NULL, O_MAX_RUNS_PC },
+	{ "max-sessions-per-caller", required_argument, NULL, O_MAX_SESS_PC },
+	{ "max-connections", required_argument, NULL, O_MAX_CONNS },
+	{ "max-connections-per-caller", required_argument, NULL, O_MAX_CONNS_PC },
+	{ "max-body", required_argument, NULL, O_MAX_BODY },
+	{ "max-file", required_argument, NULL, O_MAX_FILE },
+	{ "max-output-cap", required_argument, NULL, O_MAX_OUTPUT_CAP },
+	{ "request-timeout", required_argument, NULL, O_REQ_TIMEOUT },
+	{ "session-idle", required_argument, NULL, O_SESSION_IDLE },
+	{ "grace", required_argument, NULL, O_GRACE },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ 0 },
+};
+
+static int parse_uint(const char *name, const char *s, unsigned long long max,
+		      unsigned long long *ret)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	errno = 0;
+	if (!*s || *s == '-')
+		goto bad;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v == 0 || v > max)
+		goto bad;
+	*ret = v;
+	return 0;
+bad:
+	fprintf(stderr, "cordond: --%s: expected an integer between 1 and %llu, got '%s'\n", name,
+		max, s);
+	return -1;
+}
+
+static int parse_secs(const char *name, const char *s, double *ret)
+{
+	char *end = NULL;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || !*s || *end || !(v > 0) || v > 31536000) {
+		fprintf(stderr, "cordond: --%s: expected a number of seconds > 0, got '%s'\n", name,
+			s);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int load_config(const char *path);
+
+/* Apply one option; returns 0, or -1 after printing why. */
+static int apply_option(int id, const char *name, const char *val)
+{
+	unsigned long long u;
+	double d;
+
+	switch (id) {
+	case O_SOCKET:
+		cfg.socket_path = strdup(val);
+		return cfg.socket_path ? 0 : -1;
+	case O_CONFIG:
+		return load_config(val);
+	case O_GROUP:
+		if (!*val) {
+			fprintf(stderr, "cordond: --group: empty name\n");
+			return -1;
+		}
+		cfg.group = strdup(val);
+		return cfg.group ? 0 : -1;
+	case O_MAX_RUNS:
+	case O_MAX_RUNS_PC:
+	case O_MAX_SESS_PC:
+	case O_MAX_CONNS:
+	case O_MAX_CONNS_PC:
+		if (parse_uint(name, val, 100000, &u) < 0)
+			return -1;
+		if (id == O_MAX_RUNS)
+			cfg.max_runs = (unsigned)u;
+		else if (id == O_MAX_RUNS_PC)
+			cfg.max_runs_per_caller = (unsigned)u;
+		else if (id == O_MAX_SESS_PC)
+			cfg.max_sessions_per_caller = (unsigned)u;
+		else if (id == O_MAX_CONNS)
+			cfg.max_connections = (unsigned)u;
+		else
+			cfg.max_conns_per_caller = (unsigned)u;
+		return 0;
+	case O_MAX_BODY:
+	case O_MAX_FILE:
+	case O_MAX_OUTPUT_CAP:
+		if (parse_uint(name, val, 1ULL << 40, &u) < 0)
+			return -1;
+		if (id == O_MAX_BODY)
+			cfg.max_body = (size_t)u;
+		else if (id == O_MAX_FILE)
+			cfg.max_file = (size_t)u;
+		else
+			cfg.max_output_cap = (int64_t)u;
+		return 0;
+	case O_REQ_TIMEOUT:
+		if (parse_uint(name, val, 3600, &u) < 0)
+			return -1;
+		cfg.request_timeout = (unsigned)u;
+		return 0;
+	case O_SESSION_IDLE:
+	case O_GRACE:
+		if (parse_secs(name, val, &d) < 0)
+			return -1;
+		if (id == O_GRACE)
+			cfg.grace = d;
+		else
+			cfg.session_idle = d;
+		return 0;
+	}
+	return -1;
+}
+
+static int load_config(const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[1024];
+	int lineno = 0;
+
+	if (!f) {
+		fprintf(stderr, "cordond: --config: '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *k = line, *v, *eq, *end;
+		const struct option *o;
+
+		lineno++;
+		k += strspn(k, " \t");
+		k[strcspn(k, "\r\n")] = '\0';
+		if (!*k || *k == '#' || *k == ';' || !strcmp(k, "[cordond]"))
+			continue;
+		eq = strchr(k, '=');
+		if (!eq) {
+			fprintf(stderr, "cordond: %s:%d: expected key = value\n", path, lineno);
+			return -1;
+		}
+		v = eq + 1;
+		for (end = eq; end > k && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		*end = '\0';
+		v += strspn(v, " \t");
+		for (end = v + strlen(v); end > v && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		*end = '\0';
+		for (o = options; o->name; o++)
+			if (!strcmp(o->name, k) && o->has_arg == required_argument &&
+			    o->val != O_CONFIG)
+				break;
+		if (!o->name) {
+			fprintf(stderr, "cordond: %s:%d: unknown key '%s'\n", path, lineno, k);
+			return -1;
+		}
+		if (apply_option(o->val, o->name, v) < 0) {
+			fprintf(stderr, "cordond: %s:%d: bad value for '%s'\n", path, lineno, k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct MHD_Daemon *d;
+	cordon_error e = { 0 };
+	char ebuf[512];
+	sigset_t set;
+	int c, lfd, n;
+	bool activated = false;
+	double last_sweep = 0;
+	unsigned last_runs = (unsigned)-1, last_sessions = (unsigned)-1;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (c == O_VERSION) {
+			printf("cordond %s\n", CORDON_VERSION);
+			return 0;
+		}
+		if (c == '?' || c == ':') {
+			fprintf(stderr, "cordond: unknown option or missing value: '%s'\n",
+				argv[optind - 1]);
+			return 2;
+		}
+		const char *name = "";
+
+		for (const struct option *o = options; o->name; o++)
+			if (o->val == c)
+				name = o->name;
+		if (apply_option(c, name, optarg) < 0)
+			return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "cordond: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (sanitize_environment() < 0) {
+		fprintf(stderr, "cordond: cannot set up the environment\n");
+		return 1;
+	}
+	if (geteuid() != 0)
+		daemon_log("not running as root: commands run as cordond's own user");
+	else if (setgroups(0, NULL) < 0) /* the daemon's own groups are nobody's business */
+		daemon_log("setgroups: %s", strerror(errno));
+
+	/*
+	 * Signals are taken synchronously by this thread (sigtimedwait): block them before any
+	 * other thread exists, so every thread inherits the mask.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	n = sd_listen_fds(1);
+	if (n < 0) {
+		daemon_log("sd_listen_fds: %s", strerror(-n));
+		return 1;
+	}
+	if (n > 1) {
+		daemon_log("expected one socket from systemd, got %d", n);
+		return 1;
+	}
+	if (n == 1 && !cfg.socket_path) {
+		lfd = SD_LISTEN_FDS_START;
+		if (sd_is_socket_unix(lfd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+			daemon_log(
+				"the socket systemd passed is not a listening Unix stream socket");
+			return 1;
+		}
+		(void)fcntl(lfd, F_SETFD, FD_CLOEXEC);
+		activated = true;
+	} else {
+		if (!cfg.socket_path)
+			cfg.socket_path = DAEMON_DEFAULT_SOCKET;
+		lfd = bind_socket(cfg.socket_path, &e);
+		if (lfd < 0) {
+			daemon_log("%s", cordon_err_str(&e, ebuf, sizeof(ebuf)));
+			return 1;
+		}
+	}
+	/* Files the daemon creates for a caller (uploads, their directories) get 0644/0755. */
+	umask(022);
+
+	d = http_start(lfd, &e);
+	if (!d) {
+		daemon_log("%s", cordon_err_str(&e, ebuf, sizeof(ebuf)));
+		if (!activated)
+			unlink_own_socket(cfg.socket_path);
+		return 1;
+	}
+	daemon_log("listening on %s (pid %d)",
+		   activated ? "the socket from systemd" : cfg.socket_path, (int)getpid());
+	notify("READY=1\nSTATUS=Listening on %s",
+	       activated ? "the activation socket" : cfg.socket_path);
+
+	for (;;) {
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+		int sig = sigtimedwait(&set, NULL, &ts);
+		double now = now_s();
+
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		if (sig == SIGHUP)
+			daemon_log("SIGHUP: nothing to reload (options are read at start)");
+		http_watch_once(0);
+		if (now - last_sweep >= 1.0) {
+			unsigned r = http_runs_in_flight(), s;
+
+			sessions_expire();
+			s = sessions_count();
+			if (r != last_runs || s != last_sessions)
+				notify("STATUS=%u runs in flight, %u sessions", r, s);
+			last_runs = r;
+			last_sessions = s;
+			last_sweep = now;
+		}
+	}
+
+	/*
+	 * Stopping: refuse new work (new connections are no longer accepted; requests on open
+	 * connections get 503), give in-flight runs the grace time, then kill what is left. Nothing
+	 * the users made is removed: session workdirs stay where they are.
+	 */
+	atomic_store(&daemon_stopping, true);
+	notify("STOPPING=1\nSTATUS=Stopping: %u runs in flight", http_runs_in_flight());
+	daemon_log("stopping: %u runs in flight, grace %.1fs", http_runs_in_flight(), cfg.grace);
+	lfd = MHD_quiesce_daemon(d);
+	if (lfd >= 0)
+		(void)close(lfd);
+	if (!activated)
+		unlink_own_socket(cfg.socket_path);
+	double deadline = now_s() + cfg.grace;
+	while (http_runs_in_flight() > 0 && now_s() < deadline)
+		http_watch_once(20);
+	if (http_runs_in_flight() > 0) {
+		daemon_log("grace time over: killing %u runs", http_runs_in_flight());
+		deadline = now_s() + 10;
+		while (http_runs_in_flight() > 0 && now_s() < deadline) {
+			http_cancel_all();
+			http_watch_once(20);
+		}
+	}
+	MHD_stop_daemon(d);
+	sessions_shutdown();
+	daemon_log("stopped");
+	return 0;
+}

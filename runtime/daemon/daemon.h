@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cordond's internal interfaces. The daemon is a thin front end over libcordon: HTTP (libmicrohttpd,
+ * one thread per connection) → authorised caller → decoded body → cordon_run() as the caller →
+ * JSON reply. Everything here is internal to runtime/daemon/.
+ */
+#pragma once
+
+#include <cordon/cordon.h>
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DAEMON_DEFAULT_SOCKET "/run/cordon/cordon.sock"
+#define DAEMON_GROUP "cordon"
+
+/* Limits and timeouts; every one has a command-line option (cordond --help). */
+struct daemon_config {
+	const char *socket_path;
+	const char *group;
+	unsigned max_runs;		  /* runs in flight, all callers */
+	unsigned max_runs_per_caller;	  /* runs in flight per uid */
+	unsigned max_sessions_per_caller; /* live sessions per uid */
+	unsigned max_connections;	  /* open connections, all callers */
+	unsigned max_conns_per_caller;	  /* open connections per uid */
+	size_t max_body;		  /* JSON request bodies, bytes */
+	size_t max_file;		  /* file uploads, bytes */
+	unsigned request_timeout;	  /* seconds to send a complete request; idle keep-alive */
+	double session_idle;		  /* seconds before an unused session is torn down */
+	double grace;			  /* seconds SIGTERM waits for in-flight runs */
+	int64_t max_output_cap;		  /* the largest max_output a request may ask for */
+};
+
+extern struct daemon_config cfg;
+extern atomic_bool daemon_stopping;
+
+/* ---- ident.c: who is calling, and acting as them ---- */
+
+struct caller {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	gid_t *groups; /* the passwd entry's groups (getgrouplist), the primary gid first */
+	int ngroups;
+	char *name; /* NULL when the uid has no passwd entry */
+	char *home;
+	bool authorised;
+};
+
+/* Read SO_PEERCRED of a connected Unix socket, resolve the groups and decide authorisation. */
+int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *ret,
+		      cordon_error *e);
+void caller_free(struct caller *c);
+/*
+ * Run fn(arg) on this thread with the file-system identity (fsuid, fsgid, supplementary groups)
+ * of the caller, so that every path lookup, open, mkdir and unlink is checked by the kernel as
+ * the caller's own would be. Returns fn's value, or -1 with *e when the switch failed.
+ */
+int ident_as_caller(const struct caller *c, int (*fn)(void *arg, cordon_error *e), void *arg,
+		    cordon_error *e);
+/* Open (creating it with parents if missing) a workdir as the caller; check the caller may read,
+ * write and search it; return the fd and its canonical path. */
+int ident_open_workdir(const struct caller *c, const char *path, int *ret_fd, char **ret_path,
+		       cordon_error *e);
+/* A fresh /tmp/cordon-XXXXXX owned by the caller (mode 0700). */
+int ident_mktemp(const struct caller *c, const char *prefix, char **ret_path, cordon_error *e);
+/* Remove a directory tree as the caller. */
+int ident_rmtree(const struct caller *c, const char *path, cordon_error *e);
+
+/* ---- body.c: request routing and JSON body decoding (pure; the fuzz target) ---- */
+
+enum route_kind {
+	ROUTE_HEALTH,
+	ROUTE_RUN,
+	ROUTE_PROFILES,
+	ROUTE_METRICS,
+	ROUTE_SESSIONS,	    /* POST /v1/sessions */
+	ROUTE_SESSION,	    /* GET, DELETE /v1/sessions/{id} */
+	ROUTE_SESSION_RUN,  /* POST /v1/sessions/{id}/run */
+	ROUTE_SESSION_FILE, /* PUT, GET, DELETE /v1/sessions/{id}/files/{path} */
+};
+
+#define SESSION_ID_LEN 32
+
+struct route {
+	enum route_kind kind;
+	char id[SESSION_ID_LEN + 1];
+	const char *path; /* inside url: the file path of ROUTE_SESSION_FILE */
+	bool has_body;	  /* the method takes a body */
+};
+
+/*
+ * Map (method, decoded url) to a route. Returns 0, or an HTTP status (404, 405, 400) with *e
+ * naming what is wrong; *ret_allow is the Allow header for a 405.
+ */
+int route_parse(const char *method, const char *url, struct route *ret, const char **ret_allow,
+		cordon_error *e);
+/* Check a session file path: relative, no "..", no empty or control characters. 0 or -1. */
+int route_check_file_path(const char *path, cordon_error *e);
+
+/* The decoded body of POST /v1/run, /v1/sessions/{id}/run and POST /v1/sessions. */
+struct run_body {
+	json_t *root; /* owns every string below */
+	const char *command;
+	const char **argv; /* NULL-terminated; NULL when absent */
+	size_t argc;
+	const char *profile;
+	const char *workdir;
+	const char *backend;
+	json_t *env; /* borrowed object of string values, or NULL */
+	bool has_timeout;
+	double timeout;
+	char timeout_text[64];
+	bool has_max_output;
+	int64_t max_output;
+	struct cordon_list allowed, blocked, ignore;
+	int readonly; /* -1: the profile's */
+	int mode;     /* -1: the profile's */
+	int network;  /* -1: the profile's */
+	bool keep;
+};
+
+enum body_kind {
+	BODY_RUN,	  /* /v1/run */
+	BODY_SESSION_RUN, /* /v1/sessions/{id}/run: no profile, backend or workdir */
+	BODY_SESSION,	  /* POST /v1/sessions: backend, profile, workdir only */
+};
+
+/* Decode and validate; -1 with e->msg = "field: why" (always a 400). */
+int body_parse(enum body_kind kind, const char *buf, size_t n, int64_t max_output_cap,
+	       struct run_body *ret, cordon_error *e);
+void run_body_free(struct run_body *b);
+/* Python's str() of a float, as AG2 prints a timeout ("1.0", "0.5", "1e-05"). */
+void body_pyfloat(double v, char *buf, size_t n);
+/* A profile name the daemon accepts (names only: a path would let a caller load any file). */
+bool body_valid_profile_name(const char *s);
+/* shlex.join: the command AG2 would have judged for an argv. */
+char *body_shlex_join(const char *const *argv);
+
+/* ---- session.c ---- */
+
+struct session;
+
+int sessions_create(const struct caller *c, const struct run_body *b, json_t **ret, int *status,
+		    cordon_error *e);
+/* Look up a live session owned by the caller; NULL if none (404). Takes a reference. */
+struct session *session_get(const struct caller *c, const char *id);
+void session_put(struct session *s);
+const char *session_workdir(const struct session *s);
+const char *session_profile(const struct session *s);
+json_t *session_json(const struct session *s);
+/* 0, 404 or 409 (runs in progress). */
+int session_delete(const struct caller *c, const char *id, cordon_error *e);
+void session_run_begin(struct session *s);
+void session_run_end(struct session *s);
+/* Files: returns an HTTP status; GET gives an fd and its size. */
+int session_put_file(const struct caller *c, struct session *s, const char *path, const void *buf,
+		     size_t n, cordon_error *e);
+int session_get_file(const struct caller *c, struct session *s, const char *path, int *ret_fd,
+		     uint64_t *ret_size, cordon_error *e);
+int session_delete_file(const struct caller *c, struct session *s, const char *path,
+			cordon_error *e);
+/* Tear down sessions idle for longer than cfg.session_idle. */
+void sessions_expire(void);
+/* At shutdown: forget every session, leaving their workdirs in place. */
+void sessions_shutdown(void);
+unsigned sessions_count(void);
+
+/* ---- metrics.c ---- */
+
+struct metrics {
+	atomic_ulong runs;	/* results produced */
+	atomic_ulong refusals;	/* of which the policy refused */
+	atomic_ulong timeouts;	/* of which timed out */
+	atomic_ulong errors;	/* cordon itself failed (500) */
+	atomic_ulong cancelled; /* killed because the client went away or at shutdown */
+	atomic_ulong rejected;	/* 429s */
+	atomic_ulong forbidden; /* 403s */
+	atomic_long in_flight;
+	atomic_ulong http[16]; /* by status, see metrics.c */
+	atomic_ulong hist[16]; /* run duration buckets */
+	atomic_ulong dur_sum_us;
+};
+
+extern struct metrics metrics;
+void metrics_http(int status);
+void metrics_run(double ms);
+char *metrics_render(size_t *ret_len);
+
+/* ---- http.c ---- */
+
+/* Per-connection state, the MHD socket context. */
+struct conn {
+	struct conn *next, *prev;
+	int fd; /* our dup of the connection's socket: poll for HUP, shutdown on timeout */
+	struct caller caller;
+	bool ident_ok;
+	double request_started; /* monotonic seconds; reset for every request */
+	bool request_complete;
+	bool in_run;
+	volatile int cancel; /* cordon_request.cancel of the run this connection waits for */
+	bool url_nul;	     /* the URL held %00 */
+};
+
+struct MHD_Daemon *http_start(int listen_fd, cordon_error *e);
+/* Watch connections: cancel runs of clients that went away, drop slow requests. */
+void http_watch_once(int timeout_ms);
+/* Set the cancel flag of every run in flight (the SIGTERM grace time is over). */
+void http_cancel_all(void);
+double now_s(void);
+void daemon_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

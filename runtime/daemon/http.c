@@ -1,0 +1,892 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTTP side of cordond: libmicrohttpd with one thread per connection (a run blocks its
+ * connection's thread for as long as the command runs, and nobody else's), authorisation,
+ * bounded bodies, routing, and the handlers of SPEC §7.
+ *
+ * Every request is hostile until proven otherwise. In order: the caller's kernel credentials
+ * (SO_PEERCRED, taken when the connection was accepted) decide 403 before anything else is
+ * looked at; then the route (404/405); then the declared body size (413) before a byte of body
+ * is read; then the JSON body, field by field (400 naming the field); then the concurrency
+ * limits (429); only then does anything run, as the caller.
+ */
+#define _GNU_SOURCE
+#include "runtime/daemon/daemon.h"
+#include "runtime/cleanup.h"
+#include "runtime/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <microhttpd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct conn *conns;
+static unsigned runs_in_flight;
+static gid_t cordon_gid;
+static bool have_group;
+
+double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Per-request state (MHD's con_cls). */
+struct req {
+	struct route route;
+	int status; /* an error decided before the body was read */
+	cordon_error err;
+	const char *allow;
+	char *body;
+	size_t len, cap, limit;
+	bool too_big;
+	size_t discarded;
+};
+
+/* ---- replies ---- */
+
+static enum MHD_Result send_buf(struct MHD_Connection *c, int status, char *buf, size_t len,
+				const char *type, const char *allow)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(buf);
+		return MHD_NO;
+	}
+	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == 429 || status == 503)
+		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	if (allow)
+		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	ret = MHD_queue_response(c, (unsigned)status, r);
+	MHD_destroy_response(r);
+	metrics_http(status);
+	return ret;
+}
+
+/* Takes the reference to j. */
+static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j)
+{
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	char *line;
+	size_t n;
+
+	json_decref(j);
+	if (!s)
+		return MHD_NO;
+	n = strlen(s);
+	line = realloc(s, n + 2);
+	if (!line) {
+		free(s);
+		return MHD_NO;
+	}
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	return send_buf(c, status, line, n + 1, "application/json", NULL);
+}
+
+static enum MHD_Result send_error_allow(struct MHD_Connection *c, int status, const char *msg,
+					const char *allow)
+{
+	json_t *j = json_pack("{s:s}", "error", msg);
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	char *line;
+	size_t n;
+
+	json_decref(j);
+	if (!s)
+		return MHD_NO;
+	n = strlen(s);
+	line = realloc(s, n + 2);
+	if (!line) {
+		free(s);
+		return MHD_NO;
+	}
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	if (status == 429)
+		atomic_fetch_add(&metrics.rejected, 1);
+	if (status == 403)
+		atomic_fetch_add(&metrics.forbidden, 1);
+	return send_buf(c, status, line, n + 1, "application/json", allow);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, int status, const cordon_error *e)
+{
+	char buf[512];
+
+	return send_error_allow(c, status, cordon_err_str(e, buf, sizeof(buf)), NULL);
+}
+
+static enum MHD_Result send_msg(struct MHD_Connection *c, int status, const char *msg)
+{
+	return send_error_allow(c, status, msg, NULL);
+}
+
+/* ---- concurrency ---- */
+
+/* Claim a run slot for this connection: 0, or 429 with *e. */
+static int slot_acquire(struct conn *cn, cordon_error *e)
+{
+	unsigned mine = 0;
+
+	pthread_mutex_lock(&conns_lock);
+	if (runs_in_flight >= cfg.max_runs) {
+		pthread_mutex_unlock(&conns_lock);
+		return cordon_err(e, 0, "runs: %u runs in flight, the daemon's limit",
+				  cfg.max_runs);
+	}
+	for (struct conn *o = conns; o; o = o->next)
+		if (o->in_run && o->caller.uid == cn->caller.uid)
+			mine++;
+	if (mine >= cfg.max_runs_per_caller) {
+		pthread_mutex_unlock(&conns_lock);
+		return cordon_err(e, 0, "runs: %u runs in flight, the limit per caller",
+				  cfg.max_runs_per_caller);
+	}
+	runs_in_flight++;
+	cn->in_run = true;
+	cn->cancel = 0;
+	pthread_mutex_unlock(&conns_lock);
+	atomic_fetch_add(&metrics.in_flight, 1);
+	return 0;
+}
+
+static void slot_release(struct conn *cn)
+{
+	pthread_mutex_lock(&conns_lock);
+	runs_in_flight--;
+	cn->in_run = false;
+	pthread_mutex_unlock(&conns_lock);
+	atomic_fetch_sub(&metrics.in_flight, 1);
+}
+
+void http_cancel_all(void)
+{
+	pthread_mutex_lock(&conns_lock);
+	for (struct conn *o = conns; o; o = o->next)
+		if (o->in_run)
+			o->cancel = 1;
+	pthread_mutex_unlock(&conns_lock);
+}
+
+unsigned http_runs_in_flight(void);
+unsigned http_runs_in_flight(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&conns_lock);
+	n = runs_in_flight;
+	pthread_mutex_unlock(&conns_lock);
+	return n;
+}
+
+void http_watch_once(int timeout_ms)
+{
+	double now = now_s();
+
+	pthread_mutex_lock(&conns_lock);
+	for (struct conn *o = conns; o; o = o->next) {
+		if (o->in_run && !o->cancel) {
+			/*
+			 * POLLHUP: the client closed its end entirely (it was killed, or gave up).
+			 * A half-close (shutdown(SHUT_WR) after sending the request) is not a
+			 * disconnect: the client still waits for the answer.
+			 */
+			struct pollfd pfd = { .fd = o->fd, .events = 0 };
+
+			if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR))) {
+				o->cancel = 1;
+				atomic_fetch_add(&metrics.cancelled, 1);
+			}
+		} else if (!o->request_complete && o->fd >= 0 &&
+			   now - o->request_started > cfg.request_timeout) {
+			/*
+			 * Slowloris: MHD's own timeout is for idleness, and a client dribbling a
+			 * byte now and then is never idle. A request must be complete within the
+			 * request timeout; shutdown() on our dup of the socket makes MHD's next
+			 * read see EOF, and MHD closes the connection itself (a close() here
+			 * could race with MHD reusing the fd number).
+			 */
+			(void)shutdown(o->fd, SHUT_RDWR);
+			o->request_complete = true;
+		}
+	}
+	pthread_mutex_unlock(&conns_lock);
+	if (timeout_ms > 0)
+		(void)poll(NULL, 0, timeout_ms);
+}
+
+/* ---- the run ---- */
+
+static int add_kv(struct cordon_list *l, const char *k, const char *v, cordon_error *e)
+{
+	_cleanup_free_ char *kv = NULL;
+
+	if (asprintf(&kv, "%s=%s", k, v) < 0) {
+		kv = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	return cordon_list_add(l, kv, e);
+}
+
+static int append_list(struct cordon_list *dst, const struct cordon_list *src, cordon_error *e)
+{
+	if (!src->set)
+		return 0;
+	dst->set = true;
+	for (size_t i = 0; i < src->n; i++)
+		if (cordon_list_add(dst, src->v[i], e) < 0)
+			return -1;
+	return 0;
+}
+
+/* The profile as this request sees it: the named profile, then the body's settings. */
+static int request_profile(const struct run_body *b, const struct caller *c, const char *name,
+			   struct cordon_profile **ret, int *status, cordon_error *e)
+{
+	struct cordon_profile *p = NULL;
+	const char *key;
+	json_t *v;
+
+	*status = 400;
+	if (cordon_profile_load(name, &p, e) < 0)
+		return cordon_err_prefix(e, "profile");
+	if (strcmp(p->backend, "local")) {
+		cordon_profile_free(p);
+		return cordon_err(e, 0, "profile: uses backend '%s'; cordond serves local only",
+				  p->backend);
+	}
+	*status = 500;
+	if (append_list(&p->allowed, &b->allowed, e) < 0 ||
+	    append_list(&p->blocked, &b->blocked, e) < 0 ||
+	    append_list(&p->ignore, &b->ignore, e) < 0)
+		goto fail;
+	if (b->readonly >= 0)
+		p->readonly = b->readonly;
+	if (b->mode >= 0)
+		p->mode = (enum cordon_mode)b->mode;
+	if (b->network >= 0)
+		p->network = (enum cordon_network)b->network;
+	if (b->has_max_output)
+		p->max_output = b->max_output;
+	if (b->has_timeout) {
+		char *t = strdup(b->timeout_text);
+
+		if (!t)
+			goto oom;
+		free(p->timeout_text);
+		p->timeout_text = t;
+		p->timeout = b->timeout;
+	}
+	/*
+	 * The daemon's environment is not the caller's: HOME, USER and LOGNAME are the caller's
+	 * own, from their passwd entry, and the request's env comes last so it can override them.
+	 */
+	if (c->home && add_kv(&p->env, "HOME", c->home, e) < 0)
+		goto fail;
+	if (c->name &&
+	    (add_kv(&p->env, "USER", c->name, e) < 0 || add_kv(&p->env, "LOGNAME", c->name, e) < 0))
+		goto fail;
+	if (b->env)
+		json_object_foreach(b->env, key, v)
+		{
+			if (add_kv(&p->env, key, json_string_value(v), e) < 0)
+				goto fail;
+		}
+	*ret = p;
+	return 0;
+oom:
+	cordon_err(e, ENOMEM, "out of memory");
+fail:
+	cordon_profile_free(p);
+	return -1;
+}
+
+/* AG2: an empty argv gives ExecResult("", 2) in every backend. */
+static json_t *empty_argv_result(void)
+{
+	return json_pack("{s:s,s:s,s:s,s:i,s:n,s:b,s:n,s:b,s:i,s:i,s:f,s:f,s:i,s:b,s:s,s:n}",
+			 "output", "[exit code: 2]", "stdout", "", "stderr", "", "exit_code", 2,
+			 "signal", "timed_out", 0, "refused", "truncated", 0, "stdout_bytes", 0,
+			 "stderr_bytes", 0, "duration_ms", 0.0, "cpu_ms", 0.0, "peak_memory_bytes",
+			 -1, "oom_killed", 0, "backend", "local", "workdir");
+}
+
+static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, struct req *rq,
+				  struct session *s)
+{
+	struct run_body b;
+	struct cordon_profile *p = NULL;
+	struct cordon_result res;
+	cordon_error e = { 0 };
+	_cleanup_free_ char *workdir = NULL, *joined = NULL, *js = NULL;
+	_cleanup_close_ int wdfd = -1;
+	const char *command = NULL;
+	char *const *argv = NULL;
+	bool temp = false, have_slot = false;
+	enum MHD_Result ret;
+	int status = 400;
+
+	if (body_parse(s ? BODY_SESSION_RUN : BODY_RUN, rq->body ? rq->body : "", rq->len,
+		       cfg.max_output_cap, &b, &e) < 0)
+		return send_error(c, 400, &e);
+	if (b.backend && strcmp(b.backend, "local")) {
+		run_body_free(&b);
+		/* docs/security.md: a container backend would act with the daemon's own
+		 * privileges (its Docker socket), not the caller's. */
+		return send_msg(c, 400, "backend: cordond serves the local backend only");
+	}
+	if (b.argv && b.argc == 0) {
+		run_body_free(&b);
+		return send_json(c, 200, empty_argv_result());
+	}
+	if (slot_acquire(cn, &e) < 0) {
+		run_body_free(&b);
+		return send_error(c, 429, &e);
+	}
+	have_slot = true;
+	if (s)
+		session_run_begin(s);
+
+	if (request_profile(&b, &cn->caller,
+			    b.profile ? b.profile : (s ? session_profile(s) : "default"), &p,
+			    &status, &e) < 0)
+		goto fail;
+
+	/* The workdir, always opened or made as the caller (ident.c). */
+	if (s) {
+		workdir = strdup(session_workdir(s));
+		if (!workdir) {
+			status = 500;
+			cordon_err(&e, ENOMEM, "out of memory");
+			goto fail;
+		}
+	} else if (b.workdir) {
+		if (ident_open_workdir(&cn->caller, b.workdir, &wdfd, &workdir, &e) < 0) {
+			status = e.code == ENOMEM ? 500 : 400;
+			cordon_err_prefix(&e, "workdir");
+			goto fail;
+		}
+	} else if (cn->caller.uid != 0) {
+		if (ident_mktemp(&cn->caller, "cordon", &workdir, &e) < 0) {
+			status = 500;
+			cordon_err_prefix(&e, "workdir");
+			goto fail;
+		}
+		temp = true;
+	}
+
+	/*
+	 * argv: run without a shell, as AG2's Sandbox.exec(argv) does, but let the policy judge
+	 * the command AG2 would have judged: the script of ["sh", "-c", X], else the argv joined
+	 * with shell quoting. libcordon checks `command` and runs `argv` when both are given.
+	 */
+	if (b.command) {
+		command = b.command;
+	} else if (b.argc == 3 && !strcmp(b.argv[0], "sh") && !strcmp(b.argv[1], "-c") &&
+		   b.argv[2][strspn(b.argv[2], " \t\n")] != '\0') {
+		command = b.argv[2];
+	} else {
+		joined = body_shlex_join(b.argv);
+		if (!joined) {
+			status = 500;
+			cordon_err(&e, ENOMEM, "out of memory");
+			goto fail;
+		}
+		command = joined;
+		argv = (char *const *)b.argv;
+	}
+
+	struct cordon_request req = {
+		.command = command,
+		.argv = argv,
+		.profile = p,
+		.workdir = workdir,
+		.keep = b.keep,
+		.stdin_fd = -1,
+		/* Root's own runs are what a direct `cordon run` as root would be. */
+		.run_as = cn->caller.uid != 0,
+		.uid = cn->caller.uid,
+		.gid = cn->caller.gid,
+		.cancel = &cn->cancel,
+	};
+	double t0 = now_s();
+
+	if (cordon_run(&req, &res, &e) < 0) {
+		status = 500;
+		atomic_fetch_add(&metrics.errors, 1);
+		cordon_err_prefix(&e, "run");
+		goto fail;
+	}
+	metrics_run((now_s() - t0) * 1e3);
+	atomic_fetch_add(&metrics.runs, 1);
+	if (res.refused)
+		atomic_fetch_add(&metrics.refusals, 1);
+	if (res.timed_out)
+		atomic_fetch_add(&metrics.timeouts, 1);
+	if (cordon_result_to_json(&res, &js, &e) < 0) {
+		cordon_result_free(&res);
+		status = 500;
+		goto fail;
+	}
+	cordon_result_free(&res);
+	if (temp && !b.keep) {
+		if (ident_rmtree(&cn->caller, workdir, &e) < 0) {
+			char buf[512];
+
+			daemon_log("removing %s: %s", workdir,
+				   cordon_err_str(&e, buf, sizeof(buf)));
+		}
+		temp = false;
+	}
+	if (s)
+		session_run_end(s);
+	slot_release(cn);
+	cordon_profile_free(p);
+	run_body_free(&b);
+	{
+		size_t n = strlen(js);
+		char *line = realloc(js, n + 2);
+
+		if (!line)
+			return MHD_NO;
+		js = NULL;
+		line[n] = '\n';
+		line[n + 1] = '\0';
+		return send_buf(c, 200, line, n + 1, "application/json", NULL);
+	}
+fail:
+	if (temp && workdir) {
+		cordon_error e2;
+
+		(void)ident_rmtree(&cn->caller, workdir, &e2);
+	}
+	if (s)
+		session_run_end(s);
+	if (have_slot)
+		slot_release(cn);
+	cordon_profile_free(p);
+	run_body_free(&b);
+	ret = send_error(c, status, &e);
+	return ret;
+}
+
+/* ---- other endpoints ---- */
+
+static enum MHD_Result handle_profiles(struct MHD_Connection *c)
+{
+	char **lines = NULL;
+	cordon_error e = { 0 };
+	json_t *arr = json_array();
+
+	if (!arr)
+		return MHD_NO;
+	if (profile_list(&lines, &e) < 0) {
+		json_decref(arr);
+		return send_error(c, 500, &e);
+	}
+	for (char **l = lines; l && *l; l++) {
+		char *name = *l, *path = strchr(name, '\t'), *desc = NULL;
+
+		if (path) {
+			*path++ = '\0';
+			desc = strchr(path, '\t');
+			if (desc)
+				*desc++ = '\0';
+		}
+		(void)json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", name, "path",
+							   path ? path : "", "description",
+							   desc ? desc : ""));
+		free(*l);
+	}
+	free(lines);
+	return send_json(c, 200, json_pack("{s:o}", "profiles", arr));
+}
+
+static enum MHD_Result handle_session(struct MHD_Connection *c, struct conn *cn, struct req *rq,
+				      const char *method)
+{
+	struct route *r = &rq->route;
+	cordon_error e = { 0 };
+	struct session *s;
+	int st;
+
+	if (r->kind == ROUTE_SESSIONS) {
+		struct run_body b;
+		json_t *j = NULL;
+
+		if (body_parse(BODY_SESSION, rq->len ? rq->body : "{}", rq->len ? rq->len : 2,
+			       cfg.max_output_cap, &b, &e) < 0)
+			return send_error(c, 400, &e);
+		if (sessions_create(&cn->caller, &b, &j, &st, &e) < 0) {
+			run_body_free(&b);
+			return send_error(c, st, &e);
+		}
+		run_body_free(&b);
+		return send_json(c, 201, j);
+	}
+	if (r->kind == ROUTE_SESSION && !strcmp(method, "DELETE")) {
+		st = session_delete(&cn->caller, r->id, &e);
+		if (st)
+			return send_error(c, st, &e);
+		return send_json(c, 200, json_pack("{s:s,s:b}", "id", r->id, "deleted", 1));
+	}
+	s = session_get(&cn->caller, r->id);
+	if (!s)
+		return send_msg(c, 404, "id: no such session");
+	enum MHD_Result ret;
+
+	if (r->kind == ROUTE_SESSION) {
+		ret = send_json(c, 200, session_json(s));
+	} else if (r->kind == ROUTE_SESSION_RUN) {
+		ret = handle_run(c, cn, rq, s);
+	} else if (!strcmp(method, "PUT")) {
+		st = session_put_file(&cn->caller, s, r->path, rq->body ? rq->body : "", rq->len,
+				      &e);
+		ret = st ? send_error(c, st, &e)
+			 : send_json(c, 200,
+				     json_pack("{s:s,s:I}", "path", r->path, "bytes",
+					       (json_int_t)rq->len));
+	} else if (!strcmp(method, "DELETE")) {
+		st = session_delete_file(&cn->caller, s, r->path, &e);
+		ret = st ? send_error(c, st, &e)
+			 : send_json(c, 200, json_pack("{s:s,s:b}", "path", r->path, "deleted", 1));
+	} else {
+		int fd = -1;
+		uint64_t size = 0;
+		struct MHD_Response *resp;
+
+		st = session_get_file(&cn->caller, s, r->path, &fd, &size, &e);
+		if (st) {
+			ret = send_error(c, st, &e);
+		} else {
+			/* MHD owns fd from here and streams it: a large file is never in memory. */
+			resp = MHD_create_response_from_fd64(size, fd);
+			if (!resp) {
+				(void)close(fd);
+				ret = MHD_NO;
+			} else {
+				(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+							      "application/octet-stream");
+				ret = MHD_queue_response(c, 200, resp);
+				MHD_destroy_response(resp);
+				metrics_http(200);
+			}
+		}
+	}
+	session_put(s);
+	return ret;
+}
+
+static enum MHD_Result dispatch(struct MHD_Connection *c, struct conn *cn, struct req *rq,
+				const char *method)
+{
+	switch (rq->route.kind) {
+	case ROUTE_HEALTH:
+		return send_json(c, 200,
+				 json_pack("{s:s,s:s}", "status", "ok", "version", CORDON_VERSION));
+	case ROUTE_METRICS: {
+		size_t n = 0;
+		char *m = metrics_render(&n);
+
+		if (!m)
+			return MHD_NO;
+		return send_buf(c, 200, m, n, "text/plain; version=0.0.4; charset=utf-8", NULL);
+	}
+	case ROUTE_PROFILES:
+		return handle_profiles(c);
+	case ROUTE_RUN:
+		return handle_run(c, cn, rq, NULL);
+	default:
+		return handle_session(c, cn, rq, method);
+	}
+}
+
+/* ---- MHD callbacks ---- */
+
+static unsigned conns_of(uid_t uid)
+{
+	unsigned n = 0;
+
+	for (struct conn *o = conns; o; o = o->next)
+		if (o->ident_ok && o->caller.uid == uid)
+			n++;
+	return n;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *cn = ci ? ci->socket_context : NULL;
+	struct req *rq = *con_cls;
+
+	if (!cn)
+		return MHD_NO;
+	if (!rq) {
+		const char *cl;
+		unsigned mine;
+
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		*con_cls = rq;
+		/* Authorisation first: an unauthorised caller learns nothing else. */
+		if (!cn->ident_ok) {
+			rq->status = 500;
+			cordon_err(&rq->err, 0, "cannot identify the caller");
+		} else if (!cn->caller.authorised) {
+			rq->status = 403;
+			cordon_err(
+				&rq->err, 0,
+				"not authorised: uid %u is neither root nor a member of group %s",
+				(unsigned)cn->caller.uid, cfg.group);
+		} else if (atomic_load(&daemon_stopping)) {
+			rq->status = 503;
+			cordon_err(&rq->err, 0, "cordond is stopping");
+		} else if (cn->url_nul) {
+			rq->status = 400;
+			cordon_err(&rq->err, 0, "path: contains a NUL byte");
+		} else {
+			rq->status = route_parse(method, url, &rq->route, &rq->allow, &rq->err);
+		}
+		if (!rq->status) {
+			pthread_mutex_lock(&conns_lock);
+			mine = conns_of(cn->caller.uid);
+			pthread_mutex_unlock(&conns_lock);
+			if (mine > cfg.max_conns_per_caller) {
+				rq->status = 429;
+				cordon_err(&rq->err, 0, "connections: more than %u from one caller",
+					   cfg.max_conns_per_caller);
+			}
+		}
+		rq->limit = rq->route.kind == ROUTE_SESSION_FILE ? cfg.max_file : cfg.max_body;
+		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						 MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (!rq->status && cl) {
+			char *end = NULL;
+			unsigned long long n;
+
+			errno = 0;
+			n = strtoull(cl, &end, 10);
+			/* Refuse before reading a byte of it. */
+			if (errno || *end || n > rq->limit) {
+				rq->status = 413;
+				cordon_err(&rq->err, 0, "body: larger than %zu bytes", rq->limit);
+			}
+		}
+		if (rq->status) {
+			pthread_mutex_lock(&conns_lock);
+			cn->request_complete = true;
+			pthread_mutex_unlock(&conns_lock);
+			return send_error_allow(c, rq->status, rq->err.msg, rq->allow);
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (rq->too_big || rq->len + n > rq->limit) {
+			/* Chunked, so no Content-Length to refuse early: discard, then 413 —
+			 * but not forever. */
+			rq->too_big = true;
+			rq->discarded += n;
+			return rq->discarded > 4 * rq->limit + 65536 ? MHD_NO : MHD_YES;
+		}
+		if (rq->len + n + 1 > rq->cap) {
+			size_t nc = rq->cap ? rq->cap : 4096;
+			char *nb;
+
+			while (nc < rq->len + n + 1)
+				nc *= 2;
+			nb = realloc(rq->body, nc);
+			if (!nb)
+				return MHD_NO;
+			rq->body = nb;
+			rq->cap = nc;
+		}
+		memcpy(rq->body + rq->len, upload_data, n);
+		rq->len += n;
+		rq->body[rq->len] = '\0';
+		return MHD_YES;
+	}
+	pthread_mutex_lock(&conns_lock);
+	cn->request_complete = true;
+	pthread_mutex_unlock(&conns_lock);
+	if (rq->too_big) {
+		cordon_error e;
+
+		cordon_err(&e, 0, "body: larger than %zu bytes", rq->limit);
+		return send_error(c, 413, &e);
+	}
+	return dispatch(c, cn, rq, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct req *rq = *con_cls;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *cn = ci ? ci->socket_context : NULL;
+
+	if (rq) {
+		free(rq->body);
+		free(rq);
+		*con_cls = NULL;
+	}
+	if (cn) {
+		/* Keep-alive: the next request has its own deadline, counted from now. */
+		pthread_mutex_lock(&conns_lock);
+		cn->request_started = now_s();
+		cn->request_complete = false;
+		pthread_mutex_unlock(&conns_lock);
+	}
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct conn *cn;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		cordon_error e;
+
+		cn = calloc(1, sizeof(*cn));
+		if (!cn)
+			return;
+		cn->fd = -1;
+		cn->request_started = now_s();
+		/*
+		 * Our own dup of the socket: the watcher polls it for a hang-up and shuts it down
+		 * on a deadline without racing MHD's close() of the original number.
+		 */
+		if (ci)
+			cn->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 3);
+		if (cn->fd >= 0 &&
+		    ident_from_socket(cn->fd, cordon_gid, have_group, &cn->caller, &e) == 0)
+			cn->ident_ok = true;
+		pthread_mutex_lock(&conns_lock);
+		cn->next = conns;
+		if (conns)
+			conns->prev = cn;
+		conns = cn;
+		pthread_mutex_unlock(&conns_lock);
+		*socket_context = cn;
+		return;
+	}
+	cn = *socket_context;
+	if (!cn)
+		return;
+	pthread_mutex_lock(&conns_lock);
+	if (cn->prev)
+		cn->prev->next = cn->next;
+	else
+		conns = cn->next;
+	if (cn->next)
+		cn->next->prev = cn->prev;
+	pthread_mutex_unlock(&conns_lock);
+	if (cn->fd >= 0)
+		(void)close(cn->fd);
+	caller_free(&cn->caller);
+	free(cn);
+	*socket_context = NULL;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* %XX decoding that remembers a %00: a C string cannot carry it to the handler. */
+static size_t on_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r;) {
+		int hi, lo;
+
+		if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0) {
+			char ch = (char)(hi * 16 + lo);
+
+			if (ch == '\0') {
+				const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+					c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+				if (ci && ci->socket_context)
+					((struct conn *)ci->socket_context)->url_nul = true;
+				ch = '\x01';
+			}
+			*w++ = ch;
+			r += 3;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
+}
+
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	char buf[512];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = '\0';
+	daemon_log("http: %s", buf);
+}
+
+struct MHD_Daemon *http_start(int listen_fd, cordon_error *e)
+{
+	struct MHD_Daemon *d;
+	struct group gr, *grp = NULL;
+	char buf[4096];
+
+	if (getgrnam_r(cfg.group, &gr, buf, sizeof(buf), &grp) == 0 && grp) {
+		cordon_gid = grp->gr_gid;
+		have_group = true;
+	} else {
+		daemon_log("group '%s' does not exist: only root is authorised", cfg.group);
+	}
+	d = MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+			MHD_USE_ITC | MHD_USE_ERROR_LOG,
+		0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+		cfg.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, cfg.request_timeout,
+		/* Headers and URL must fit here; a larger request head gets 431/414. */
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION,
+		on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,
+		MHD_OPTION_END);
+	if (!d)
+		return cordon_err(e, errno, "cannot start the HTTP server"), NULL;
+	return d;
+}

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Who is calling, and acting on the file system as them.
+ *
+ * cordond is root; its callers are not. Every path a caller names (a workdir, a session file)
+ * is opened with the caller's own file-system identity, so that the kernel makes the same
+ * permission decision it would make for the caller's own process: no access(2) on a path (whose
+ * answer is stale the moment it is given), no root bypassing a 0700 parent directory. The open
+ * yields an fd, and from then on the daemon works from that fd.
+ */
+#define _GNU_SOURCE
+#include "runtime/daemon/daemon.h"
+#include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_GROUPS 1024
+
+void caller_free(struct caller *c)
+{
+	free(c->groups);
+	free(c->name);
+	free(c->home);
+	c->groups = NULL;
+	c->name = c->home = NULL;
+	c->ngroups = 0;
+}
+
+static bool has_group(const struct caller *c, gid_t g)
+{
+	if (c->gid == g)
+		return true;
+	for (int i = 0; i < c->ngroups; i++)
+		if (c->groups[i] == g)
+			return true;
+	return false;
+}
+
+int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *ret,
+		      cordon_error *e)
+{
+	struct caller c = { 0 };
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct passwd pw, *pwp = NULL;
+	char buf[4096];
+
+	/*
+	 * SO_PEERCRED is the kernel's record of the peer at connect() time: it cannot be forged by
+	 * anything the client sends, unlike a uid in a header or the body.
+	 */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || len != sizeof(cred))
+		return cordon_err(e, errno, "SO_PEERCRED");
+	c.uid = cred.uid;
+	c.gid = cred.gid;
+	c.pid = cred.pid;
+
+	/*
+	 * Supplementary groups come from the peer uid's passwd entry (as login would set them),
+	 * resolved now, at accept time: removing a user from group cordon takes effect on their
+	 * next connection, whatever groups their old processes still carry.
+	 */
+	if (getpwuid_r(c.uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp) {
+		int n = 64;
+
+		c.name = strdup(pw.pw_name);
+		c.home = strdup(pw.pw_dir);
+		if (!c.name || !c.home)
+			goto oom;
+		for (;;) {
+			gid_t *g = realloc(c.groups, (size_t)n * sizeof(gid_t));
+			int want = n;
+
+			if (!g)
+				goto oom;
+			c.groups = g;
+			if (getgrouplist(pw.pw_name, c.gid, c.groups, &want) >= 0) {
+				c.ngroups = want;
+				break;
+			}
+			if (want <= n || want > MAX_GROUPS) {
+				/* More groups than the kernel allows: keep the primary one only. */
+				c.groups[0] = c.gid;
+				c.ngroups = 1;
+				break;
+			}
+			n = want;
+		}
+	} else {
+		/* No passwd entry: the primary group is all we know. */
+		c.groups = malloc(sizeof(gid_t));
+		if (!c.groups)
+			goto oom;
+		c.groups[0] = c.gid;
+		c.ngroups = 1;
+		c.home = strdup("/");
+		if (!c.home)
+			goto oom;
+	}
+	c.authorised = c.uid == 0 || (have_group && has_group(&c, cordon_gid));
+	*ret = c;
+	return 0;
+oom:
+	caller_free(&c);
+	return cordon_err(e, ENOMEM, "out of memory");
+}
+
+/*
+ * The raw system calls, not glibc's wrappers: glibc makes setgroups() and the set*id() family
+ * process-wide (it signals every thread to follow, as POSIX wants), while the kernel's own calls
+ * change only the calling thread's credentials, which is exactly what one request needs.
+ * setfsuid() to a non-zero uid also clears CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER and
+ * the other file capabilities from the thread's effective set, and restoring fsuid 0 brings them
+ * back (capabilities(7)), so in between this thread really is the caller for the file system.
+ */
+static int thread_setgroups(size_t n, const gid_t *g)
+{
+	return (int)syscall(SYS_setgroups, n, g);
+}
+
+static uid_t thread_setfsuid(uid_t u)
+{
+	return (uid_t)syscall(SYS_setfsuid, u);
+}
+
+static gid_t thread_setfsgid(gid_t g)
+{
+	return (gid_t)syscall(SYS_setfsgid, g);
+}
+
+static void restore_root(void)
+{
+	/* setfsuid() reports the old value, never an error: read back to be sure it took. */
+	(void)thread_setfsuid(0);
+	(void)thread_setfsgid(0);
+	if (thread_setfsuid((uid_t)-1) != 0 || thread_setfsgid((gid_t)-1) != 0 ||
+	    thread_setgroups(0, NULL) < 0) {
+		/* A thread stuck with someone's identity must not serve the next request. */
+		daemon_log("cannot restore the daemon's identity; aborting");
+		abort();
+	}
+}
+
+int ident_as_caller(const struct caller *c, int (*fn)(void *arg, cordon_error *e), void *arg,
+		    cordon_error *e)
+{
+	int r;
+
+	if (geteuid() != 0) {
+		/* An unprivileged daemon (tests, development) is already only itself. */
+		return fn(arg, e);
+	}
+	/* Groups first, then gid, then uid: each step needs the privilege the next drops. */
+	if (thread_setgroups((size_t)c->ngroups, c->groups) < 0) {
+		int err = errno;
+
+		restore_root();
+		return cordon_err(e, err, "setgroups");
+	}
+	(void)thread_setfsgid(c->gid);
+	(void)thread_setfsuid(c->uid);
+	if (thread_setfsgid((gid_t)-1) != c->gid || thread_setfsuid((uid_t)-1) != c->uid) {
+		restore_root();
+		return cordon_err(e, EPERM, "cannot take the caller's file-system identity");
+	}
+	r = fn(arg, e);
+	restore_root();
+	return r;
+}
+
+struct workdir_args {
+	const char *path;
+	int fd;
+	char *canon;
+};
+
+static int mkdir_parents(const char *path, cordon_error *e)
+{
+	return fsutil_mkdir_p(path, e);
+}
+
+static int open_workdir_fn(void *arg, cordon_error *e)
+{
+	struct workdir_args *a = arg;
+	_cleanup_close_ int fd = -1;
+	char proc[64], buf[PATH_MAX];
+	ssize_t n;
+
+	fd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		/* Created if missing (SPEC §2), by the caller, so it is theirs. */
+		if (mkdir_parents(a->path, e) < 0)
+			return -1;
+		fd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return cordon_err(e, errno, "'%s'", a->path);
+	/*
+	 * The caller must be able to read, write and search it: the check is made on the open
+	 * directory with the caller's effective file-system identity (AT_EACCESS), never on a
+	 * path that could be swapped after the check.
+	 */
+	if (syscall(SYS_faccessat2, fd, "", R_OK | W_OK | X_OK, AT_EACCESS | AT_EMPTY_PATH) < 0)
+		return cordon_err(e, errno, "'%s'", a->path);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, sizeof(buf) - 1);
+	if (n <= 0 || buf[0] != '/')
+		return cordon_err(e, n < 0 ? errno : ENOENT, "'%s': cannot name it", a->path);
+	buf[n] = '\0';
+	a->canon = strdup(buf);
+	if (!a->canon)
+		return cordon_err(e, ENOMEM, "out of memory");
+	a->fd = TAKE_FD(fd);
+	return 0;
+}
+
+int ident_open_workdir(const struct caller *c, const char *path, int *ret_fd, char **ret_path,
+		       cordon_error *e)
+{
+	struct workdir_args a = { .path = path, .fd = -1 };
+
+	if (path[0] != '/')
+		return cordon_err(e, 0, "must be an absolute path");
+	if (strlen(path) >= PATH_MAX)
+		return cordon_err(e, ENAMETOOLONG, "too long");
+	if (ident_as_caller(c, open_workdir_fn, &a, e) < 0)
+		return -1;
+	*ret_fd = a.fd;
+	*ret_path = a.canon;
+	return 0;
+}
+
+struct mktemp_args {
+	const char *prefix;
+	char *path;
+};
+
+static int mktemp_fn(void *arg, cordon_error *e)
+{
+	struct mktemp_args *a = arg;
+	char tmpl[PATH_MAX];
+
+	snprintf(tmpl, sizeof(tmpl), "/tmp/%s-XXXXXX", a->prefix);
+	if (!mkdtemp(tmpl))
+		return cordon_err(e, errno, "mkdtemp %s", tmpl);
+	a->path = strdup(tmpl);
+	if (!a->path) {
+		(void)rmdir(tmpl);
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int ident_mktemp(const struct caller *c, const char *prefix, char **ret_path, cordon_error *e)
+{
+	struct mktemp_args a = { .prefix = prefix };
+
+	if (ident_as_caller(c, mktemp_fn, &a, e) < 0)
+		return -1;
+	*ret_path = a.path;
+	return 0;
+}
+
+static int rmtree_fn(void *arg, cordon_error *e)
+{
+	return fsutil_rmtree(arg, e);
+}
+
+int ident_rmtree(const struct caller *c, const char *path, cordon_error *e)
+{
+	/* As the caller: whatever the command planted in its workdir, the kernel checks every
+	 * unlink as if the caller had typed rm -rf. */
+	return ident_as_caller(c, rmtree_fn, (void *)path, e);
+}

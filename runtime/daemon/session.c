@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sessions: a persistent workdir per session, owned by the uid that created it, used by several
+ * runs and by file uploads and downloads. The daemon holds the workdir open as an fd (opened as
+ * the caller); every file operation resolves its path beneath that fd with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so "..", absolute paths and symlinks that
+ * lead out fail in the kernel's path walk itself, whatever the session's files look like by then.
+ */
+#define _GNU_SOURCE
+#include "runtime/daemon/daemon.h"
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct session {
+	struct session *next;
+	char id[SESSION_ID_LEN + 1];
+	uid_t uid;
+	struct caller owner; /* for tearing it down as the owner */
+	char *workdir;
+	char *profile;
+	int dirfd;
+	bool temp; /* the daemon made the workdir, so the daemon removes it */
+	bool dead; /* deleted: no new uses */
+	unsigned refs;
+	unsigned runs;
+	double last_used;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct session *sessions;
+static unsigned n_sessions;
+
+static int copy_caller(struct caller *dst, const struct caller *src)
+{
+	*dst = *src;
+	dst->groups = malloc((size_t)src->ngroups * sizeof(gid_t) + 1);
+	dst->name = src->name ? strdup(src->name) : NULL;
+	dst->home = src->home ? strdup(src->home) : NULL;
+	if (!dst->groups || (src->name && !dst->name) || (src->home && !dst->home)) {
+		caller_free(dst);
+		return -1;
+	}
+	memcpy(dst->groups, src->groups, (size_t)src->ngroups * sizeof(gid_t));
+	return 0;
+}
+
+static void session_free(struct session *s)
+{
+	if (!s)
+		return;
+	if (s->temp && s->workdir) {
+		cordon_error e;
+
+		if (ident_rmtree(&s->owner, s->workdir, &e) < 0) {
+			char buf[512];
+
+			daemon_log("session %s: removing %s: %s", s->id, s->workdir,
+				   cordon_err_str(&e, buf, sizeof(buf)));
+		}
+	}
+	if (s->dirfd >= 0)
+		(void)close(s->dirfd);
+	caller_free(&s->owner);
+	free(s->workdir);
+	free(s->profile);
+	free(s);
+}
+
+unsigned sessions_count(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&lock);
+	n = n_sessions;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+int sessions_create(const struct caller *c, const struct run_body *b, json_t **ret, int *status,
+		    cordon_error *e)
+{
+	struct session *s;
+	unsigned char rnd[SESSION_ID_LEN / 2];
+	unsigned mine = 0;
+
+	*status = 400;
+	if (b->backend && strcmp(b->backend, "local")) {
+		/* See docs/security.md: a container backend would act with the daemon's Docker
+		 * access, not the caller's. */
+		return cordon_err(e, 0, "backend: cordond serves the local backend only");
+	}
+	pthread_mutex_lock(&lock);
+	for (s = sessions; s; s = s->next)
+		if (s->uid == c->uid)
+			mine++;
+	pthread_mutex_unlock(&lock);
+	if (mine >= cfg.max_sessions_per_caller) {
+		*status = 429;
+		return cordon_err(e, 0, "sessions: limit of %u per caller reached",
+				  cfg.max_sessions_per_caller);
+	}
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		*status = 500;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	s->dirfd = -1;
+	s->uid = c->uid;
+	if (copy_caller(&s->owner, c) < 0 ||
+	    !(s->profile = strdup(b->profile ? b->profile : "default"))) {
+		session_free(s);
+		*status = 500;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	/* The profile must exist now, not at the first run. */
+	{
+		struct cordon_profile *p = NULL;
+
+		if (cordon_profile_load(s->profile, &p, e) < 0) {
+			session_free(s);
+			return cordon_err_prefix(e, "profile");
+		}
+		bool local = !strcmp(p->backend, "local");
+		cordon_profile_free(p);
+		if (!local) {
+			session_free(s);
+			return cordon_err(e, 0, "profile: uses a backend cordond does not serve");
+		}
+	}
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		session_free(s);
+		*status = 500;
+		return cordon_err(e, errno, "getrandom");
+	}
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+
+	if (b->workdir) {
+		if (ident_open_workdir(c, b->workdir, &s->dirfd, &s->workdir, e) < 0) {
+			session_free(s);
+			return cordon_err_prefix(e, "workdir");
+		}
+	} else {
+		if (ident_mktemp(c, "cordon-session", &s->workdir, e) < 0) {
+			session_free(s);
+			*status = 500;
+			return cordon_err_prefix(e, "workdir");
+		}
+		s->temp = true;
+		char *canon = NULL;
+
+		if (ident_open_workdir(c, s->workdir, &s->dirfd, &canon, e) < 0) {
+			session_free(s);
+			*status = 500;
+			return cordon_err_prefix(e, "workdir");
+		}
+		free(canon);
+	}
+	s->last_used = now_s();
+	*ret = json_pack("{s:s,s:s,s:s,s:s}", "id", s->id, "workdir", s->workdir, "profile",
+			 s->profile, "backend", "local");
+	if (!*ret) {
+		session_free(s);
+		*status = 500;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	pthread_mutex_lock(&lock);
+	s->next = sessions;
+	sessions = s;
+	n_sessions++;
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+struct session *session_get(const struct caller *c, const char *id)
+{
+	struct session *s;
+
+	pthread_mutex_lock(&lock);
+	for (s = sessions; s; s = s->next)
+		/* Someone else's session does not exist, as far as this caller can tell. */
+		if (!strcmp(s->id, id) && s->uid == c->uid && !s->dead) {
+			s->refs++;
+			s->last_used = now_s();
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return s;
+}
+
+static void unlink_locked(struct session *s)
+{
+	for (struct session **pp = &sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			n_sessions--;
+			return;
+		}
+}
+
+void session_put(struct session *s)
+{
+	bool free_it;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&lock);
+	s->refs--;
+	s->last_used = now_s();
+	free_it = s->dead && s->refs == 0;
+	pthread_mutex_unlock(&lock);
+	if (free_it)
+		session_free(s);
+}
+
+const char *session_workdir(const struct session *s)
+{
+	return s->workdir;
+}
+
+const char *session_profile(const struct session *s)
+{
+	return s->profile;
+}
+
+json_t *session_json(const struct session *s)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:i}", "id", s->id, "workdir", s->workdir, "profile",
+			 s->profile, "backend", "local", "runs", (int)s->runs);
+}
+
+void session_run_begin(struct session *s)
+{
+	pthread_mutex_lock(&lock);
+	s->runs++;
+	pthread_mutex_unlock(&lock);
+}
+
+void session_run_end(struct session *s)
+{
+	pthread_mutex_lock(&lock);
+	s->runs--;
+	pthread_mutex_unlock(&lock);
+}
+
+int session_delete(const struct caller *c, const char *id, cordon_error *e)
+{
+	struct session *s;
+	bool free_it = false;
+
+	pthread_mutex_lock(&lock);
+	for (s = sessions; s; s = s->next)
+		if (!strcmp(s->id, id) && s->uid == c->uid && !s->dead)
+			break;
+	if (!s) {
+		pthread_mutex_unlock(&lock);
+		cordon_err(e, 0, "id: no such session");
+		return 404;
+	}
+	if (s->runs) {
+		pthread_mutex_unlock(&lock);
+		cordon_err(e, 0, "id: the session has runs in progress");
+		return 409;
+	}
+	s->dead = true;
+	unlink_locked(s);
+	free_it = s->refs == 0;
+	pthread_mutex_unlock(&lock);
+	if (free_it)
+		session_free(s);
+	return 0;
+}
+
+void sessions_expire(void)
+{
+	struct session *expired = NULL, **pp;
+	double now = now_s();
+
+	pthread_mutex_lock(&lock);
+	for (pp = &sessions; *pp;) {
+		struct session *s = *pp;
+
+		if (!s->dead && s->refs == 0 && s->runs == 0 &&
+		    now - s->last_used > cfg.session_idle) {
+			*pp = s->next;
+			n_sessions--;
+			s->dead = true;
+			s->next = expired;
+			expired = s;
+			continue;
+		}
+		pp = &s->next;
+	}
+	pthread_mutex_unlock(&lock);
+	while (expired) {
+		struct session *s = expired;
+
+		expired = s->next;
+		daemon_log("session %s (uid %u) expired after %.0fs idle", s->id, (unsigned)s->uid,
+			   cfg.session_idle);
+		session_free(s);
+	}
+}
+
+void sessions_shutdown(void)
+{
+	pthread_mutex_lock(&lock);
+	while (sessions) {
+		struct session *s = sessions;
+
+		sessions = s->next;
+		n_sessions--;
+		/* "Removes nothing the user made": a stop is not a DELETE. */
+		if (s->temp)
+			daemon_log("session %s: leaving its workdir %s in place", s->id,
+				   s->workdir);
+		s->temp = false;
+		session_free(s);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- files ---- */
+
+static int beneath(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.mode = (flags & O_CREAT) ? mode : 0,
+		/*
+		 * BENEATH: no "..", absolute path or symlink may take the walk above dirfd.
+		 * NO_MAGICLINKS: /proc-style links that jump anywhere are refused outright.
+		 * NO_XDEV would refuse mounts the user made inside; those are theirs, allowed.
+		 */
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+static int errno_status(int err, const char *path, cordon_error *e)
+{
+	switch (err) {
+	case ENOENT:
+		cordon_err(e, 0, "path: '%s' does not exist", path);
+		return 404;
+	case EXDEV:
+	case ELOOP:
+		cordon_err(e, 0, "path: '%s' leads outside the session workdir", path);
+		return 400;
+	case EACCES:
+	case EPERM:
+		cordon_err(e, err, "path: '%s'", path);
+		return 403;
+	case EISDIR:
+	case ENOTDIR:
+		cordon_err(e, err, "path: '%s'", path);
+		return 400;
+	default:
+		cordon_err(e, err, "path: '%s'", path);
+		return 500;
+	}
+}
+
+struct file_op {
+	struct session *s;
+	const char *path;
+	const void *buf;
+	size_t n;
+	int fd;
+	uint64_t size;
+	int status;
+};
+
+/* Open the parent directory of op->path beneath the session, creating missing directories. */
+static int open_parent(struct file_op *op, bool create, const char **ret_base, cordon_error *e)
+{
+	_cleanup_free_ char *dir = strdup(op->path);
+	_cleanup_close_ int cur = -1;
+	char *slash, *name, *save = NULL;
+
+	if (!dir)
+		return cordon_err(e, ENOMEM, "out of memory");
+	slash = strrchr(dir, '/');
+	*ret_base = strrchr(op->path, '/') ? strrchr(op->path, '/') + 1 : op->path;
+	if (!slash)
+		return fcntl(op->s->dirfd, F_DUPFD_CLOEXEC, 3);
+	*slash = '\0';
+	if (!create)
+		return beneath(op->s->dirfd, dir, O_PATH | O_DIRECTORY, 0);
+	/* mkdir -p one component at a time, each step resolved beneath the previous one. */
+	cur = fcntl(op->s->dirfd, F_DUPFD_CLOEXEC, 3);
+	for (name = strtok_r(dir, "/", &save); name && cur >= 0;
+	     name = strtok_r(NULL, "/", &save)) {
+		int next;
+
+		if (mkdirat(cur, name, 0755) < 0 && errno != EEXIST)
+			return -1;
+		next = beneath(cur, name, O_PATH | O_DIRECTORY, 0);
+		closep(&cur);
+		cur = next;
+	}
+	return TAKE_FD(cur);
+}
+
+static int put_fn(void *arg, cordon_error *e)
+{
+	struct file_op *op = arg;
+	_cleanup_close_ int pfd = -1, fd = -1;
+	const char *base;
+	const char *p;
+	size_t left;
+
+	pfd = open_parent(op, true, &base, e);
+	if (pfd < 0) {
+		op->status = errno_status(errno, op->path, e);
+		return -1;
+	}
+	/* O_NOFOLLOW on the last component: writing through a symlink is not an upload. */
+	fd = beneath(pfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		op->status = errno_status(errno, op->path, e);
+		return -1;
+	}
+	for (p = op->buf, left = op->n; left > 0;) {
+		ssize_t w = write(fd, p, left);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			op->status =
+				errno == ENOSPC || errno == EDQUOT || errno == EFBIG ? 413 : 500;
+			return cordon_err(e, errno, "path: writing '%s'", op->path);
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	op->status = 0;
+	return 0;
+}
+
+static int get_fn(void *arg, cordon_error *e)
+{
+	struct file_op *op = arg;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	fd = beneath(op->s->dirfd, op->path, O_RDONLY | O_NONBLOCK, 0);
+	if (fd < 0) {
+		op->status = errno_status(errno, op->path, e);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		op->status = 500;
+		return cordon_err(e, errno, "path: '%s'", op->path);
+	}
+	/* A FIFO or a device would block or never end: regular files only. */
+	if (!S_ISREG(st.st_mode)) {
+		op->status = 400;
+		return cordon_err(e, 0, "path: '%s' is not a regular file", op->path);
+	}
+	op->fd = TAKE_FD(fd);
+	op->size = (uint64_t)st.st_size;
+	op->status = 0;
+	return 0;
+}
+
+static int delete_fn(void *arg, cordon_error *e)
+{
+	struct file_op *op = arg;
+	_cleanup_close_ int pfd = -1;
+	const char *base;
+	struct stat st;
+
+	pfd = open_parent(op, false, &base, e);
+	if (pfd < 0) {
+		op->status = errno_status(errno, op->path, e);
+		return -1;
+	}
+	if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		op->status = errno_status(errno, op->path, e);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		op->status = 400;
+		return cordon_err(e, 0, "path: '%s' is a directory", op->path);
+	}
+	if (unlinkat(pfd, base, 0) < 0) {
+		op->status = errno_status(errno, op->path, e);
+		return -1;
+	}
+	op->status = 0;
+	return 0;
+}
+
+static int file_op(const struct caller *c, int (*fn)(void *, cordon_error *), struct file_op *op,
+		   cordon_error *e)
+{
+	op->status = 500;
+	/* As the caller: the session's files are theirs, and so are the permission checks. */
+	if (ident_as_caller(c, fn, op, e) < 0)
+		return op->status ? op->status : 500;
+	return 0;
+}
+
+int session_put_file(const struct caller *c, struct session *s, const char *path, const void *buf,
+		     size_t n, cordon_error *e)
+{
+	struct file_op op = { .s = s, .path = path, .buf = buf, .n = n, .fd = -1 };
+
+	return file_op(c, put_fn, &op, e);
+}
+
+int session_get_file(const struct caller *c, struct session *s, const char *path, int *ret_fd,
+		     uint64_t *ret_size, cordon_error *e)
+{
+	struct file_op op = { .s = s, .path = path, .fd = -1 };
+	int r = file_op(c, get_fn, &op, e);
+
+	if (r == 0) {
+		*ret_fd = op.fd;
+		*ret_size = op.size;
+	}
+	return r;
+}
+
+int session_delete_file(const struct caller *c, struct session *s, const char *path,
+			cordon_error *e)
+{
+	struct file_op op = { .s = s, .path = path, .fd = -1 };
+
+	return file_op(c, delete_fn, &op, e);
+}
