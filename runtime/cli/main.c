@@ -8,6 +8,7 @@
 #include <cordon/cordon.h>
 
 #include "runtime/cleanup.h"
+#include "runtime/cli/client.h"
 #include "runtime/profile.h"
 
 #include <errno.h>
@@ -22,8 +23,6 @@
 #include <unistd.h>
 
 #include <jansson.h>
-
-#define DEFAULT_SOCKET "/run/cordon/cordon.sock"
 
 static volatile int cancelled;
 
@@ -389,20 +388,6 @@ static char *join_words(int argc, char **argv)
 	return s;
 }
 
-static bool daemon_answers(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	_cleanup_close_ int fd = -1;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return false;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	return connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-}
-
 static int write_all(int fd, const char *buf, size_t n)
 {
 	while (n > 0) {
@@ -486,13 +471,46 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		goto out;
 	}
 
-	if (!strcmp(o.via, "daemon") ||
-	    (!strcmp(o.via, "auto") && daemon_answers(DEFAULT_SOCKET))) {
-		if (!strcmp(o.via, "daemon")) {
-			rc = fail("--via daemon: cordond is not reachable at %s", DEFAULT_SOCKET);
+	if (strcmp(o.via, "direct") != 0) {
+		/* Through cordond (runtime/cli/client.c): auto falls back to a direct run only when
+		 * no daemon answers or the daemon cannot express the request. */
+		const char *sock = client_socket_path();
+		const char *why = client_unsupported(o.profile, o.pass_stdin, o.image);
+		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
+
+		if (why && daemon_only) {
+			rc = fail("--via daemon: %s", why);
 			goto out;
 		}
-		/* The daemon client lands with cordond; until then auto means direct. */
+		if (!why) {
+			struct client_request cr = {
+				.socket_path = sock,
+				.command = command,
+				.profile = o.profile,
+				.workdir = o.workdir,
+				.keep = o.keep,
+				.allow = &o.allow,
+				.block = &o.block,
+				.ignore = &o.ignore,
+				.env = &o.env,
+				.readonly = o.readonly,
+				.mode = o.mode,
+				.network = o.network,
+				.timeout = o.timeout,
+				.max_output = o.max_output,
+				.backend = o.backend,
+				.json = o.json,
+			};
+
+			(void)signal(SIGPIPE, SIG_IGN);
+			rc = client_run(&cr, &unreachable);
+			if (!unreachable)
+				goto out;
+			if (daemon_only) {
+				rc = fail("--via daemon: cordond is not reachable at %s", sock);
+				goto out;
+			}
+		}
 	}
 
 	struct sigaction sa = { .sa_handler = on_signal };
