@@ -18,17 +18,23 @@ int capture_new(int64_t max_output, struct capture **ret, cordon_error *e);
 void capture_free(struct capture *c);
 /* Feed raw bytes. Never blocks, never grows past the bound. */
 void capture_feed(struct capture *c, const void *buf, size_t n);
-/* End of stream: flush a pending partial UTF-8 sequence or CR. */
+/* End of stream: flush a pending partial UTF-8 sequence or CR. Idempotent. Call it before
+ * capture_text() and output_compose(): until then a trailing partial sequence is left out. */
 void capture_end(struct capture *c);
 /* Raw bytes fed so far (stdout_bytes / stderr_bytes). */
 uint64_t capture_bytes(const struct capture *c);
+/* Code points decoded so far, after newline translation. */
+uint64_t capture_chars(const struct capture *c);
+/* Bytes the capture has allocated (struct and kept text): at most 8 * max_output + a constant. */
+size_t capture_memory(const struct capture *c);
 /* The stream's decoded text, at most max_output code points (JSON "stdout"/"stderr"). */
 int capture_text(const struct capture *c, char **ret, size_t *ret_len, cordon_error *e);
 
 /*
  * AG2's result string (ag2-behaviour.md §2, §3.3): strip(stdout + stderr), truncate to
  * max_output code points with the truncation note, then the "[exit code: N]" suffix when
- * exit_code != 0. *ret_truncated tells whether the note was added.
+ * exit_code != 0. *ret_truncated tells whether the note was added. max_output must not exceed
+ * the captures' own; ret_len and ret_truncated may be NULL.
  */
 int output_compose(const struct capture *out, const struct capture *err, int64_t max_output,
 		   int exit_code, char **ret, size_t *ret_len, bool *ret_truncated,
@@ -38,6 +44,10 @@ int output_compose(const struct capture *out, const struct capture *err, int64_t
  * suffix when text is empty. */
 int output_format(const char *text, size_t len, int exit_code, char **ret, size_t *ret_len,
 		  cordon_error *e);
+
+/* n bytes of possibly invalid UTF-8 (a path, a command) as valid UTF-8, with the same U+FFFD
+ * rules as the capture but no newline translation. *ret is NUL-terminated. */
+int capture_utf8_repair(const char *s, size_t n, char **ret, size_t *ret_len, cordon_error *e);
 
 /* "Command timed out after {t}s\n[exit code: 124]" (word "Command"), or with "Execution"
  * for Docker; {t} is the timeout as the user wrote it. */
