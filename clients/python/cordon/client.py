@@ -1,0 +1,264 @@
+"""HTTP/1.1 + JSON over cordond's Unix socket (SPEC section 7), with the standard library only."""
+
+import http.client
+import json
+import os
+import socket
+import threading
+import urllib.parse
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+DEFAULT_SOCKET = "/run/cordon/cordon.sock"
+
+# Fields of POST /v1/run the client passes through (cordond rejects anything else with 400).
+_RUN_FIELDS = (
+    "profile",
+    "workdir",
+    "env",
+    "timeout",
+    "max_output",
+    "backend",
+    "allowed",
+    "blocked",
+    "ignore",
+    "readonly",
+    "policy_mode",
+    "network",
+    "keep",
+)
+
+
+class CordonError(Exception):
+    """cordond answered with an error (`status` is the HTTP status), or could not be reached
+    (`status` is 0)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(f"cordond: {message}" + (f" (HTTP {status})" if status else ""))
+        self.status = status
+        self.message = message
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: Optional[float]):
+        super().__init__("cordond", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            if self.timeout is not None:
+                s.settimeout(self.timeout)
+            s.connect(self._path)
+        except BaseException:
+            s.close()
+            raise
+        self.sock = s
+
+
+def _default_socket() -> str:
+    return os.environ.get("CORDON_SOCKET") or DEFAULT_SOCKET
+
+
+class Cordon:
+    """A client of one cordond socket. Thread-safe: each thread keeps its own connection."""
+
+    def __init__(self, socket: Optional[str] = None, *, timeout: Optional[float] = None):
+        # `timeout` bounds the HTTP exchange; None waits as long as the run takes (the run's own
+        # timeout, enforced by cordond, ends it).
+        self.socket = socket or _default_socket()
+        self.timeout = timeout
+        self._local = threading.local()
+        self._all: List[_UnixConnection] = []
+        self._all_lock = threading.Lock()
+
+    # ---- plumbing ----
+
+    def _conn(self) -> _UnixConnection:
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            c = _UnixConnection(self.socket, self.timeout)
+            self._local.conn = c
+            with self._all_lock:
+                self._all.append(c)
+        return c
+
+    def _drop(self) -> None:
+        """Close this thread's connection (the next request opens a fresh one)."""
+        c = getattr(self._local, "conn", None)
+        if c is not None:
+            c.close()
+            self._local.conn = None
+            with self._all_lock:
+                if c in self._all:
+                    self._all.remove(c)
+
+    def close(self) -> None:
+        """Close every connection this client opened, in any thread."""
+        self._drop()
+        with self._all_lock:
+            conns, self._all = self._all, []
+        for c in conns:
+            c.close()
+
+    def __enter__(self) -> "Cordon":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Union[None, bytes, Mapping[str, Any]] = None,
+        *,
+        raw: bool = False,
+    ) -> Any:
+        """One request; returns the decoded JSON (or bytes with raw=True). Raises CordonError."""
+        if isinstance(body, Mapping):
+            data: Optional[bytes] = json.dumps(dict(body)).encode()
+            headers = {"Content-Type": "application/json"}
+        else:
+            data = body
+            headers = {"Content-Type": "application/octet-stream"} if body is not None else {}
+        while True:
+            conn = self._conn()
+            reused = conn.sock is not None
+            try:
+                conn.request(method, path, body=data, headers=headers)
+                resp = conn.getresponse()
+                payload = resp.read()
+                break
+            except (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine) as e:
+                self._drop()
+                # A kept-alive connection the daemon had already closed (its idle timeout):
+                # nothing was processed, so one retry on a fresh connection is safe.
+                if not reused:
+                    raise CordonError(0, f"{self.socket}: {e}") from e
+            except OSError as e:
+                self._drop()
+                raise CordonError(0, f"{self.socket}: {e.strerror or e}") from e
+        if resp.getheader("Connection", "").lower() == "close":
+            self._drop()
+        if resp.status >= 400:
+            try:
+                msg = json.loads(payload)["error"]
+            except Exception:
+                msg = payload.decode("utf-8", "replace").strip() or resp.reason
+            raise CordonError(resp.status, msg)
+        if raw:
+            return payload
+        return json.loads(payload) if payload else None
+
+    # ---- runs ----
+
+    @staticmethod
+    def _run_body(command: Union[str, Sequence[str]], kw: Mapping[str, Any]) -> Dict[str, Any]:
+        unknown = set(kw) - set(_RUN_FIELDS)
+        if unknown:
+            raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(unknown))}")
+        body: Dict[str, Any] = {}
+        if isinstance(command, str):
+            body["command"] = command
+        else:
+            body["argv"] = list(command)
+        for k, v in kw.items():
+            if v is not None:
+                body[k] = v
+        return body
+
+    def run_json(self, command: Union[str, Sequence[str]], **kw: Any) -> Dict[str, Any]:
+        """Run `command` (a shell string, or an argv list run without a shell); the full result
+        (SPEC section 5) as a dict. Keywords: profile, workdir, env, timeout, max_output,
+        allowed, blocked, ignore, readonly, policy_mode, network, keep."""
+        return self.request("POST", "/v1/run", self._run_body(command, kw))
+
+    def run(self, command: Union[str, Sequence[str]], **kw: Any) -> str:
+        """Run `command`; AG2's result string (stdout+stderr stripped, `[exit code: N]`, ...)."""
+        return self.run_json(command, **kw)["output"]
+
+    # ---- the rest of the API ----
+
+    def health(self) -> Dict[str, Any]:
+        return self.request("GET", "/v1/health")
+
+    def profiles(self) -> List[Dict[str, str]]:
+        return self.request("GET", "/v1/profiles")["profiles"]
+
+    def metrics(self) -> str:
+        return self.request("GET", "/metrics", raw=True).decode()
+
+    def session(
+        self,
+        *,
+        profile: Optional[str] = None,
+        workdir: Optional[str] = None,
+        backend: Optional[str] = None,
+    ) -> "Session":
+        body = {k: v for k, v in (("profile", profile), ("workdir", workdir), ("backend", backend)) if v is not None}
+        info = self.request("POST", "/v1/sessions", body)
+        return Session(self, info)
+
+
+def _quote_path(path: str) -> str:
+    if "\0" in path:
+        raise ValueError("path contains a NUL byte")
+    return urllib.parse.quote(path, safe="/")
+
+
+class Session:
+    """A persistent workdir in cordond: several runs, files that persist between them."""
+
+    def __init__(self, client: Cordon, info: Mapping[str, Any]):
+        self.client = client
+        self.id: str = info["id"]
+        self.workdir: str = info["workdir"]
+        self.profile: str = info.get("profile", "default")
+        self.closed = False
+
+    def _url(self, suffix: str = "") -> str:
+        return f"/v1/sessions/{self.id}{suffix}"
+
+    def run_json(self, command: Union[str, Sequence[str]], **kw: Any) -> Dict[str, Any]:
+        for k in ("profile", "workdir", "backend"):
+            if k in kw:
+                raise TypeError(f"{k} is fixed when the session is created")
+        return self.client.request("POST", self._url("/run"), Cordon._run_body(command, kw))
+
+    def run(self, command: Union[str, Sequence[str]], **kw: Any) -> str:
+        return self.run_json(command, **kw)["output"]
+
+    def put_file(self, path: str, data: Union[bytes, str]) -> None:
+        if isinstance(data, str):
+            data = data.encode()
+        self.client.request("PUT", self._url("/files/" + _quote_path(path)), bytes(data))
+
+    def get_file(self, path: str) -> bytes:
+        return self.client.request("GET", self._url("/files/" + _quote_path(path)), raw=True)
+
+    def remove_file(self, path: str, *, missing_ok: bool = True) -> None:
+        try:
+            self.client.request("DELETE", self._url("/files/" + _quote_path(path)))
+        except CordonError as e:
+            if not (missing_ok and e.status == 404):
+                raise
+
+    def info(self) -> Dict[str, Any]:
+        return self.client.request("GET", self._url())
+
+    def close(self) -> None:
+        """Tear the session down (its temporary workdir is removed). Idempotent."""
+        if self.closed:
+            return
+        try:
+            self.client.request("DELETE", self._url())
+        except CordonError as e:
+            if e.status != 404:
+                raise
+        self.closed = True
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,333 @@
+"""Tests of the Python client against a real cordond on a temporary socket.
+
+Run from the repository root: python3 -m unittest discover -s clients/python/tests -t clients/python
+They need build/cordond (make); without it they skip, except under CI=true where that fails.
+"""
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path, PurePosixPath
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "clients" / "python"))
+
+from cordon import Cordon, CordonEnvironment, CordonError, ExecResult  # noqa: E402
+
+CORDOND = Path(os.environ.get("CORDOND_BIN") or ROOT / "build" / "cordond")
+CI = os.environ.get("CI") == "true" or os.environ.get("CORDON_REQUIRE_ALL") == "1"
+MEMBER, OUTSIDER = "cordon-pm", "cordon-pn"
+# Another user must be able to run it (a pyenv under /root is not reachable for them).
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def _need(cond: bool, why: str) -> None:
+    if cond:
+        return
+    if CI:
+        raise AssertionError(f"missing under CI: {why}")
+    raise unittest.SkipTest(why)
+
+
+def _ensure_users() -> None:
+    """Group cordon, a member and a non-member, created idempotently (under a lock: suites run
+    in parallel)."""
+    script = (
+        "getent group cordon >/dev/null || groupadd -r cordon; "
+        f"id {MEMBER} >/dev/null 2>&1 || useradd -M -N -s /bin/sh -G cordon {MEMBER}; "
+        f"id {OUTSIDER} >/dev/null 2>&1 || useradd -M -N -s /bin/sh {OUTSIDER}"
+    )
+    subprocess.run(["flock", "/tmp/cordon-test-users.lock", "sh", "-c", script], check=True)
+
+
+def ag2_format(output: str, exit_code: int) -> str:
+    """AG2's _format (ag2-behaviour.md section 2)."""
+    if exit_code == 0:
+        return output
+    return f"{output}\n[exit code: {exit_code}]" if output else f"[exit code: {exit_code}]"
+
+
+class Daemon:
+    def __init__(self, *args: str):
+        self.dir = tempfile.mkdtemp(prefix="cordond-py-")
+        os.chmod(self.dir, 0o755)
+        self.socket = os.path.join(self.dir, "s")
+        self.log = open(os.path.join(self.dir, "log"), "w+")
+        self.proc = subprocess.Popen(
+            [str(CORDOND), "--socket", self.socket, *args],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(self.socket)
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.02)
+        self.stop()
+        raise AssertionError("cordond did not start: " + self.logtext())
+
+    def logtext(self) -> str:
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode
+
+
+class DaemonCase(unittest.TestCase):
+    daemon: Daemon
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        _need(CORDOND.is_file() and os.access(CORDOND, os.X_OK), f"{CORDOND} not built (make)")
+        cls.daemon = Daemon()
+        cls.client = Cordon(cls.daemon.socket)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.client.close()
+        rc = cls.daemon.stop()
+        assert rc == 0, f"cordond exited {rc}"
+
+
+class TestCordon(DaemonCase):
+    def test_health_and_profiles(self) -> None:
+        h = self.client.health()
+        self.assertEqual(h["status"], "ok")
+        names = [p["name"] for p in self.client.profiles()]
+        self.assertIn("default", names)
+
+    def test_run_gives_ag2_string(self) -> None:
+        self.assertEqual(self.client.run("echo hi"), "hi")
+        self.assertEqual(self.client.run("exit 3"), "[exit code: 3]")
+        self.assertEqual(self.client.run("printf out; printf err >&2; exit 2"), "outerr\n[exit code: 2]")
+        self.assertEqual(self.client.run("printf '  padded \\r\\n'"), "padded")
+
+    def test_run_json(self) -> None:
+        r = self.client.run_json("echo hi; echo err >&2")
+        for k in ("output", "stdout", "stderr", "exit_code", "signal", "timed_out", "refused",
+                  "truncated", "stdout_bytes", "stderr_bytes", "duration_ms", "backend", "workdir"):
+            self.assertIn(k, r)
+        self.assertEqual(r["stdout"], "hi\n")
+        self.assertEqual(r["stderr"], "err\n")
+        self.assertEqual(r["exit_code"], 0)
+        self.assertFalse(r["timed_out"])
+
+    def test_timeout_as_written(self) -> None:
+        self.assertEqual(self.client.run("sleep 5", timeout=1), "Command timed out after 1s\n[exit code: 124]")
+        self.assertEqual(self.client.run("sleep 5", timeout=0.5), "Command timed out after 0.5s\n[exit code: 124]")
+        self.assertEqual(self.client.run("sleep 5", timeout=1.0), "Command timed out after 1.0s\n[exit code: 124]")
+
+    def test_max_output_and_env(self) -> None:
+        self.assertEqual(self.client.run("echo abcdef", max_output=3), "abc\n[truncated: showing first 3 of 6 chars]")
+        self.assertEqual(self.client.run("echo $FOO", env={"FOO": "bar"}), "bar")
+
+    def test_argv(self) -> None:
+        self.assertEqual(self.client.run(["echo", "a  b", "c"]), "a  b c")
+        self.assertEqual(self.client.run(["sh", "-c", "echo $0"]), "sh")
+        self.assertEqual(self.client.run([]), "[exit code: 2]")
+
+    def test_refusal(self) -> None:
+        r = self.client.run_json("rm -rf x", blocked=["rm"])
+        self.assertEqual(r["output"], "Command not allowed: 'rm -rf x'")
+        self.assertEqual(r["refused"], r["output"])
+
+    def test_workdir(self) -> None:
+        d = tempfile.mkdtemp(prefix="cordon-py-wd-")
+        try:
+            self.assertEqual(self.client.run("pwd", workdir=d), d)
+            self.client.run("echo x > made", workdir=d)
+            self.assertTrue(os.path.exists(os.path.join(d, "made")))
+        finally:
+            shutil.rmtree(d)
+
+    def test_errors(self) -> None:
+        with self.assertRaises(TypeError):
+            self.client.run("ls", timout=3)
+        cases = [
+            ({"command": "ls", "profile": "../../etc/passwd"}, "profile"),
+            ({"command": "ls", "profile": "no-such-profile"}, "profile"),
+            ({"command": "ls", "timeout": -1}, "timeout"),
+            ({"command": "ls", "timeout": "abc"}, "timeout"),
+            ({"command": "ls", "max_output": -1}, "max_output"),
+            ({"command": "ls", "workdir": "relative"}, "workdir"),
+            ({"command": 5}, "command"),
+            ({"command": "ls", "extra": 1}, "extra"),
+            ({"command": "ls", "argv": ["ls"]}, "argv"),
+            ({}, "command"),
+        ]
+        for body, field in cases:
+            with self.subTest(body=body):
+                with self.assertRaises(CordonError) as cm:
+                    self.client.request("POST", "/v1/run", body)
+                self.assertEqual(cm.exception.status, 400)
+                self.assertTrue(cm.exception.message.startswith(field + ":"), cm.exception.message)
+        with self.assertRaises(CordonError) as cm:
+            self.client.request("GET", "/v1/nope")
+        self.assertEqual(cm.exception.status, 404)
+
+    def test_unreachable(self) -> None:
+        with self.assertRaises(CordonError) as cm:
+            Cordon("/nonexistent/cordon.sock").run("ls")
+        self.assertEqual(cm.exception.status, 0)
+
+    def test_metrics(self) -> None:
+        self.client.run("true")
+        m = self.client.metrics()
+        self.assertIn("# TYPE cordond_runs_total counter", m)
+        self.assertIn("cordond_run_duration_seconds_bucket{le=\"+Inf\"}", m)
+
+    def test_session_files(self) -> None:
+        with self.client.session() as s:
+            s.put_file("dir/a.txt", b"hello")
+            self.assertEqual(s.run("cat dir/a.txt"), "hello")
+            s.run("echo made > b.txt")
+            self.assertEqual(s.get_file("b.txt"), b"made\n")
+            self.assertEqual(s.run("pwd"), s.workdir)
+            s.remove_file("dir/a.txt")
+            s.remove_file("dir/a.txt")  # missing is fine, as AG2's unlink(missing_ok=True)
+            with self.assertRaises(CordonError) as cm:
+                s.get_file("../../etc/passwd")
+            self.assertEqual(cm.exception.status, 400)
+            with self.assertRaises(TypeError):
+                s.run("ls", workdir="/")
+            with self.assertRaises(CordonError) as cm:
+                self.client.request("POST", f"/v1/sessions/{s.id}/run", {"command": "ls", "workdir": "/"})
+            self.assertEqual((cm.exception.status, cm.exception.message),
+                             (400, "workdir: fixed when the session was created"))
+            wd = s.workdir
+        self.assertFalse(os.path.exists(wd))
+
+
+class TestEnvironment(DaemonCase):
+    def test_protocol_async(self) -> None:
+        async def go() -> None:
+            env = CordonEnvironment(profile="default", socket=self.daemon.socket)
+            async with env.open() as sb:
+                self.assertIsInstance(sb.workdir, PurePosixPath)
+                self.assertEqual(str(sb.host_workdir), str(sb.workdir))
+                self.assertEqual(await sb.exec(["sh", "-c", "echo hi"]), ExecResult("hi", 0))
+                self.assertEqual(await sb.exec(["sh", "-c", "exit 3"]), ExecResult("", 3))
+                self.assertEqual(await sb.exec(["sh", "-c", "echo no; exit 4"]), ExecResult("no", 4))
+                self.assertEqual(await sb.exec([]), ExecResult("", 2))
+                r = await sb.exec(["sh", "-c", "sleep 5"], timeout=1)
+                self.assertEqual((r.output, r.exit_code), ("Command timed out after 1s", 124))
+                self.assertEqual((await sb.exec(["sh", "-c", "echo $A$B"], env={"A": "1"})).output, "1")
+                await sb.put_file("f.txt", b"data")
+                with self.assertRaises(ValueError):
+                    await sb.put_file("/etc/x", b"no")
+                wd = sb.host_workdir
+            # The factory keeps its sandbox across opens: files persist.
+            async with env.open() as sb2:
+                self.assertIs(sb2, sb)
+                self.assertEqual((await sb2.exec(["cat", "f.txt"])).output, "data")
+                await sb2.remove_file("f.txt")
+                await sb2.remove_file("f.txt")
+                self.assertEqual((await sb2.exec(["ls"])).output, "")
+            await env.aclose()
+            with self.assertRaises(RuntimeError):
+                await sb.exec(["true"])
+            self.assertFalse(wd.exists())
+
+        asyncio.run(go())
+
+    def test_like_shell_adapter(self) -> None:
+        """What AG2's ShellAdapter does per tool call: open, exec sh -c, _format."""
+
+        async def adapter_run(factory, command):
+            async with factory.open(None) as sandbox:
+                r = await sandbox.exec(["sh", "-c", command], env=None, timeout=None)
+            return ag2_format(r.output, r.exit_code)
+
+        async def go() -> None:
+            env = CordonEnvironment(socket=self.daemon.socket, env_vars={"GREETING": "hello"})
+            try:
+                for cmd in ("echo hi", "exit 7", "printf a; printf b >&2; exit 1", "echo $GREETING"):
+                    got = await adapter_run(env, cmd)
+                    want = self.client.run(cmd, env={"GREETING": "hello"})
+                    self.assertEqual(got, want, cmd)
+                # Sequential calls on one event loop, files persisting between them.
+                await adapter_run(env, "echo 1 > n")
+                self.assertEqual(await adapter_run(env, "cat n"), "1")
+            finally:
+                await env.aclose()
+
+        asyncio.run(go())
+
+    def test_sync_use_and_explicit_workdir(self) -> None:
+        d = tempfile.mkdtemp(prefix="cordon-py-env-")
+        try:
+            with CordonEnvironment(socket=self.daemon.socket, workdir=d, timeout=5) as env:
+                self.assertEqual(env.run("pwd"), d)
+                self.assertEqual(env.exec_sync(["sh", "-c", "echo x > kept"]), ExecResult("", 0))
+                self.assertEqual(env.workdir, PurePosixPath(d))
+            # An explicit workdir is the user's: kept, with its files.
+            self.assertTrue(os.path.exists(os.path.join(d, "kept")))
+        finally:
+            shutil.rmtree(d)
+        with self.assertRaises(ValueError):
+            CordonEnvironment(timeout=0)
+
+
+class TestAuthorisation(DaemonCase):
+    def _as(self, user: str, code: str) -> subprocess.CompletedProcess:
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "clients" / "python"))
+        return subprocess.run(
+            ["runuser", "-u", user, "--", PYTHON, "-c", code],
+            capture_output=True, text=True, env=env, timeout=60,
+        )
+
+    def test_member_and_outsider(self) -> None:
+        _need(os.geteuid() == 0, "needs root to create users and switch to them")
+        _ensure_users()
+        # The daemon resolves groups per connection, so users made after its start count.
+        code = (
+            "import json; from cordon import Cordon, CordonError\n"
+            f"c = Cordon({self.daemon.socket!r})\n"
+            "try:\n"
+            "    print(json.dumps({'ok': c.run_json('id -un')}))\n"
+            "except CordonError as e:\n"
+            "    print(json.dumps({'status': e.status, 'message': e.message}))\n"
+        )
+        r = self._as(MEMBER, code)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = json.loads(r.stdout)
+        self.assertIn("ok", out, out)
+        # A non-member cannot even connect to the 0660 root:cordon socket...
+        r = self._as(OUTSIDER, code)
+        self.assertEqual(json.loads(r.stdout)["status"], 0, r.stdout)
+        # ...and with the file mode opened up, SO_PEERCRED still says no.
+        os.chmod(self.daemon.socket, 0o666)
+        try:
+            r = self._as(OUTSIDER, code)
+            out = json.loads(r.stdout)
+            self.assertEqual(out["status"], 403, out)
+            self.assertIn("not authorised", out["message"])
+        finally:
+            os.chmod(self.daemon.socket, 0o660)
+
+
+if __name__ == "__main__":
+    unittest.main()
