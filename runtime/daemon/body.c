@@ -558,6 +558,37 @@ void run_body_free(struct run_body *b)
 	memset(b, 0, sizeof(*b));
 }
 
+/* The "key" whose value ends near pos: scan back to the ':' and the string before it. */
+static bool key_before(const char *buf, size_t n, size_t pos, char *key, size_t keysz)
+{
+	size_t i = pos < n ? pos : n, end, start;
+
+	while (i > 0 && buf[i - 1] != ':' && buf[i - 1] != '{' && buf[i - 1] != ',')
+		i--;
+	if (i == 0 || buf[i - 1] != ':')
+		return false;
+	i--;
+	while (i > 0 && (buf[i - 1] == ' ' || buf[i - 1] == '\t' || buf[i - 1] == '\n' ||
+			 buf[i - 1] == '\r'))
+		i--;
+	if (i == 0 || buf[i - 1] != '"')
+		return false;
+	end = --i;
+	while (i > 0 && buf[i - 1] != '"')
+		i--;
+	if (i == 0)
+		return false;
+	start = i;
+	if (end - start == 0 || end - start >= keysz)
+		return false;
+	for (size_t k = start; k < end; k++)
+		if ((unsigned char)buf[k] < 0x20 || buf[k] == '\\' || (unsigned char)buf[k] >= 0x7f)
+			return false;
+	memcpy(key, buf + start, end - start);
+	key[end - start] = '\0';
+	return true;
+}
+
 int body_parse(enum body_kind kind, const char *buf, size_t n, int64_t max_output_cap,
 	       struct run_body *ret, cordon_error *e)
 {
@@ -572,9 +603,16 @@ int body_parse(enum body_kind kind, const char *buf, size_t n, int64_t max_outpu
 	 * ones. jansson refuses invalid UTF-8 and bounds the nesting depth itself.
 	 */
 	b.root = json_loadb(buf, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
-	if (!b.root)
+	if (!b.root) {
+		char name[65];
+
+		/* A number jansson cannot hold: name the field it was the value of. */
+		if ((strstr(je.text, "too big") || strstr(je.text, "overflow")) &&
+		    key_before(buf, n, (size_t)je.position, name, sizeof(name)))
+			return cordon_err(e, 0, "%s: number out of range", name);
 		return cordon_err(e, 0, "body: invalid JSON: %s (line %d, column %d)", je.text,
 				  je.line, je.column);
+	}
 	if (!json_is_object(b.root)) {
 		json_decref(b.root);
 		return cordon_err(e, 0, "body: expected a JSON object");
