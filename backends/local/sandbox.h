@@ -127,10 +127,10 @@ struct sb_plan {
 	/* confinement */
 	const struct cordon_profile *profile;
 	const struct sock_fprog *bpf;
+	bool memory_in_cgroup;
 	int landlock_abi;
 	const char *ll_ro[4];
 	const char *ll_rw[6];
-	bool memory_in_cgroup;
 };
 
 /* hide.c: find what profile->ignore and profile->mask hide in the workdir (parent side). */
