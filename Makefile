@@ -22,7 +22,7 @@ DEB_DEPS  := gcc make pkg-config libseccomp-dev libcap-dev libmount-dev libcurl4
              libcriterion-dev scdoc clang-format python3
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 HARDEN    := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection -fPIE
 WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
@@ -81,6 +81,7 @@ fuzz:
 	done
 
 # The fuzz corpora as a regression test, built with the ordinary compiler (tests/fuzz/driver.c).
+.PRECIOUS: $(B)/obj/%.o
 $(B)/tests/fuzz-%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/driver.o $(B)/obj/runtime/daemon/body.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
