@@ -308,10 +308,14 @@ static inline uint64_t ascii_space_mask(uint64_t w)
 	return (GE(w, 0x09) & ~GE(w, 0x0e)) | (GE(w, 0x1c) & ~GE(w, 0x21));
 }
 
-/* True when no byte is '\r' (0x0D). */
-static inline bool no_cr(uint64_t w)
+/*
+ * Top bits of the bytes the word paths cannot take: non-ASCII bytes and CRs. (w ^ CR) + 0x7f
+ * sets an ASCII byte's top bit exactly when it is not CR; a non-ASCII byte may carry garbage into
+ * its neighbour, but it is already flagged by w's own top bit, so "zero" stays exact.
+ */
+static inline uint64_t not_plain(uint64_t w)
 {
-	return (((w ^ (0x0d * ONES)) + 0x7f * ONES) & HIGH) == HIGH;
+	return (w | ~((w ^ (0x0d * ONES)) + 0x7f * ONES)) & HIGH;
 }
 
 static inline uint64_t load64(const uint8_t *p)
@@ -333,24 +337,87 @@ static inline unsigned trailing_spaces(uint64_t nonspace)
 }
 
 /*
- * Count words of ASCII without CR while nothing needs keeping: no decoder state is pending, and
- * either the body is full or the leading whitespace is full and the words are all whitespace.
- * Each word adds 8 code points; only the trailing-whitespace run needs a look at the bytes, and
- * only at the last word of each 32-byte block that has anything but whitespace. Returns where it
- * stopped: the start of a word the byte-wise path must handle, or fewer than 8 bytes from end.
+ * The leading whitespace is full but no body has started: skip words that are all ASCII
+ * whitespace (without CR). Returns where the byte-wise path must take over.
  */
-static const uint8_t *count_fast(struct capture *c, const uint8_t *p, const uint8_t *end)
+static const uint8_t *count_lead(struct capture *c, const uint8_t *p, const uint8_t *end)
+{
+	while (end - p >= 8) {
+		uint64_t w = load64(p);
+
+		if (not_plain(w) || (~ascii_space_mask(w) & HIGH))
+			break;
+		c->lead += 8;
+		c->total += 8;
+		c->trail += 8;
+		p += 8;
+	}
+	return p;
+}
+
+/*
+ * One complete, valid multi-byte sequence at p (p < end, *p >= 0x80): its length, with the
+ * code point in *ret_cp; 0 when it is invalid or cut off by the end of the chunk, which the
+ * byte-wise decoder then handles (it carries state across chunks and makes the U+FFFDs).
+ */
+static inline size_t u8_sequence(const uint8_t *p, const uint8_t *end, uint32_t *ret_cp)
+{
+	uint8_t b = p[0], lo = 0x80, hi = 0xbf;
+	size_t len = end - p;
+
+	if (b >= 0xc2 && b <= 0xdf) {
+		if (len < 2 || (p[1] & 0xc0) != 0x80)
+			return 0;
+		*ret_cp = (uint32_t)(b & 0x1f) << 6 | (p[1] & 0x3f);
+		return 2;
+	}
+	if (b >= 0xe0 && b <= 0xef) {
+		if (b == 0xe0)
+			lo = 0xa0;
+		else if (b == 0xed)
+			hi = 0x9f;
+		if (len < 3 || p[1] < lo || p[1] > hi || (p[2] & 0xc0) != 0x80)
+			return 0;
+		*ret_cp = (uint32_t)(b & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+		return 3;
+	}
+	if (b >= 0xf0 && b <= 0xf4) {
+		if (b == 0xf0)
+			lo = 0x90;
+		else if (b == 0xf4)
+			hi = 0x8f;
+		if (len < 4 || p[1] < lo || p[1] > hi || (p[2] & 0xc0) != 0x80 ||
+		    (p[3] & 0xc0) != 0x80)
+			return 0;
+		/* The code point only matters for is_space(), and nothing above U+FFFF is space. */
+		*ret_cp = 0x10000;
+		return 4;
+	}
+	return 0;
+}
+
+/*
+ * The body is full: only count. Runs of ASCII without CR go 32 or 8 bytes at a time; each word
+ * adds 8 code points, and only the trailing-whitespace run needs a look at the bytes, at the
+ * last word of a block that is not all whitespace. A word that fails (non-ASCII or CR) is taken
+ * apart code point by code point, and so is everything after it up to the next plain ASCII
+ * byte, so that text in another script does not retry the word test at every character.
+ * Returns where the byte-wise decoder must take over: an invalid or cut-off sequence, or a CR
+ * that is the last byte of the chunk (its LF may come in the next one).
+ */
+static const uint8_t *count_body(struct capture *c, const uint8_t *p, const uint8_t *end)
 {
 	uint64_t total = c->total, trail = c->trail;
 
-	if (c->body) {
+	while (p < end) {
+		const uint8_t *stop;
+
 		while (end - p >= 32) {
 			uint64_t w0 = load64(p), w1 = load64(p + 8);
 			uint64_t w2 = load64(p + 16), w3 = load64(p + 24);
 			uint64_t ns;
 
-			if (((w0 | w1 | w2 | w3) & HIGH) || !no_cr(w0) || !no_cr(w1) ||
-			    !no_cr(w2) || !no_cr(w3))
+			if (not_plain(w0) | not_plain(w1) | not_plain(w2) | not_plain(w3))
 				break;
 			total += 32;
 			if ((ns = ~ascii_space_mask(w3) & HIGH))
@@ -365,23 +432,44 @@ static const uint8_t *count_fast(struct capture *c, const uint8_t *p, const uint
 				trail += 32;
 			p += 32;
 		}
-	}
-	while (end - p >= 8) {
-		uint64_t w = load64(p);
-		uint64_t ns;
+		while (end - p >= 8) {
+			uint64_t w = load64(p);
+			uint64_t ns;
 
-		if ((w & HIGH) || !no_cr(w))
-			break;
-		ns = ~ascii_space_mask(w) & HIGH;
-		if (!c->body) {
-			if (ns)
-				break; /* the body starts in this word: keep it byte by byte */
-			c->lead += 8;
+			if (not_plain(w))
+				break;
+			ns = ~ascii_space_mask(w) & HIGH;
+			total += 8;
+			trail = ns ? trailing_spaces(ns) : trail + 8;
+			p += 8;
 		}
-		total += 8;
-		trail = ns ? trailing_spaces(ns) : trail + 8;
-		p += 8;
+
+		stop = end - p > 8 ? p + 8 : end;
+		while (p < end && (p < stop || *p >= 0x80 || *p == '\r')) {
+			uint8_t b = *p;
+			uint32_t cp;
+			size_t len;
+
+			if (b < 0x80) {
+				if (b == '\r') {
+					if (end - p < 2)
+						goto out;
+					p += p[1] == '\n' ? 2 : 1;
+					total++;
+					trail++;
+					continue;
+				}
+				cp = b;
+				len = 1;
+			} else if (!(len = u8_sequence(p, end, &cp))) {
+				goto out;
+			}
+			total++;
+			trail = is_space(cp) ? trail + 1 : 0;
+			p += len;
+		}
 	}
+out:
 	c->total = total;
 	c->trail = trail;
 	return p;
@@ -398,19 +486,23 @@ void capture_feed(struct capture *c, const void *buf, size_t n)
 
 	c->bytes += n;
 	while (p < end) {
-		if (!c->dec.need && !c->cr && keeping_done(c)) {
-			const uint8_t *stop = count_fast(c, p, end);
+		if (c->dec.need || c->cr || !keeping_done(c)) {
+			step(c, *p++);
+		} else if (c->body) {
+			p = count_body(c, p, end);
+			if (p < end)
+				step(c, *p++);
+		} else {
+			const uint8_t *stop = count_lead(c, p, end);
 
 			if (stop != p) {
 				p = stop;
 				continue;
 			}
-			/* This word needs the decoder: give it the whole word, then try again. */
-			for (const uint8_t *w = p + 8 < end ? p + 8 : end; p < w; p++)
+			/* A word with anything else goes byte-wise: the body may start in it. */
+			for (stop = end - p > 8 ? p + 8 : end; p < stop; p++)
 				step(c, *p);
-			continue;
 		}
-		step(c, *p++);
 	}
 }
 
