@@ -31,6 +31,9 @@ ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) $(HARDEN) -fvisibility=hidden -MMD -MP
              -Iinclude -I. -DCORDON_VERSION_STR='"$(VERSION)"' \
              -DCORDON_SYSCONFDIR='"$(SYSCONFDIR)"' -DCORDON_SRCDIR='"$(CURDIR)"' $(PKG_CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
+# Criterion re-executes the test binary for each test and hands it the parameter tables by
+# value: pointers in them (strings of table rows) are only valid when the binary is not PIE.
+TEST_LDFLAGS = -no-pie -Wl,-z,relro,-z,now $(LDFLAGS)
 
 LIB_SRCS  := $(sort $(wildcard runtime/*.c policy/*.c backends/*.c backends/*/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
@@ -88,15 +91,15 @@ $(B)/tests/fuzz-%: $(B)/obj/tests/fuzz/%.o $(B)/obj/tests/fuzz/driver.o $(B)/obj
 
 $(UNIT): $(UNIT_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
+	$(CC) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
 
 $(INTEG): $(INTEG_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
+	$(CC) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
 
 $(ESCAPE): $(ESC_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
+	$(CC) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
 
 tests: $(CLI) $(DAEMON) $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/fuzz-%) $(UNIT) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESC_SRCS),$(ESCAPE))
 

@@ -144,17 +144,21 @@ static int prepare_workdir(const char *given, char **ret, cordon_error *e)
 	return 0;
 }
 
+/* $TMPDIR/cordon-XXXXXX (mkdtemp's convention), else /tmp. */
 static int make_temp_workdir(char **ret, cordon_error *e)
 {
-	char tmpl[] = "/tmp/cordon-XXXXXX";
+	const char *base = getenv("TMPDIR");
+	_cleanup_free_ char *tmpl = NULL;
 
-	if (!mkdtemp(tmpl))
-		return cordon_err(e, errno, "workdir: mkdtemp %s", tmpl);
-	*ret = strdup(tmpl);
-	if (!*ret) {
-		(void)rmdir(tmpl);
+	if (!base || base[0] != '/' || strlen(base) > PATH_MAX - 32)
+		base = "/tmp";
+	if (asprintf(&tmpl, "%s/cordon-XXXXXX", base) < 0) {
+		tmpl = NULL;
 		return cordon_err(e, ENOMEM, "out of memory");
 	}
+	if (!mkdtemp(tmpl))
+		return cordon_err(e, errno, "workdir: mkdtemp %s", tmpl);
+	*ret = TAKE_PTR(tmpl);
 	return 0;
 }
 

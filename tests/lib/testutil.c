@@ -138,10 +138,16 @@ void tu_exec(struct tu_run *r, const char *stdin_data, char *const env[], char *
 	r->ms = now_ms() - t0;
 }
 
+/* Each run gets its own $TMPDIR, so that a temp workdir left behind is seen even when
+ * tests run in parallel. */
 void tu_cordon_run(struct tu_run *r, const char *const args[])
 {
 	const char *argv[64];
+	char *tmp = tu_tmpdir(), *env;
 	size_t n = 0;
+	DIR *d;
+	struct dirent *de;
+	int left = 0;
 
 	argv[n++] = tu_cordon();
 	for (size_t i = 0; args[i]; i++) {
@@ -149,7 +155,18 @@ void tu_cordon_run(struct tu_run *r, const char *const args[])
 		argv[n++] = args[i];
 	}
 	argv[n] = NULL;
-	tu_exec(r, NULL, NULL, (char *const *)argv);
+	cr_assert(asprintf(&env, "TMPDIR=%s", tmp) > 0);
+	tu_exec(r, NULL, (char *[]){ env, NULL }, (char *const *)argv);
+	d = opendir(tmp);
+	cr_assert(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			left++;
+	closedir(d);
+	r->leaked = left;
+	tu_rmtree(tmp);
+	free(tmp);
+	free(env);
 }
 
 void tu_run_free(struct tu_run *r)

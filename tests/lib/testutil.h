@@ -14,6 +14,7 @@ struct tu_run {
 	size_t err_len;
 	int status; /* exit status, or 128+n for a signal */
 	double ms;  /* wall time */
+	int leaked; /* entries left in the run's private $TMPDIR (tu_cordon_run only) */
 };
 
 /* Path of the built CLI: $CORDON_BIN, else build/cordon (tests run from the repo root). */
