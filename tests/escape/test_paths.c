@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Class 3, path and mount races, symlink and hard-link confusion (CVE-2025-31133, firejail
+ * CVE-2017-5180/5940, Codex's protected-path symlink test, srt's hard link to /etc/passwd),
+ * ignored paths that string filters cannot protect, and writes outside the workdir and /tmp.
+ *
+ * Ignored paths: the workdir holds `.env` = SECRET_<tag>, the run has `--ignore .env`, and
+ * the command reads it by every route a string filter misses. Nothing of the secret may ever
+ * be printed.
+ */
+#define _GNU_SOURCE
+#include "tests/escape/escape.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const IGNORE_ENV[] = { "--ignore", ".env", NULL };
+
+static void put_env(struct esc *e)
+{
+	char *p = esc_wpath(e, ".env"), *content;
+
+	cr_assert(asprintf(&content, "API_KEY=%s\n", e->secret) > 0);
+	esc_write(p, content, 0644, e->uid, e->gid);
+	free(content);
+	free(p);
+}
+
+/* Run CMD with --ignore .env; the secret must not appear, .env must be intact on the host. */
+static void masked_read(struct esc *e, const char *cmd)
+{
+	struct esc_opts o = { .args = IGNORE_ENV };
+	struct tu_run r;
+	char *p = esc_wpath(e, ".env"), *after;
+
+	put_env(e);
+	esc_run(&r, &o, "%s", cmd);
+	esc_expect_absent(&r, e->secret, cmd);
+	after = esc_read(p, NULL);
+	cr_expect(after && strstr(after, e->secret), "the run changed or removed the host's .env");
+	free(after);
+	free(p);
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_mask, by_glob)
+{
+	masked_read(e, "cat .en?");
+}
+
+ESC_CASE(escape_mask, by_variable)
+{
+	masked_read(e, "f=.e; cat ${f}nv");
+}
+
+ESC_CASE(escape_mask, by_command_substitution)
+{
+	masked_read(e, "cat $(echo .e)nv");
+}
+
+ESC_CASE(escape_mask, by_grep_recursive)
+{
+	masked_read(e, "grep -r SECRET .");
+}
+
+ESC_CASE(escape_mask, by_redirect)
+{
+	masked_read(e, "cat<.env");
+}
+
+ESC_CASE(escape_mask, by_find_exec)
+{
+	masked_read(e, "find . -name '.e*' -exec cat {} +");
+}
+
+/* Unmasking: unmount the mask, by the command line and by the syscalls. */
+ESC_CASE(escape_mask, by_unmount)
+{
+	esc_put_helper(e);
+	masked_read(e, "umount .e?v; umount -l .e?v; ./h mount . .e?v; ./h mount . ./.e?v .; "
+		       "cat .e?v");
+}
+
+/* Moving the secret from under the mask: rename, hard link, copy, archive, /proc/self/fd. */
+ESC_CASE(escape_mask, by_move_link_copy)
+{
+	masked_read(e, "mv .e?v moved; cat moved; ln .e?v linked; cat linked; cp .e?v copied; "
+		       "cat copied; tar cf - .e?v | strings; exec 5<.e?v; cat /proc/self/fd/5; "
+		       "cat /proc/self/cwd/.e?v; dd if=$(ls -a | grep '^.en') 2>/dev/null; true");
+}
+
+/* An ignored path that is a symlink to a readable file elsewhere in the sandbox's view. */
+ESC_CASE(escape_paths, ignored_symlink)
+{
+	struct esc_opts o = { .args = IGNORE_ENV };
+	char target[128], *lnk = esc_wpath(e, ".env"), *after;
+	struct tu_run r;
+
+	snprintf(target, sizeof(target), "/etc/cordon-esc-%s", e->tag);
+	esc_write(target, e->secret, 0644, 0, 0);
+	esc_on_teardown("rm -f '%s'", target);
+	cr_assert(symlink(target, lnk) == 0);
+	esc_run(&r, &o, "cat .en?; cat $(echo .e)nv; grep -r SECRET .; true");
+	esc_expect_absent(&r, e->secret, "a symlinked ignored path");
+	after = esc_read(target, NULL);
+	cr_expect(after && !strcmp(after, e->secret), "the symlink's target changed on the host");
+	free(after);
+	free(lnk);
+	tu_run_free(&r);
+}
+
+/* An ignored path that is a hard link to a file outside the workdir. */
+ESC_CASE(escape_paths, ignored_hardlink)
+{
+	struct esc_opts o = { .args = IGNORE_ENV };
+	char *outside = esc_spath(e, "outside-secret"), *inside = esc_wpath(e, ".env");
+	struct tu_run r;
+
+	esc_write(outside, e->secret, 0644, 0, 0);
+	cr_assert(link(outside, inside) == 0, "hard link: %m");
+	esc_run(&r, &o, "cat .en?; f=.e; cat ${f}nv; grep -r SECRET .; true");
+	esc_expect_absent(&r, e->secret, "a hard-linked ignored path");
+	free(outside);
+	free(inside);
+	tu_run_free(&r);
+}
+
+/* srt's case: hard-link a host file into the workdir from inside, then write through it. */
+ESC_CASE(escape_paths, hardlink_to_host_file)
+{
+	char target[128], *after;
+	struct tu_run r;
+
+	snprintf(target, sizeof(target), "/etc/cordon-esc-target-%s", e->tag);
+	esc_write(target, "original\n", 0666, 0, 0);
+	esc_on_teardown("rm -f '%s'", target);
+	esc_run(&r, NULL,
+		"ln %s pw && echo pwned >> pw; ln -f /etc/passwd passwd && echo ESCAPED-LINK; "
+		"echo pwned >> %s; true",
+		target, target);
+	after = esc_read(target, NULL);
+	cr_expect(after && !strcmp(after, "original\n"), "a host file was written: '%s'", after);
+	esc_expect_absent(&r, "ESCAPED-LINK", "hard link to /etc/passwd");
+	free(after);
+	tu_run_free(&r);
+}
+
+/*
+ * CVE-2025-31133-like race: while runs with --ignore .env start, a host process swaps
+ * workdir/.env between a regular file and symlinks to /etc/shadow and to a secret outside the
+ * workdir, as fast as it can. Setup must never follow the swapped-in link.
+ */
+static void racer(const struct esc *e, const char *outside)
+{
+	char tmp[4200], env[4200];
+	unsigned i = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	snprintf(tmp, sizeof(tmp), "%s/.env.swap", e->wd);
+	snprintf(env, sizeof(env), "%s/.env", e->wd);
+	for (;;) {
+		unlink(tmp);
+		switch (i++ % 3) {
+		case 0:
+			if (symlink("/etc/shadow", tmp) != 0)
+				_exit(1);
+			break;
+		case 1:
+			if (symlink(outside, tmp) != 0)
+				_exit(1);
+			break;
+		default: {
+			int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+			if (fd < 0 || write(fd, "plain\n", 6) != 6)
+				_exit(1);
+			close(fd);
+		}
+		}
+		if (lchown(tmp, e->uid, e->gid) != 0 || rename(tmp, env) != 0)
+			_exit(1);
+		usleep(20);
+	}
+}
+
+ESC_CASE(escape_paths, symlink_swap_race)
+{
+	struct esc_opts o = { .args = IGNORE_ENV };
+	const char *shadow = esc_shadow_needle();
+	char *outside = esc_spath(e, "outside-secret"), *shadow_before, *shadow_after;
+	pid_t pid;
+	int runs = e->control ? 5 : 25;
+
+	esc_write(outside, e->secret, 0644, 0, 0);
+	shadow_before = esc_read("/etc/shadow", NULL);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0)
+		racer(e, outside);
+	for (int i = 0; i < runs; i++) {
+		struct tu_run r;
+
+		esc_run(&r, &o,
+			"cat .en? 2>&1; f=.e; cat ${f}nv 2>&1; cat $(echo .e)nv 2>&1; true");
+		esc_expect_absent(&r, shadow, "/etc/shadow through a swapped symlink");
+		esc_expect_absent(&r, e->secret, "an outside file through a swapped symlink");
+		tu_run_free(&r);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	shadow_after = esc_read("/etc/shadow", NULL);
+	cr_expect(shadow_after && !strcmp(shadow_before, shadow_after), "/etc/shadow changed");
+	free(shadow_before);
+	free(shadow_after);
+	free(outside);
+}
+
+/* `..` from the workdir: the host's /etc/shadow and a file in the host's / are out of reach. */
+ESC_CASE(escape_paths, dotdot)
+{
+	struct tu_run r;
+
+	esc_host_root_marker(e);
+	esc_run(&r, NULL,
+		"cat ../../../../../../../../etc/shadow; cat "
+		"../../../../../../../../cordon-esc-root-*; "
+		"cd ../../../../../../../.. && cat etc/shadow cordon-esc-root-* "
+		"./root/.bash_history; "
+		"true");
+	esc_expect_absent(&r, esc_shadow_needle(), "/etc/shadow by ..");
+	esc_expect_absent(&r, e->secret, "the host's / by ..");
+	tu_run_free(&r);
+}
+
+/* Symlinks made inside pointing out: they resolve in the sandbox's view, not the host's. */
+ESC_CASE(escape_paths, symlink_out)
+{
+	struct tu_run r;
+	char *outside = esc_spath(e, "secret");
+
+	esc_write(outside, e->secret, 0644, 0, 0);
+	esc_host_root_marker(e);
+	esc_run(&r, NULL,
+		"ln -s / r; cat r/cordon-esc-root-*; ln -s /etc/shadow s; cat s; ln -s %s t; cat "
+		"t; "
+		"true",
+		outside);
+	esc_expect_absent(&r, esc_shadow_needle(), "/etc/shadow by symlink");
+	esc_expect_absent(&r, e->secret, "the host by symlink");
+	free(outside);
+	tu_run_free(&r);
+}
+
+/* --readonly: writers the read-only allow-list lets through still cannot write. */
+ESC_CASE(escape_paths, readonly_workdir)
+{
+	static const char *const ro[] = { "--readonly", NULL };
+	struct esc_opts o = { .args = ro };
+	static const char *const cmds[] = { "find . -maxdepth 0 -fprint pwned1",
+					    "sort -o pwned2 /dev/null", "cat /dev/null > pwned3",
+					    "grep -r x . > pwned4", "ls > pwned5" };
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct tu_run r;
+		char name[16], *p;
+
+		esc_run(&r, &o, "%s", cmds[i]);
+		snprintf(name, sizeof(name), "pwned%zu", i + 1);
+		p = esc_wpath(e, name);
+		cr_expect(!esc_exists(p), "--readonly: '%s' wrote the workdir", cmds[i]);
+		free(p);
+		tu_run_free(&r);
+	}
+}
+
+/* A world-writable host file in a read-only bind (/etc, /usr) stays unchanged. */
+static void write_ro_bind(struct esc *e, const char *dir)
+{
+	char file[128], fresh[128], *after;
+	struct tu_run r;
+
+	snprintf(file, sizeof(file), "%s/cordon-esc-w-%s", dir, e->tag);
+	snprintf(fresh, sizeof(fresh), "%s/cordon-esc-new-%s", dir, e->tag);
+	esc_write(file, "original\n", 0666, 0, 0);
+	esc_on_teardown("rm -rf '%s' '%s'", file, fresh);
+	esc_run(&r, NULL, "echo pwned >> %s; touch %s; mkdir %s.d; true", file, fresh, fresh);
+	after = esc_read(file, NULL);
+	cr_expect(after && !strcmp(after, "original\n"), "%s was written: '%s'", file, after);
+	cr_expect(!esc_exists(fresh), "%s was created on the host", fresh);
+	free(after);
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_write, etc)
+{
+	write_ro_bind(e, "/etc");
+}
+
+ESC_CASE(escape_write, usr)
+{
+	write_ro_bind(e, "/usr");
+}
+
+/* New files in host directories that are not in the view or are world-writable on the host. */
+static void write_host_dirs(struct esc *e, const char *const *dirs)
+{
+	struct tu_run r;
+	char cmd[4096] = "";
+
+	for (size_t i = 0; dirs[i]; i++) {
+		size_t n = strlen(cmd);
+
+		snprintf(cmd + n, sizeof(cmd) - n, "touch %s/cordon-esc-%s; ", dirs[i], e->tag);
+		esc_on_teardown("rm -f '%s/cordon-esc-%s'", dirs[i], e->tag);
+	}
+	esc_run(&r, NULL, "%s true", cmd);
+	for (size_t i = 0; dirs[i]; i++) {
+		char p[256];
+
+		snprintf(p, sizeof(p), "%s/cordon-esc-%s", dirs[i], e->tag);
+		cr_expect(!esc_exists(p), "%s was created on the host", p);
+	}
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_write, root_dir)
+{
+	const char *const dirs[] = { "", "/opt", "/srv", "/var", NULL };
+
+	write_host_dirs(e, dirs);
+}
+
+ESC_CASE(escape_write, var_tmp_and_locks)
+{
+	const char *const dirs[] = { "/var/tmp", "/run/lock", "/var/lock", NULL };
+
+	write_host_dirs(e, dirs);
+}
+
+ESC_CASE(escape_write, dev_shm)
+{
+	const char *const dirs[] = { "/dev/shm", "/dev/mqueue", NULL };
+
+	write_host_dirs(e, dirs);
+}
+
+/* Persistence: the caller's home, its shell rc file, root's home. */
+ESC_CASE(escape_write, home)
+{
+	const char *const dirs[] = { e->home, "/root", "/home/" ESC_USER_NAME, NULL };
+	char rc[160], *before, *after, *saved;
+	struct tu_run r;
+
+	write_host_dirs(e, dirs);
+	snprintf(rc, sizeof(rc), "%s/.bashrc", e->home);
+	before = esc_read(rc, NULL);
+	saved = esc_spath(e, "bashrc.saved");
+	if (before) {
+		esc_copy(rc, saved, 0644);
+		/* keep the host's rc file whatever happens */
+		esc_on_teardown("cmp -s '%s' '%s' || cat '%s' > '%s'", saved, rc, saved, rc);
+	}
+	esc_run(&r, NULL,
+		"echo 'echo pwned-%s' >> %s; echo 'echo pwned' >> \"$HOME/.bashrc\"; true", e->tag,
+		rc);
+	after = esc_read(rc, NULL);
+	cr_expect((!before && !after) || (before && after && !strcmp(before, after)),
+		  "%s was changed", rc);
+	free(before);
+	free(after);
+	free(saved);
+	tu_run_free(&r);
+}

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Class 4, privilege escalation through the runtime (CVE-2016-8659, CVE-2020-5291,
+ * CVE-2026-41163, CVE-2022-27650...): identity, capabilities, no_new_privs, setuid binaries.
+ * Class 5, the seccomp wall: each refused syscall tried for real by the static helper, and the
+ * kernel interfaces a sandbox must not expose (/proc/sys, sysrq, /sys, devices, modules).
+ */
+#define _GNU_SOURCE
+#include "tests/escape/escape.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* A setuid-root copy of bash made by the host's root does not elevate inside. */
+static void put_setuid_bash(struct esc *e)
+{
+	char *p = esc_wpath(e, "sbash");
+
+	esc_copy("/usr/bin/bash", p, 0755);
+	cr_assert(chown(p, 0, 0) == 0 && chmod(p, 04755) == 0);
+	free(p);
+}
+
+ESC_CASE(escape_privs, no_new_privs)
+{
+	struct tu_run r;
+
+	esc_run(&r, NULL, "grep NoNewPrivs /proc/self/status");
+	cr_expect(strstr(r.out, "NoNewPrivs:\t1"), "no_new_privs is not set:\n%s", r.out);
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_privs, capabilities_empty)
+{
+	static const char *const sets[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+	struct tu_run r;
+
+	put_setuid_bash(e);
+	esc_run(&r, NULL,
+		"grep ^Cap /proc/self/status; ./sbash -p -c 'grep ^Cap /proc/self/status' "
+		"2>/dev/null; true");
+	for (size_t i = 0; i < 5; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "%s:\t0000000000000000", sets[i]);
+		cr_expect(strstr(r.out, line), "%s is not empty:\n%s", sets[i], r.out);
+	}
+	/* and no set is non-empty anywhere, the setuid bash's included */
+	for (const char *l = r.out; (l = strstr(l, "Cap")); l++) {
+		const char *tab = strchr(l, '\t');
+
+		cr_expect(tab && !strncmp(tab + 1, "0000000000000000", 16),
+			  "a capability set is not empty: %.40s", l);
+	}
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_privs, seccomp_filter_on)
+{
+	struct tu_run r;
+
+	esc_run(&r, NULL, "grep -E '^Seccomp:' /proc/self/status");
+	cr_expect(strstr(r.out, "Seccomp:\t2"), "no seccomp filter:\n%s", r.out);
+	tu_run_free(&r);
+}
+
+/* Never host uid 0; as an ordinary user, that user; no root group. */
+ESC_CASE(escape_privs, identity)
+{
+	struct tu_run r;
+	unsigned uid = 0, gid = 0;
+	const char *p;
+
+	esc_run(&r, NULL, "echo \"uid=$(id -u) gid=$(id -g) groups=$(id -G) .\"");
+	p = strstr(r.out, "uid=");
+	cr_assert(p && sscanf(p, "uid=%u gid=%u", &uid, &gid) == 2, "no id output: %s", r.out);
+	if (e->who == ESC_USER)
+		cr_expect(uid == e->uid, "runs as uid %u, not the calling user's %u", uid,
+			  (unsigned)e->uid);
+	else
+		cr_expect(uid != 0, "the command runs as root");
+	cr_expect(gid != 0 && !strstr(r.out, " 0 ") && !strstr(r.out, "groups=0"),
+		  "the command has the root group: %s", r.out);
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_privs, setuid_shell)
+{
+	struct tu_run r;
+	char target[128];
+
+	put_setuid_bash(e);
+	snprintf(target, sizeof(target), "/etc/cordon-esc-suid-%s", e->tag);
+	esc_on_teardown("rm -f '%s'", target);
+	esc_run(&r, NULL,
+		"echo \"euid=$(./sbash -p -c 'id -u')\"; ./sbash -p -c 'cat /etc/shadow; "
+		"echo pwned > %s'; true",
+		target);
+	esc_expect_absent(&r, "euid=0", "the setuid copy of bash gave euid 0");
+	esc_expect_absent(&r, esc_shadow_needle(), "/etc/shadow through setuid bash");
+	cr_expect(!esc_exists(target), "setuid bash wrote %s", target);
+	tu_run_free(&r);
+}
+
+/* Core dumps off and the hard limit too (a core_pattern pipe runs on the host as root). */
+ESC_CASE(escape_privs, core_dumps_off)
+{
+	struct tu_run r;
+
+	esc_run(&r, NULL, "echo \"soft=$(ulimit -c) hard=$(ulimit -H -c)\"");
+	cr_expect(strstr(r.out, "soft=0 hard=0"), "core dumps are possible: %s", r.out);
+	tu_run_free(&r);
+}
+
+static void helper_case(struct esc *e, const char *cmd, const char *what)
+{
+	struct tu_run r;
+
+	esc_put_helper(e);
+	esc_run(&r, NULL, "%s", cmd);
+	esc_expect_no_escape(&r, what);
+	cr_expect(strstr(r.out, ": blocked") || strstr(r.out, ": ESCAPED"),
+		  "%s: the helper did not run:\n%s\n%s", what, r.out, r.err);
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_syscalls, ptrace_sibling)
+{
+	struct tu_run r;
+
+	helper_case(e, "sleep 30 & ./h ptrace $!; kill $!", "ptrace");
+	/* strace is on the host: its trace of execve must not appear */
+	esc_run(&r, NULL, "strace -f true 2>&1 | head -20; true");
+	esc_expect_absent(&r, "execve(", "strace traced a process");
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_syscalls, process_vm_and_pidfd_getfd)
+{
+	helper_case(e, "./h vm", "process_vm_readv/writev, pidfd_getfd");
+}
+
+ESC_CASE(escape_syscalls, keyctl)
+{
+	struct tu_run r;
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "./h keys add %s", e->tag);
+	helper_case(e, cmd, "keyctl/add_key/request_key");
+	/* nothing reached the runner's keyrings on the host */
+	esc_host_sh(&r, "./h keys find %s", e->tag);
+	esc_expect_no_escape(&r, "a key reached the host's keyrings");
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_syscalls, bpf)
+{
+	helper_case(e, "./h bpf", "bpf");
+}
+
+ESC_CASE(escape_syscalls, io_uring)
+{
+	helper_case(e, "./h io_uring", "io_uring");
+}
+
+ESC_CASE(escape_syscalls, userfaultfd)
+{
+	helper_case(e, "./h userfaultfd", "userfaultfd");
+}
+
+ESC_CASE(escape_syscalls, perf_event_open)
+{
+	helper_case(e, "./h perf", "perf_event_open");
+}
+
+ESC_CASE(escape_syscalls, nested_user_namespaces)
+{
+	struct tu_run r;
+
+	helper_case(e, "./h userns", "unshare/clone/clone3 of namespaces");
+	esc_run(&r, NULL,
+		"unshare -U true && echo ESCAPED-U; unshare -r id && echo ESCAPED-R; "
+		"unshare -Urm true && echo ESCAPED-URM; unshare -n true && echo ESCAPED-N; true");
+	esc_expect_no_escape(&r, "unshare(1)");
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_syscalls, setns)
+{
+	helper_case(e, "./h setns", "setns");
+}
+
+ESC_CASE(escape_syscalls, mount_command)
+{
+	struct tu_run r;
+	char *info_before = esc_read("/proc/self/mountinfo", NULL), *info_after;
+
+	esc_on_teardown("umount -l /tmp/cordon-esc-mnt-%s 2>/dev/null; "
+			"rmdir /tmp/cordon-esc-mnt-%s 2>/dev/null",
+			e->tag, e->tag);
+	esc_run(&r, NULL,
+		"mkdir -p /tmp/cordon-esc-mnt-%s m; "
+		"mount -t tmpfs x /tmp/cordon-esc-mnt-%s && echo ESCAPED-TMPFS; "
+		"mount -t tmpfs x m && echo ESCAPED-WD; mount -o remount,rw /usr && "
+		"echo ESCAPED-REMOUNT; mount -t proc proc m && echo ESCAPED-PROC; true",
+		e->tag, e->tag);
+	esc_expect_no_escape(&r, "mount(8)");
+	info_after = esc_read("/proc/self/mountinfo", NULL);
+	cr_expect(!strstr(info_after, e->tag) && !strstr(info_after, e->wd),
+		  "a mount of the run appeared on the host");
+	free(info_before);
+	free(info_after);
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_syscalls, mount_api)
+{
+	helper_case(e, "mkdir -p m; ./h mount m", "mount, fsopen, open_tree, fspick, pivot_root");
+}
+
+ESC_CASE(escape_syscalls, kernel_modules_kexec)
+{
+	helper_case(e, "./h modules", "init_module, finit_module, delete_module, kexec");
+}
+
+/* A non-native ABI must kill the process (SIGSYS, shell status 159), never run the call. */
+ESC_CASE(escape_syscalls, x32_abi)
+{
+	struct tu_run r;
+
+	esc_put_helper(e);
+	esc_run(&r, NULL, "./h abi x32; echo \"status=$?\"");
+	esc_expect_no_escape(&r, "x32 syscall");
+	cr_expect(strstr(r.out, "status=159"), "an x32 syscall did not kill the process:\n%s",
+		  r.out);
+	tu_run_free(&r);
+}
+
+/* int $0x80 (i386): killed by the filter, or faulting where the kernel lacks ia32 emulation. */
+ESC_CASE(escape_syscalls, i386_abi)
+{
+	struct tu_run r;
+
+	esc_put_helper(e);
+	esc_run(&r, NULL, "./h abi i386; echo \"status=$?\"");
+	esc_expect_no_escape(&r, "i386 syscall");
+	cr_expect(strstr(r.out, "status=159") || strstr(r.out, "status=139"),
+		  "an i386 syscall was not stopped:\n%s", r.out);
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_syscalls, personality)
+{
+	struct tu_run r;
+
+	helper_case(e, "./h personality", "personality");
+	esc_run(&r, NULL,
+		"setarch x86_64 -R true && echo ESCAPED-SETARCH; "
+		"setarch i386 true && echo ESCAPED-LINUX32; true");
+	esc_expect_no_escape(&r, "setarch");
+	tu_run_free(&r);
+}
+
+/* ---- kernel interfaces --------------------------------------------------------------------- */
+
+ESC_CASE(escape_kernel, proc_sys_write)
+{
+	struct utsname before, after;
+	struct tu_run r;
+
+	cr_assert(uname(&before) == 0);
+	esc_run(&r, NULL,
+		"echo esc-%s > /proc/sys/kernel/domainname && echo ESCAPED-DOMAINNAME; "
+		"echo esc-%s > /proc/sys/kernel/hostname && echo ESCAPED-HOSTNAME; "
+		"echo 1 > /proc/sys/vm/drop_caches && echo ESCAPED-DROPCACHES; "
+		"sysctl -w kernel.domainname=x >/dev/null 2>&1 && echo ESCAPED-SYSCTL; "
+		"echo h > /proc/sysrq-trigger 2>/dev/null && echo ESCAPED-SYSRQ; true",
+		e->tag + 3, e->tag + 3);
+	cr_assert(uname(&after) == 0);
+	esc_expect_no_escape(&r, "/proc/sys");
+	cr_expect(!strcmp(before.nodename, after.nodename) &&
+			  !strcmp(before.domainname, after.domainname),
+		  "the host's hostname/domainname changed");
+	/* put the host back if it was not protected */
+	if (strcmp(before.nodename, after.nodename))
+		(void)!sethostname(before.nodename, strlen(before.nodename));
+	if (strcmp(before.domainname, after.domainname))
+		(void)!setdomainname(before.domainname, strlen(before.domainname));
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_kernel, proc_kernel_memory_and_log)
+{
+	struct tu_run r;
+
+	esc_run(&r, NULL,
+		"head -c 4 /proc/kcore | tail -c 3 | grep -q ELF && echo ESCAPED-KCORE; "
+		"dmesg 2>/dev/null | grep -qm1 . && echo ESCAPED-DMESG; "
+		"timeout 1 head -n 1 /dev/kmsg 2>/dev/null | grep -q . && echo ESCAPED-KMSG; "
+		"head -c 1 /proc/kpageflags >/dev/null 2>&1 && echo ESCAPED-KPAGEFLAGS; "
+		"grep -v '^0000000000000000' /proc/kallsyms 2>/dev/null | grep -qm1 . && "
+		"echo ESCAPED-KALLSYMS; true");
+	esc_expect_no_escape(&r, "kernel memory or log");
+	tu_run_free(&r);
+}
+
+/* No /sys (uevent_helper, cgroup release_agent, ...) and a cgroup namespace. */
+ESC_CASE(escape_kernel, sys_and_cgroups)
+{
+	struct tu_run r;
+
+	esc_run(&r, NULL,
+		"test -e /sys/kernel && echo ESCAPED-SYS; test -e /sys/fs/cgroup && "
+		"echo ESCAPED-CGROUPFS; echo /x > /sys/kernel/uevent_helper 2>/dev/null && "
+		"echo ESCAPED-UEVENT; grep -v ':/$' /proc/self/cgroup | sed 's/^/ESCAPED-CGROUP "
+		"/'; "
+		"true");
+	esc_expect_no_escape(&r, "/sys or the host's cgroup paths");
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_kernel, minimal_dev)
+{
+	struct tu_run r;
+
+	esc_run(&r, NULL,
+		"for d in vda vdb sda nvme0n1 mem kmem port kmsg tty0 tty1 ttyS0 console loop0 "
+		"loop-control fuse btrfs-control autofs hwrng net/tun vsock vhost-vsock "
+		"vhost-net userfaultfd kvm dri cpu/0/msr mapper/control uinput rtc0 watchdog; do "
+		"test -e /dev/$d && echo \"ESCAPED-DEV $d\"; done; true");
+	esc_expect_no_escape(&r, "a host device node is present");
+	tu_run_free(&r);
+}
+
+/* Device nodes made inside give nothing: no CAP_MKNOD, and a nodev workdir. */
+ESC_CASE(escape_kernel, mknod_devices)
+{
+	struct stat st;
+	struct tu_run r;
+
+	cr_assert(stat("/", &st) == 0);
+	esc_run(&r, NULL,
+		"mknod kmsg c 1 11; timeout 1 head -n 1 kmsg 2>/dev/null | grep -q . && "
+		"echo ESCAPED-KMSG; mknod blk b %u %u; head -c 512 blk 2>/dev/null | wc -c | "
+		"grep -qv '^0$' && echo ESCAPED-BLOCKDEV; mknod mem c 1 1; head -c 16 mem "
+		"2>/dev/null | wc -c | grep -qv '^0$' && echo ESCAPED-DEVMEM; true",
+		major(st.st_dev), minor(st.st_dev));
+	esc_expect_no_escape(&r, "mknod");
+	tu_run_free(&r);
+}
