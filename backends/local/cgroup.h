@@ -29,3 +29,16 @@ void cgroup_run_kill(struct cgroup_run *cg);
 int cgroup_run_usage(struct cgroup_run *cg, struct local_usage *u, cordon_error *e);
 /* Kill what is left and remove the directories. NULL-safe. */
 void cgroup_run_destroy(struct cgroup_run *cg);
+
+/* The mode of this run's cgroup (CGROUP_NONE for NULL). */
+enum cgroup_mode cgroup_run_mode(const struct cgroup_run *cg);
+/* The i-th directory of the run (v2: one; v1: one per hierarchy), NULL past the end. */
+const char *cgroup_run_path(const struct cgroup_run *cg, size_t i);
+/*
+ * v2 at an explicit place: create <base>/cordon/<run>, switching memory and pids on in base's
+ * subtree_control first when enable_base. Controllers base does not offer are left off (a
+ * memory or pids limit then fails). cgroup_run_create() calls it with the detected base; tests
+ * and `cordon doctor` use it on hosts whose v2 tree has no controllers.
+ */
+int cgroup_run_create_v2_at(const struct cordon_profile *p, const char *base, bool enable_base,
+			    struct cgroup_run **ret, cordon_error *e);

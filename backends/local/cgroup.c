@@ -1,0 +1,1028 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One cgroup per run.
+ *
+ * What it is for: rlimits bound each process; a cgroup bounds the run. The memory limit
+ * counts every process of the run together (and the tmpfs pages of its /tmp), the pids
+ * limit stops a fork bomb however it forks, CPU time, peak memory and OOM kills are read
+ * from the cgroup after the run, and the kill at the end reaches every process that is in it,
+ * whatever it did to escape its process group or session (setsid, double fork).
+ *
+ * Where it goes: a directory `cordon/<run>` under the cgroup this process is in, so that
+ * the limits an administrator put on cordon itself (systemd's MemoryMax= on cordond, a
+ * container's limits) also bound what it runs; the hierarchy's root only when that is not
+ * possible and we are root. Each run gets a unique name (pid, counter, random), so
+ * concurrent runs, in threads of the daemon or in several processes, never share one.
+ *
+ * cgroup v2 where its memory and pids controllers are ours to use: in the root cgroup (as
+ * root), or below a delegated cgroup (systemd Delegate=yes: the parent of our own cgroup is
+ * delegated, and our own, which holds processes, cannot have controlled children itself: the
+ * "no internal processes" rule). Otherwise the v1 memory, pids and cpuacct hierarchies, as on
+ * hybrid hosts where the controllers are bound to v1 and the v2 tree has none; the v1 freezer
+ * too, when it is there, for a race-free kill.
+ *
+ * No cgroup (an unprivileged user on a v1 host, a container without delegation): the run
+ * goes on without one unless the profile requires it; the caller then uses RLIMIT_AS and
+ * wait4's rusage, and the pid namespace for the kill.
+ *
+ * Never left behind: every error path removes what it created, and destroy kills, waits
+ * for the cgroup to empty, and removes the directories, then the `cordon` parent when no
+ * other run uses it.
+ */
+#define _GNU_SOURCE
+#include "backends/local/cgroup.h"
+
+#include "backends/local/proc.h"
+#include "runtime/cleanup.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The v1 controllers we use, in the order they are attached. */
+enum { V1_MEMORY, V1_PIDS, V1_CPUACCT, V1_FREEZER, V1_N };
+static const char *const v1_names[V1_N] = { "memory", "pids", "cpuacct", "freezer" };
+
+#define CG_PARENT "cordon"
+/* How long destroy waits for the cgroup to empty before giving up on a stuck process. */
+#define CG_EMPTY_TIMEOUT_MS 3000
+
+/* One directory of the run: the v2 cgroup, or the run's directory in one v1 hierarchy. */
+struct cg_dir {
+	char *parent; /* <base>/cordon */
+	char *path;   /* <base>/cordon/<name> */
+	int fd;	      /* O_DIRECTORY of path */
+	int hid;      /* v1 hierarchy id (first field of /proc/self/cgroup) */
+};
+
+struct cgroup_run {
+	enum cgroup_mode mode;
+	char name[80];
+	struct cg_dir d[V1_N];
+	size_t nd;
+	int idx[V1_N]; /* v1: which d[] holds each controller, -1 when absent; v2: all 0 */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Small file helpers (cgroupfs files are small and read whole)                               */
+
+static ssize_t cg_read_at(int dfd, const char *file, char *buf, size_t n)
+{
+	_cleanup_close_ int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (got + 1 < n) {
+		ssize_t k = read(fd, buf + got, n - 1 - got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	buf[got] = 0;
+	return (ssize_t)got;
+}
+
+static int cg_write_at(int dfd, const char *file, const char *text)
+{
+	_cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+	ssize_t k;
+
+	if (fd < 0)
+		return -errno;
+	do
+		k = write(fd, text, len);
+	while (k < 0 && errno == EINTR);
+	if (k < 0)
+		return -errno;
+	return (size_t)k == len ? 0 : -EIO;
+}
+
+static int cg_write_u64_at(int dfd, const char *file, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	return cg_write_at(dfd, file, buf);
+}
+
+/* The number after `key ` in a "key value" per line file (cpu.stat, memory.events...). */
+static int cg_read_key_at(int dfd, const char *file, const char *key, uint64_t *ret)
+{
+	char buf[4096];
+	size_t klen = strlen(key);
+	ssize_t n = cg_read_at(dfd, file, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	for (char *line = buf; *line;) {
+		char *nl = strchr(line, '\n');
+
+		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+			*ret = strtoull(line + klen + 1, NULL, 10);
+			return 0;
+		}
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	return -ENOENT;
+}
+
+static int cg_read_u64_at(int dfd, const char *file, uint64_t *ret)
+{
+	char buf[64];
+	ssize_t n = cg_read_at(dfd, file, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	if (!isdigit((unsigned char)buf[0]))
+		return -EINVAL;
+	*ret = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+/* Is `word` an element of `list` (separated by any of `seps`)? */
+static bool cg_has_word(const char *list, const char *word, const char *seps)
+{
+	size_t w = strlen(word);
+
+	for (const char *p = list; p && *p;) {
+		size_t k = strcspn(p, seps);
+
+		if (k == w && strncmp(p, word, w) == 0)
+			return true;
+		p += k;
+		p += strspn(p, seps);
+	}
+	return false;
+}
+
+static void cg_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static long cg_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Where the hierarchies are, and where we are in them                                        */
+
+struct cg_mount {
+	char *point; /* mount point */
+	char *root;  /* the hierarchy's directory mounted there ("/" usually) */
+	char *super; /* super options: the v1 controllers */
+	bool v2;
+};
+
+struct cg_self {
+	int hid;
+	char *ctrls; /* "memory", "cpu,cpuacct", "" for v2 */
+	char *path;
+};
+
+struct cg_host {
+	struct cg_mount *m;
+	size_t nm;
+	struct cg_self *s;
+	size_t ns;
+};
+
+static void cg_host_free(struct cg_host *h)
+{
+	for (size_t i = 0; i < h->nm; i++) {
+		free(h->m[i].point);
+		free(h->m[i].root);
+		free(h->m[i].super);
+	}
+	for (size_t i = 0; i < h->ns; i++) {
+		free(h->s[i].ctrls);
+		free(h->s[i].path);
+	}
+	free(h->m);
+	free(h->s);
+	memset(h, 0, sizeof(*h));
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void cg_unescape(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = 0;
+}
+
+static int cg_host_read(struct cg_host *h, char *why, size_t whyn)
+{
+	_cleanup_fclose_ FILE *mi = fopen("/proc/self/mountinfo", "re");
+	_cleanup_fclose_ FILE *cg = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+
+	if (!mi) {
+		snprintf(why, whyn, "cannot read /proc/self/mountinfo: %s", strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, mi) > 0) {
+		/* id parent maj:min root point opts [optional...] - fstype source super */
+		char *f[6] = { 0 }, *save = NULL, *tok, *dash, *fstype, *super;
+		struct cg_mount *nm;
+		int i = 0;
+
+		dash = strstr(line, " - ");
+		if (!dash)
+			continue;
+		*dash = 0;
+		fstype = strtok_r(dash + 3, " \n", &save);
+		(void)strtok_r(NULL, " \n", &save); /* source */
+		super = strtok_r(NULL, " \n", &save);
+		if (!fstype || (strcmp(fstype, "cgroup") != 0 && strcmp(fstype, "cgroup2") != 0))
+			continue;
+		save = NULL;
+		for (tok = strtok_r(line, " ", &save); tok && i < 6;
+		     tok = strtok_r(NULL, " ", &save))
+			f[i++] = tok;
+		if (i < 5)
+			continue;
+		nm = realloc(h->m, (h->nm + 1) * sizeof(*h->m));
+		if (!nm)
+			return -1;
+		h->m = nm;
+		cg_unescape(f[3]);
+		cg_unescape(f[4]);
+		h->m[h->nm] = (struct cg_mount){ .point = strdup(f[4]),
+						 .root = strdup(f[3]),
+						 .super = strdup(super ? super : ""),
+						 .v2 = strcmp(fstype, "cgroup2") == 0 };
+		h->nm++;
+		if (!h->m[h->nm - 1].point || !h->m[h->nm - 1].root || !h->m[h->nm - 1].super)
+			return -1;
+	}
+
+	cg = fopen("/proc/self/cgroup", "re");
+	if (!cg) {
+		snprintf(why, whyn, "cannot read /proc/self/cgroup: %s", strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, cg) > 0) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *nl;
+		struct cg_self *ns;
+
+		if (!c2)
+			continue;
+		*c1 = *c2 = 0;
+		nl = strchr(c2 + 1, '\n');
+		if (nl)
+			*nl = 0;
+		ns = realloc(h->s, (h->ns + 1) * sizeof(*h->s));
+		if (!ns)
+			return -1;
+		h->s = ns;
+		h->s[h->ns] = (struct cg_self){ .hid = atoi(line),
+						.ctrls = strdup(c1 + 1),
+						.path = strdup(c2 + 1) };
+		h->ns++;
+		if (!h->s[h->ns - 1].ctrls || !h->s[h->ns - 1].path)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The directory of our cgroup in the hierarchy mounted at m: the mount shows the hierarchy
+ * from m->root down, and /proc/self/cgroup gives our path from the hierarchy's root (as seen
+ * from our cgroup namespace). When the mount does not contain our cgroup (a container that
+ * mounted only its own subtree, with a cgroup namespace rooted elsewhere), use the mount
+ * point itself: that is the closest directory we can see.
+ */
+static char *cg_self_dir(const struct cg_mount *m, const char *path)
+{
+	const char *rel = path;
+	size_t rl = strlen(m->root);
+	char *out;
+
+	if (strcmp(m->root, "/") != 0) {
+		if (strncmp(path, m->root, rl) == 0 && (path[rl] == '/' || path[rl] == 0))
+			rel = path + rl;
+		else
+			rel = "";
+	}
+	while (*rel == '/')
+		rel++;
+	if (asprintf(&out, "%s%s%s", m->point, *rel ? "/" : "", rel) < 0)
+		return NULL;
+	return out;
+}
+
+/* Where the runs of one mode go. */
+struct cg_plan {
+	enum cgroup_mode mode;
+	/* v2: the cgroup under which `cordon/` is made, and whether we must switch memory and
+	 * pids on in its subtree_control (the root cgroup, which may hold processes). */
+	char *v2_base;
+	bool v2_enable_base;
+	/* v1: our directory in the hierarchy of each controller (NULL when not mounted). */
+	char *v1_base[V1_N];
+	int v1_hid[V1_N];
+};
+
+static void cg_plan_free(struct cg_plan *pl)
+{
+	free(pl->v2_base);
+	for (int i = 0; i < V1_N; i++)
+		free(pl->v1_base[i]);
+	memset(pl, 0, sizeof(*pl));
+}
+
+static bool cg_writable(const char *dir)
+{
+	return faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS) == 0;
+}
+
+/* The controllers listed in <dir>/<file> include memory and pids. */
+static bool cg_v2_has(const char *dir, const char *file)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char buf[512];
+
+	if (dfd < 0 || cg_read_at(dfd, file, buf, sizeof(buf)) < 0)
+		return false;
+	return cg_has_word(buf, "memory", " \n") && cg_has_word(buf, "pids", " \n");
+}
+
+/*
+ * Was `dir` delegated to us? systemd (>= 251) marks delegated cgroups with a
+ * trusted.delegate (root) or user.delegate xattr, and hands a delegated subtree to an
+ * unprivileged service by chowning it.
+ */
+static bool cg_v2_delegated(const char *dir)
+{
+	struct stat st;
+
+	if (getxattr(dir, "trusted.delegate", NULL, 0) >= 0 ||
+	    getxattr(dir, "user.delegate", NULL, 0) >= 0)
+		return true;
+	return geteuid() != 0 && stat(dir, &st) == 0 && st.st_uid == geteuid();
+}
+
+static int cg_plan_v2(const struct cg_host *h, struct cg_plan *pl, char *why, size_t whyn)
+{
+	const struct cg_mount *m = NULL;
+	const struct cg_self *s = NULL;
+	_cleanup_free_ char *own = NULL, *parent = NULL;
+	bool own_is_root;
+
+	for (size_t i = 0; i < h->nm && !m; i++)
+		if (h->m[i].v2)
+			m = &h->m[i];
+	for (size_t i = 0; i < h->ns && !s; i++)
+		if (h->s[i].hid == 0 && h->s[i].ctrls[0] == 0)
+			s = &h->s[i];
+	if (!m || !s) {
+		snprintf(why, whyn, "v2: %s",
+			 !m ? "no cgroup2 mount" : "not in a cgroup2 hierarchy");
+		return -1;
+	}
+	own = cg_self_dir(m, s->path);
+	if (!own)
+		return -1;
+	own_is_root = strcmp(own, m->point) == 0;
+
+	/* The root cgroup may hold processes and have controlled children at once. */
+	if (own_is_root && cg_v2_has(own, "cgroup.controllers") &&
+	    (cg_v2_has(own, "cgroup.subtree_control") || cg_writable(own))) {
+		pl->v2_base = TAKE_PTR(own);
+		pl->v2_enable_base = true;
+		return 0;
+	}
+	/* A delegated parent with memory and pids on for its children (us and our sibling). */
+	if (!own_is_root) {
+		char *slash;
+
+		parent = strdup(own);
+		if (!parent)
+			return -1;
+		slash = strrchr(parent, '/');
+		if (slash && (size_t)(slash - parent) >= strlen(m->point)) {
+			*slash = 0;
+			if (cg_v2_has(parent, "cgroup.subtree_control") &&
+			    cg_v2_delegated(parent) && cg_writable(parent)) {
+				pl->v2_base = TAKE_PTR(parent);
+				return 0;
+			}
+		}
+	}
+	/* As root, the hierarchy's root. */
+	if (geteuid() == 0 && !own_is_root && cg_v2_has(m->point, "cgroup.controllers") &&
+	    cg_writable(m->point)) {
+		pl->v2_base = strdup(m->point);
+		pl->v2_enable_base = true;
+		return pl->v2_base ? 0 : -1;
+	}
+	if (!cg_v2_has(m->point, "cgroup.controllers"))
+		snprintf(why, whyn,
+			 "v2: %s offers no memory and pids controllers (bound to v1: hybrid host)",
+			 m->point);
+	else
+		snprintf(why, whyn,
+			 "v2: memory and pids not delegated to %s (run cordond with Delegate=yes "
+			 "and DelegateSubgroup=, or as root)",
+			 own ? own : s->path);
+	return -1;
+}
+
+static int cg_plan_v1(const struct cg_host *h, struct cg_plan *pl, char *why, size_t whyn)
+{
+	for (int c = 0; c < V1_N; c++) {
+		const struct cg_mount *m = NULL;
+		const struct cg_self *s = NULL;
+
+		pl->v1_hid[c] = -1;
+		for (size_t i = 0; i < h->nm && !m; i++)
+			if (!h->m[i].v2 && cg_has_word(h->m[i].super, v1_names[c], ","))
+				m = &h->m[i];
+		for (size_t i = 0; i < h->ns && !s; i++)
+			if (h->s[i].hid > 0 && cg_has_word(h->s[i].ctrls, v1_names[c], ","))
+				s = &h->s[i];
+		if (!m || !s) {
+			if (c == V1_FREEZER)
+				continue; /* optional: the kill loop works without it */
+			snprintf(why, whyn, "v1: no %s hierarchy mounted", v1_names[c]);
+			return -1;
+		}
+		pl->v1_base[c] = cg_self_dir(m, s->path);
+		if (!pl->v1_base[c])
+			return -1;
+		pl->v1_hid[c] = s->hid;
+		/* Our own cgroup first; as root, the hierarchy's root if ours is read-only. */
+		if (!cg_writable(pl->v1_base[c])) {
+			if (geteuid() == 0 && cg_writable(m->point)) {
+				free(pl->v1_base[c]);
+				pl->v1_base[c] = strdup(m->point);
+				if (!pl->v1_base[c])
+					return -1;
+			} else if (c == V1_FREEZER) {
+				free(pl->v1_base[c]);
+				pl->v1_base[c] = NULL;
+				pl->v1_hid[c] = -1;
+			} else {
+				snprintf(why, whyn, "v1: %s is not writable by uid %d",
+					 pl->v1_base[c], (int)geteuid());
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Decide the mode and where its directories go; `why` says why not when NONE. */
+static enum cgroup_mode cg_plan(struct cg_plan *pl, char *why, size_t whyn)
+{
+	struct cg_host h = { 0 };
+	char why2[256] = "", why1[256] = "";
+
+	memset(pl, 0, sizeof(*pl));
+	if (cg_host_read(&h, why, whyn) < 0) {
+		if (!why[0])
+			snprintf(why, whyn, "out of memory reading the cgroup layout");
+		cg_host_free(&h);
+		return CGROUP_NONE;
+	}
+	if (cg_plan_v2(&h, pl, why2, sizeof(why2)) == 0) {
+		pl->mode = CGROUP_V2;
+		snprintf(why, whyn, "v2 under %s/" CG_PARENT, pl->v2_base);
+	} else if (cg_plan_v1(&h, pl, why1, sizeof(why1)) == 0) {
+		pl->mode = CGROUP_V1;
+		snprintf(why, whyn, "v1 (memory, pids, cpuacct%s) under %s/" CG_PARENT "; %s",
+			 pl->v1_base[V1_FREEZER] ? ", freezer" : "", pl->v1_base[V1_MEMORY], why2);
+	} else {
+		pl->mode = CGROUP_NONE;
+		snprintf(why, whyn, "%s; %s", why2[0] ? why2 : "v2: unusable",
+			 why1[0] ? why1 : "v1: unusable");
+	}
+	cg_host_free(&h);
+	if (pl->mode == CGROUP_NONE)
+		cg_plan_free(pl);
+	return pl->mode;
+}
+
+enum cgroup_mode cgroup_detect(char *reason, size_t n)
+{
+	struct cg_plan pl;
+	char buf[512] = "";
+	enum cgroup_mode mode = cg_plan(&pl, buf, sizeof(buf));
+
+	cg_plan_free(&pl);
+	if (reason && n)
+		snprintf(reason, n, "%s", buf);
+	return mode;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Killing, waiting, removing                                                                 */
+
+/* SIGKILL every process listed in <dir>/cgroup.procs. Returns how many were listed. */
+static int cg_kill_listed(int dfd)
+{
+	_cleanup_close_ int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+	_cleanup_fclose_ FILE *f = NULL;
+	char line[32];
+	int n = 0;
+
+	if (fd < 0)
+		return 0;
+	f = fdopen(TAKE_FD(fd), "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		pid_t pid = (pid_t)atoi(line);
+
+		if (pid > 0) {
+			(void)kill(pid, SIGKILL);
+			n++;
+		}
+	}
+	return n;
+}
+
+static bool cg_dir_empty(const struct cgroup_run *cg, const struct cg_dir *d)
+{
+	char buf[64];
+	uint64_t populated = 1;
+
+	if (cg->mode == CGROUP_V2 &&
+	    cg_read_key_at(d->fd, "cgroup.events", "populated", &populated) == 0)
+		return populated == 0;
+	/* v1: no cgroup.events; an empty cgroup.procs (a short read is enough to tell). */
+	return cg_read_at(d->fd, "cgroup.procs", buf, sizeof(buf)) <= 0 || buf[0] == 0;
+}
+
+static bool cg_empty(const struct cgroup_run *cg)
+{
+	for (size_t i = 0; i < cg->nd; i++)
+		if (cg->d[i].fd >= 0 && !cg_dir_empty(cg, &cg->d[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Kill by listing is racy on its own: between reading cgroup.procs and kill() a process can
+ * fork (the child is not in our list yet) or exit and have its pid reused. Freezing first
+ * closes both holes: frozen tasks neither fork nor exit, and SIGKILL sent to them takes
+ * effect at thaw. Without a freezer, the pids limit bounds the forks and the destroy loop
+ * repeats the kill until the cgroup is empty.
+ */
+static void cg_kill_v1(struct cgroup_run *cg)
+{
+	int fz = cg->idx[V1_FREEZER];
+
+	if (fz >= 0 && cg_write_at(cg->d[fz].fd, "freezer.state", "FROZEN") == 0) {
+		char st[32] = "";
+
+		for (int i = 0; i < 100; i++) {
+			if (cg_read_at(cg->d[fz].fd, "freezer.state", st, sizeof(st)) > 0 &&
+			    strncmp(st, "FROZEN", 6) == 0)
+				break;
+			cg_sleep_ms(1);
+		}
+	}
+	for (size_t i = 0; i < cg->nd; i++)
+		(void)cg_kill_listed(cg->d[i].fd);
+	if (fz >= 0)
+		(void)cg_write_at(cg->d[fz].fd, "freezer.state", "THAWED");
+}
+
+void cgroup_run_kill(struct cgroup_run *cg)
+{
+	if (!cg || cg->nd == 0)
+		return;
+	if (cg->mode == CGROUP_V2) {
+		/* cgroup.kill (5.14): the kernel kills every process, new forks included. */
+		if (cg_write_at(cg->d[0].fd, "cgroup.kill", "1") == 0)
+			return;
+		(void)cg_write_at(cg->d[0].fd, "cgroup.freeze", "1");
+		(void)cg_kill_listed(cg->d[0].fd);
+		(void)cg_write_at(cg->d[0].fd, "cgroup.freeze", "0");
+		return;
+	}
+	cg_kill_v1(cg);
+}
+
+/* Remove what was created: the run's directories, then `cordon/` if no other run uses it. */
+static void cg_remove_dirs(struct cgroup_run *cg)
+{
+	for (size_t i = 0; i < cg->nd; i++) {
+		struct cg_dir *d = &cg->d[i];
+
+		if (d->fd >= 0) {
+			(void)close(d->fd);
+			d->fd = -1;
+		}
+		if (d->path) {
+			/* EBUSY right after the last process died: give the kernel a moment. */
+			for (int t = 0; t < 50; t++) {
+				if (rmdir(d->path) == 0 || errno == ENOENT)
+					break;
+				if (errno != EBUSY)
+					break;
+				cg_sleep_ms(2);
+			}
+		}
+		/* Fails with ENOTEMPTY/EBUSY while another run is in it: then it stays. */
+		if (d->parent)
+			(void)rmdir(d->parent);
+		free(d->path);
+		free(d->parent);
+		d->path = d->parent = NULL;
+	}
+	cg->nd = 0;
+}
+
+void cgroup_run_destroy(struct cgroup_run *cg)
+{
+	long deadline, wait = 1;
+
+	if (!cg)
+		return;
+	deadline = cg_now_ms() + CG_EMPTY_TIMEOUT_MS;
+	while (cg->nd > 0) {
+		cgroup_run_kill(cg);
+		if (cg_empty(cg) || cg_now_ms() >= deadline)
+			break;
+		cg_sleep_ms(wait);
+		if (wait < 16)
+			wait *= 2;
+	}
+	cg_remove_dirs(cg);
+	free(cg);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Creating                                                                                   */
+
+static struct cgroup_run *cg_new(enum cgroup_mode mode)
+{
+	static unsigned long counter;
+	struct cgroup_run *cg = calloc(1, sizeof(*cg));
+	uint32_t rnd = 0;
+
+	if (!cg)
+		return NULL;
+	cg->mode = mode;
+	for (int i = 0; i < V1_N; i++) {
+		cg->idx[i] = -1;
+		cg->d[i].fd = -1;
+	}
+	/* Unique across processes (pid), threads of one (counter), and pid reuse (random). */
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+		rnd = (uint32_t)cg_now_ms() ^ (uint32_t)(uintptr_t)cg;
+	snprintf(cg->name, sizeof(cg->name), "cordon-%d-%lu-%08x", (int)getpid(),
+		 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED), rnd);
+	return cg;
+}
+
+/*
+ * v2: turn on memory and pids for the children of dir, as far as dir offers them. Returns 0,
+ * 1 when dir vanished (a concurrent destroy removed it: the caller retries), or -1 with *e.
+ */
+static int cg_v2_enable(const char *dir, cordon_error *e)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	static const char *const want[] = { "memory", "pids" };
+	char avail[512], on[512];
+	ssize_t k;
+
+	if (dfd < 0 && errno == ENOENT)
+		return 1;
+	if (dfd < 0)
+		return cordon_err(e, errno, "cgroup: open %s", dir);
+	k = cg_read_at(dfd, "cgroup.controllers", avail, sizeof(avail));
+	if (k >= 0)
+		k = cg_read_at(dfd, "cgroup.subtree_control", on, sizeof(on));
+	if (k == -ENOENT)
+		return 1;
+	if (k < 0)
+		return cordon_err(e, (int)-k, "cgroup: read controllers of %s", dir);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		char cmd[16];
+		int r;
+
+		if (!cg_has_word(avail, want[i], " \n") || cg_has_word(on, want[i], " \n"))
+			continue;
+		snprintf(cmd, sizeof(cmd), "+%s", want[i]);
+		r = cg_write_at(dfd, "cgroup.subtree_control", cmd);
+		if (r == -ENOENT || r == -ENODEV)
+			return 1;
+		if (r < 0)
+			return cordon_err(e, -r, "cgroup: enable %s in %s/cgroup.subtree_control",
+					  want[i], dir);
+	}
+	return 0;
+}
+
+/*
+ * mkdir <base>/cordon, then <base>/cordon/<name>. Another run's destroy may remove `cordon/`
+ * between our two mkdirs (it removes it when it looks unused): retry on ENOENT.
+ */
+static int cg_make_dir(struct cgroup_run *cg, struct cg_dir *d, const char *base, bool v2,
+		       cordon_error *e)
+{
+	if (asprintf(&d->parent, "%s/" CG_PARENT, base) < 0) {
+		d->parent = NULL;
+		return cordon_err(e, ENOMEM, "cgroup: path");
+	}
+	if (asprintf(&d->path, "%s/%s", d->parent, cg->name) < 0) {
+		d->path = NULL;
+		return cordon_err(e, ENOMEM, "cgroup: path");
+	}
+	for (int attempt = 0;; attempt++) {
+		int r = 0;
+
+		if (mkdir(d->parent, 0755) < 0 && errno != EEXIST)
+			return cordon_err(e, errno, "cgroup: create %s", d->parent);
+		if (v2) {
+			r = cg_v2_enable(d->parent, e);
+			if (r < 0)
+				return -1;
+		}
+		if (r == 0 && mkdir(d->path, 0755) == 0)
+			break;
+		if (r == 0 && errno != ENOENT) {
+			int err = errno;
+
+			/* Our own directory: never adopt one that exists (it is not ours). */
+			free(d->path);
+			d->path = NULL;
+			return cordon_err(e, err, "cgroup: create %s/%s", d->parent, cg->name);
+		}
+		if (attempt >= 5)
+			return cordon_err(e, ENOENT, "cgroup: create %s", d->path);
+	}
+	d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->fd < 0)
+		return cordon_err(e, errno, "cgroup: open %s", d->path);
+	return 0;
+}
+
+/* Fail the creation: remove whatever was made, keep the error. */
+static int cg_fail(struct cgroup_run *cg)
+{
+	cg_remove_dirs(cg);
+	free(cg);
+	return -1;
+}
+
+static int cg_set(int dfd, const char *dir, const char *file, uint64_t v, cordon_error *e)
+{
+	int r = cg_write_u64_at(dfd, file, v);
+
+	if (r < 0)
+		return cordon_err(e, -r, "cgroup: set %s/%s to %llu", dir, file,
+				  (unsigned long long)v);
+	return 0;
+}
+
+int cgroup_run_create_v2_at(const struct cordon_profile *p, const char *base, bool enable_base,
+			    struct cgroup_run **ret, cordon_error *e)
+{
+	struct cgroup_run *cg = cg_new(CGROUP_V2);
+	struct cg_dir *d;
+	int r;
+
+	if (!cg)
+		return cordon_err(e, ENOMEM, "cgroup: allocate");
+	if (enable_base) {
+		r = cg_v2_enable(base, e);
+		if (r != 0) {
+			if (r > 0)
+				cordon_err(e, ENOENT, "cgroup: %s vanished", base);
+			return cg_fail(cg);
+		}
+	}
+	d = &cg->d[0];
+	cg->nd = 1;
+	for (int i = 0; i < V1_N; i++)
+		cg->idx[i] = 0;
+	if (cg_make_dir(cg, d, base, true, e) < 0)
+		return cg_fail(cg);
+
+	if (p && p->memory) {
+		if (cg_set(d->fd, d->path, "memory.max", p->memory, e) < 0)
+			return cg_fail(cg);
+		/*
+		 * Swap would let the run hold memory.max in RAM plus as much again in swap,
+		 * and turn a memory bomb into a host slowed down by swapping. No swap file on
+		 * the host, or no swap accounting: the file is absent, nothing to do.
+		 */
+		r = cg_write_at(d->fd, "memory.swap.max", "0");
+		if (r < 0 && r != -ENOENT) {
+			cordon_err(e, -r, "cgroup: set %s/memory.swap.max", d->path);
+			return cg_fail(cg);
+		}
+	}
+	if (p && p->pids && cg_set(d->fd, d->path, "pids.max", p->pids, e) < 0)
+		return cg_fail(cg);
+	*ret = cg;
+	return 0;
+}
+
+static int cg_create_v1(const struct cordon_profile *p, const struct cg_plan *pl,
+			struct cgroup_run **ret, cordon_error *e)
+{
+	struct cgroup_run *cg = cg_new(CGROUP_V1);
+	int r;
+
+	if (!cg)
+		return cordon_err(e, ENOMEM, "cgroup: allocate");
+	for (int c = 0; c < V1_N; c++) {
+		if (!pl->v1_base[c])
+			continue;
+		/* Co-mounted controllers (cpu,cpuacct; sometimes more) share one directory. */
+		for (size_t i = 0; i < cg->nd; i++)
+			if (cg->d[i].hid == pl->v1_hid[c])
+				cg->idx[c] = (int)i;
+		if (cg->idx[c] >= 0)
+			continue;
+		cg->d[cg->nd].hid = pl->v1_hid[c];
+		cg->idx[c] = (int)cg->nd;
+		cg->nd++;
+		if (cg_make_dir(cg, &cg->d[cg->nd - 1], pl->v1_base[c], false, e) < 0)
+			return cg_fail(cg);
+	}
+
+	if (p && p->memory) {
+		const struct cg_dir *m = &cg->d[cg->idx[V1_MEMORY]];
+
+		if (cg_set(m->fd, m->path, "memory.limit_in_bytes", p->memory, e) < 0)
+			return cg_fail(cg);
+		/*
+		 * memory+swap: the same value, so that no swap can be used on top (see v2).
+		 * Absent when the kernel does not account swap (swapaccount=0).
+		 */
+		r = cg_write_u64_at(m->fd, "memory.memsw.limit_in_bytes", p->memory);
+		if (r < 0 && r != -ENOENT) {
+			cordon_err(e, -r, "cgroup: set %s/memory.memsw.limit_in_bytes", m->path);
+			return cg_fail(cg);
+		}
+	}
+	if (p && p->pids) {
+		const struct cg_dir *d = &cg->d[cg->idx[V1_PIDS]];
+
+		if (cg_set(d->fd, d->path, "pids.max", p->pids, e) < 0)
+			return cg_fail(cg);
+	}
+	*ret = cg;
+	return 0;
+}
+
+static bool cg_required(const struct cordon_profile *p)
+{
+	if (!p || !p->require.v)
+		return false;
+	for (size_t i = 0; i < p->require.n; i++)
+		if (strcmp(p->require.v[i], "cgroup") == 0)
+			return true;
+	return false;
+}
+
+int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, cordon_error *e)
+{
+	struct cg_plan pl;
+	char why[512] = "";
+	int r;
+
+	switch (cg_plan(&pl, why, sizeof(why))) {
+	case CGROUP_V2:
+		r = cgroup_run_create_v2_at(p, pl.v2_base, pl.v2_enable_base, ret, e);
+		break;
+	case CGROUP_V1:
+		r = cg_create_v1(p, &pl, ret, e);
+		break;
+	case CGROUP_NONE:
+	default:
+		if (cg_required(p))
+			return cordon_err(e, EOPNOTSUPP, "cgroup: required by the profile but %s",
+					  why);
+		*ret = NULL;
+		return 0;
+	}
+	cg_plan_free(&pl);
+	return r;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Using                                                                                      */
+
+int cgroup_run_dirfd(const struct cgroup_run *cg)
+{
+	return cg && cg->mode == CGROUP_V2 && cg->nd == 1 ? cg->d[0].fd : -1;
+}
+
+const char *cgroup_run_path(const struct cgroup_run *cg, size_t i)
+{
+	return cg && i < cg->nd ? cg->d[i].path : NULL;
+}
+
+enum cgroup_mode cgroup_run_mode(const struct cgroup_run *cg)
+{
+	return cg ? cg->mode : CGROUP_NONE;
+}
+
+int cgroup_run_attach(struct cgroup_run *cg, pid_t pid, cordon_error *e)
+{
+	char buf[32];
+
+	if (!cg)
+		return cordon_err(e, EINVAL, "cgroup: attach without a cgroup");
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	/* v1: memory and pids first, so the limits hold before anything else can happen. */
+	for (size_t i = 0; i < cg->nd; i++) {
+		int r = cg_write_at(cg->d[i].fd, "cgroup.procs", buf);
+
+		if (r < 0)
+			return cordon_err(e, -r, "cgroup: attach %d to %s", (int)pid,
+					  cg->d[i].path);
+	}
+	return 0;
+}
+
+int cgroup_run_usage(struct cgroup_run *cg, struct local_usage *u, cordon_error *e)
+{
+	uint64_t v = 0;
+	int r;
+
+	if (!cg || !u)
+		return cordon_err(e, EINVAL, "cgroup: usage without a cgroup");
+	u->peak_memory_bytes = -1;
+	u->oom_killed = false;
+	u->cpu_ms = 0;
+
+	if (cg->mode == CGROUP_V2) {
+		int fd = cg->d[0].fd;
+
+		r = cg_read_key_at(fd, "cpu.stat", "usage_usec", &v);
+		if (r < 0)
+			return cordon_err(e, -r, "cgroup: read %s/cpu.stat", cg->d[0].path);
+		u->cpu_ms = (double)v / 1000.0;
+		/* memory.peak: kernel >= 5.19, and only with the memory controller. */
+		if (cg_read_u64_at(fd, "memory.peak", &v) == 0)
+			u->peak_memory_bytes = (int64_t)v;
+		if (cg_read_key_at(fd, "memory.events", "oom_kill", &v) == 0)
+			u->oom_killed = v > 0;
+		return 0;
+	}
+
+	{
+		const struct cg_dir *c = &cg->d[cg->idx[V1_CPUACCT]];
+		const struct cg_dir *m = &cg->d[cg->idx[V1_MEMORY]];
+
+		r = cg_read_u64_at(c->fd, "cpuacct.usage", &v); /* nanoseconds */
+		if (r < 0)
+			return cordon_err(e, -r, "cgroup: read %s/cpuacct.usage", c->path);
+		u->cpu_ms = (double)v / 1e6;
+		r = cg_read_u64_at(m->fd, "memory.max_usage_in_bytes", &v);
+		if (r < 0)
+			return cordon_err(e, -r, "cgroup: read %s/memory.max_usage_in_bytes",
+					  m->path);
+		u->peak_memory_bytes = (int64_t)v;
+		/* "oom_kill N" in memory.oom_control since 4.13. */
+		if (cg_read_key_at(m->fd, "memory.oom_control", "oom_kill", &v) == 0)
+			u->oom_killed = v > 0;
+	}
+	return 0;
+}
