@@ -272,6 +272,12 @@ static void setup(enum esc_who who)
 	e->wd = strdup(wd);
 	e->scratch = strdup(sc);
 	cr_assert(chmod(wd, 0755) == 0 && chmod(sc, 0755) == 0);
+	{
+		char tmp[sizeof(sc) + 8];
+
+		snprintf(tmp, sizeof(tmp), "%s/tmp", sc);
+		cr_assert(mkdir(tmp, 0700) == 0);
+	}
 	snprintf(e->home, sizeof(e->home), "/root");
 	if (who == ESC_USER) {
 		struct passwd *pw;
@@ -283,6 +289,12 @@ static void setup(enum esc_who who)
 		e->gid = pw->pw_gid;
 		snprintf(e->home, sizeof(e->home), "%s", pw->pw_dir);
 		cr_assert(chown(wd, e->uid, e->gid) == 0);
+		{
+			char tmp[sizeof(sc) + 8];
+
+			snprintf(tmp, sizeof(tmp), "%s/tmp", sc);
+			cr_assert(chown(tmp, e->uid, e->gid) == 0);
+		}
 	}
 	if (!e->control) {
 		char *bin = realpath(tu_cordon(), NULL);
@@ -339,7 +351,7 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 	static const struct esc_opts none;
 	struct esc *e = esc_cur;
 	const char *argv[64], *envp[32];
-	char *cmd, *tagenv, *home, *user, *logname;
+	char *cmd, *tagenv, *home, *user, *logname, *tmpdir, *sock;
 	int out[2], err[2], in[2] = { -1, -1 };
 	size_t n = 0, m = 0;
 	pid_t pid;
@@ -352,6 +364,12 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 	cr_assert(asprintf(&home, "HOME=%s", e->home) > 0);
 	cr_assert(asprintf(&user, "USER=%s", e->uid ? ESC_USER_NAME : "root") > 0);
 	cr_assert(asprintf(&logname, "LOGNAME=%s", e->uid ? ESC_USER_NAME : "root") > 0);
+	/* cordon's own temp dirs go to a private $TMPDIR, checked for leftovers after each run */
+	cr_assert(asprintf(&tmpdir, "TMPDIR=%s/tmp", e->scratch) > 0);
+	/* the direct path: never a cordond that happens to run here (unless the suite says so) */
+	cr_assert(asprintf(&sock, "CORDON_SOCKET=%s",
+			   getenv("CORDON_SOCKET") ? getenv("CORDON_SOCKET")
+						   : "/nonexistent/cordon.sock") > 0);
 	if (e->control) {
 		argv[n++] = "/bin/sh";
 		argv[n++] = "-c";
@@ -380,6 +398,8 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 	envp[m++] = home;
 	envp[m++] = user;
 	envp[m++] = logname;
+	envp[m++] = tmpdir;
+	envp[m++] = sock;
 	for (size_t i = 0; o->env && o->env[i]; i++) {
 		cr_assert(m < 30);
 		envp[m++] = o->env[i];
@@ -441,6 +461,8 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 	free(home);
 	free(user);
 	free(logname);
+	free(tmpdir);
+	free(sock);
 }
 
 void esc_start(struct esc_job *j, const struct esc_opts *o, const char *fmt, ...)
@@ -564,6 +586,23 @@ void esc_run(struct tu_run *r, const struct esc_opts *o, const char *fmt, ...)
 	vstart(&j, o, fmt, ap);
 	va_end(ap);
 	esc_finish(&j, r, NULL, NULL);
+	if (!esc_cur->control) {
+		/* nothing of cordon's may be left in its $TMPDIR after a run that ended */
+		char tmp[4200];
+		DIR *d;
+		struct dirent *de;
+		int left = 0;
+
+		snprintf(tmp, sizeof(tmp), "%s/tmp", esc_cur->scratch);
+		d = opendir(tmp);
+		cr_assert(d);
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				left++;
+		closedir(d);
+		cr_expect_eq(left, 0, "cordon left %d temp entr%s in its TMPDIR %s", left,
+			     left == 1 ? "y" : "ies", tmp);
+	}
 	cr_log_info("[%s %s] status %d in %.0f ms\nstdout: %.2000s\nstderr: %.500s",
 		    esc_cur->who == ESC_ROOT ? "root" : "user", esc_cur->tag, r->status, r->ms,
 		    r->out, r->err);
