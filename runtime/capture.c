@@ -655,6 +655,8 @@ int output_timeout(const char *word, const char *timeout_text, char **ret, size_
 {
 	struct sbuf b = { 0 };
 
+	if (!word || !timeout_text)
+		return cordon_err(e, EINVAL, "timeout message without a word or a timeout");
 	if (sbuf_add(&b, word, strlen(word), e) < 0 ||
 	    sbuf_add(&b, " timed out after ", strlen(" timed out after "), e) < 0 ||
 	    sbuf_add(&b, timeout_text, strlen(timeout_text), e) < 0 ||
