@@ -595,6 +595,10 @@ Test(cgroup, v2_limit_without_controller_fails_clean)
 		cr_assert_not(strict_ci(), "no cgroup2 mount");
 		cr_skip_test("no cgroup2 mount");
 	}
+	if (geteuid() != 0 || access(mnt, W_OK) != 0) {
+		cr_assert_not(strict_ci(), "%s not writable", mnt);
+		cr_skip_test("%s not writable", mnt);
+	}
 	snprintf(parent, sizeof(parent), "%s/cordon", mnt);
 	{
 		int fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
