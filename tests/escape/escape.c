@@ -371,7 +371,7 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 			   getenv("CORDON_SOCKET") ? getenv("CORDON_SOCKET")
 						   : "/nonexistent/cordon.sock") > 0);
 	if (e->control) {
-		argv[n++] = "/bin/sh";
+		argv[n++] = e->control_shell ? e->control_shell : "/bin/sh";
 		argv[n++] = "-c";
 		argv[n++] = cmd;
 		envp[m++] = tagenv;

@@ -30,7 +30,8 @@ struct esc {
 	char *bin;	 /* absolute path of the cordon binary */
 	uid_t uid;	 /* who runs cordon: 0, or the ordinary user */
 	gid_t gid;
-	char home[128]; /* the runner's $HOME on the host */
+	char home[128];		   /* the runner's $HOME on the host */
+	const char *control_shell; /* under control: the shell to run instead of /bin/sh */
 	long last_maxrss_kb;
 	double last_exit_ms; /* when cordon exited, relative to its start */
 };

@@ -107,22 +107,25 @@ ESC_CASE(escape_handles, runtime_exe_overwrite)
 	struct tu_run r;
 	pid_t pids[8];
 
-	if (!e->control) {
-		copy = esc_spath(e, "cordon");
-		if (strcmp(copy, e->bin) != 0) {
-			esc_copy(e->bin, copy, 0755);
-			free(e->bin);
-			e->bin = copy;
-		} else {
-			free(copy);
-		}
+	copy = esc_spath(e, e->control ? "cordon-as-sh" : "cordon");
+	if (e->control) {
+		/* Control: a "runtime" that is a shell named cordon*, so the attack has a target. */
+		esc_copy("/bin/dash", copy, 0755);
+		e->control_shell = copy;
+		e->bin = strdup(copy);
+	} else if (strcmp(copy, e->bin) != 0) {
+		esc_copy(e->bin, copy, 0755);
+		free(e->bin);
+		e->bin = copy;
+		copy = NULL;
 	}
 	orig = e->bin ? esc_read(e->bin, &olen) : NULL;
 	esc_put_helper(e);
 	esc_run(&r, NULL,
-		"./h exe exe.log; cat exe.log; "
-		"for f in /proc/self/exe /proc/1/exe /proc/$PPID/exe; do "
-		"(printf '#!ESCAPED' > $f) 2>/dev/null && echo \"ESCAPED: wrote $f\"; done; true");
+		"./h exe exe.log %s/; cat exe.log; "
+		"for f in /proc/self/exe; do "
+		"(printf '#!ESCAPED' > $f) 2>/dev/null && echo \"ESCAPED: wrote $f\"; done; true",
+		e->scratch);
 	/* The attacking daemon acts once cordon has exited: give it time to (fail to) act. */
 	for (int i = 0; i < 150 && esc_survivors(e, pids, 8) > 0; i++)
 		usleep(20000);
@@ -139,6 +142,8 @@ ESC_CASE(escape_handles, runtime_exe_overwrite)
 	free(orig);
 	free(log);
 	free(logp);
+	if (copy != e->bin)
+		free(copy);
 	tu_run_free(&r);
 }
 

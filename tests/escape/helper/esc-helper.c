@@ -856,10 +856,11 @@ static int cmd_sysv(int argc, char **argv)
 /* ---- the runtime binary -------------------------------------------------------------------- */
 
 /*
- * exe: CVE-2019-5736. A daemon keeps O_PATH handles on /proc/PID/exe of every visible process
- * that runs cordon (and on its own /proc/self/exe's parent chain), waits for them to exit and
+ * exe LOG PREFIX: CVE-2019-5736. A daemon keeps O_PATH handles on /proc/PID/exe of every
+ * visible process that runs a binary named cordon* under PREFIX (the test's own copy: never
+ * another binary of the machine when this runs without a sandbox), waits for them to exit and
  * then reopens the handles for writing, overwriting the binary. It also tries right away.
- * The result goes to the file named by argv[0] (stdout is gone by then).
+ * The result goes to the file LOG (stdout is gone by then).
  */
 static int cmd_exe(int argc, char **argv)
 {
@@ -869,7 +870,7 @@ static int cmd_exe(int argc, char **argv)
 	DIR *d;
 	struct dirent *de;
 
-	if (argc < 1)
+	if (argc < 2)
 		return 2;
 	log = fopen(argv[0], "w");
 	if (!log)
@@ -890,7 +891,8 @@ static int cmd_exe(int argc, char **argv)
 		target[k] = 0;
 		base = strrchr(target, '/');
 		base = base ? base + 1 : target;
-		if (strncmp(base, "cordon", 6) != 0)
+		if (strncmp(base, "cordon", 6) != 0 ||
+		    strncmp(target, argv[1], strlen(argv[1])) != 0)
 			continue;
 		fprintf(log, "target %s -> %s\n", path, target);
 		wfd = open(path, O_WRONLY | O_CLOEXEC);
