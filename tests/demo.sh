@@ -7,10 +7,19 @@ trap 'rm -rf "$W"' EXIT
 printf 'SECRET=hunter2\n' >"$W/.env"
 printf 'hello from the workdir\n' >"$W/notes.txt"
 
+# Print an argument as a user would type it: single-quoted when it needs quoting.
+quote() {
+	case $1 in
+	*[!A-Za-z0-9_./=:-]* | '') printf "'%s'" "${1//\'/\'\\\'\'}" ;;
+	*) printf '%s' "$1" ;;
+	esac
+}
+
 show() {
-	local caption=$1
+	local caption=$1 a line="cordon"
 	shift
-	printf '\n\033[1m# %s\033[0m\n$ cordon %s\n' "$caption" "$*"
+	for a in "$@"; do line+=" $(quote "$a")"; done
+	printf '\n\033[1m# %s\033[0m\n$ %s\n' "$caption" "$line"
 	"$C" "$@"
 	printf '(exit status %d)\n' $?
 }
