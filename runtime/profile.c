@@ -1240,8 +1240,14 @@ int profile_dirs(char ***ret, cordon_error *e)
 		if (*p == ':')
 			p++;
 	}
-	if (strv_push(&v, &n, strdup(CORDON_SYSCONFDIR "/cordon/profiles"), e) < 0 ||
-	    strv_push(&v, &n, strdup(CORDON_SRCDIR "/profiles"), e) < 0)
+	/* SPEC §4: /etc/cordon/profiles always; an install under another prefix (make install
+	 * PREFIX=/usr/local) also finds the profiles it installed next to it. */
+	if (strv_push(&v, &n, strdup("/etc/cordon/profiles"), e) < 0)
+		return -1;
+	if (strcmp(CORDON_SYSCONFDIR, "/etc") != 0 &&
+	    strv_push(&v, &n, strdup(CORDON_SYSCONFDIR "/cordon/profiles"), e) < 0)
+		return -1;
+	if (strv_push(&v, &n, strdup(CORDON_SRCDIR "/profiles"), e) < 0)
 		return -1;
 	*ret = TAKE_PTR(v);
 	return 0;
