@@ -586,6 +586,9 @@ void esc_run(struct tu_run *r, const struct esc_opts *o, const char *fmt, ...)
 	vstart(&j, o, fmt, ap);
 	va_end(ap);
 	esc_finish(&j, r, NULL, NULL);
+	if (!esc_cur->control && !(o && o->allow_setup_error))
+		cr_expect(r->status != 125, "cordon itself failed, so the attack never ran: %s",
+			  r->err);
 	if (!esc_cur->control) {
 		/* nothing of cordon's may be left in its $TMPDIR after a run that ended */
 		char tmp[4200];

@@ -65,6 +65,7 @@ struct esc_opts {
 	void (*pre_exec)(void);	 /* in the child before privileges are dropped */
 	double kill_after;	 /* harness safety net in seconds (default 40) */
 	const char *stdin_data;	 /* fed to cordon's stdin (NULL: /dev/null unless ctty) */
+	bool allow_setup_error;	 /* exit 125 (cordon refused to set up) is an acceptable end */
 };
 
 /* A started run. */
@@ -78,7 +79,11 @@ struct esc_job {
 	size_t in_off;
 };
 
-/* Run `cordon run [-w wd] -e ESC_TAG=tag [args] -- CMD` (or `sh -c CMD` under control). */
+/*
+ * Run `cordon run [-w wd] -e ESC_TAG=tag [args] -- CMD` (or `sh -c CMD` under control). An
+ * attack "fails" trivially when nothing runs at all, so exit 125 (cordon's own failure) fails
+ * the test unless the options allow it.
+ */
 void esc_run(struct tu_run *r, const struct esc_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void esc_start(struct esc_job *j, const struct esc_opts *o, const char *fmt, ...)
