@@ -216,6 +216,7 @@ ESC_CASE(escape_paths, symlink_swap_race)
 
 		esc_run(&r, &o,
 			"cat .en? 2>&1; f=.e; cat ${f}nv 2>&1; cat $(echo .e)nv 2>&1; true");
+		ran += r.status != 125;
 		esc_expect_absent(&r, shadow, "/etc/shadow through a swapped symlink");
 		esc_expect_absent(&r, e->secret, "an outside file through a swapped symlink");
 		tu_run_free(&r);
