@@ -92,12 +92,23 @@ ESC_CASE(escape_mask, by_unmount)
 		       "cat .e?v");
 }
 
-/* Moving the secret from under the mask: rename, hard link, copy, archive, /proc/self/fd. */
+/*
+ * Moving the secret from under the mask: rename, hard link, copy, archive, /proc/self/fd,
+ * /proc/self/cwd. From a script the agent wrote, so that no string filter sees the paths.
+ */
 ESC_CASE(escape_mask, by_move_link_copy)
 {
-	masked_read(e, "mv .e?v moved; cat moved; ln .e?v linked; cat linked; cp .e?v copied; "
-		       "cat copied; tar cf - .e?v | strings; exec 5<.e?v; cat /proc/self/fd/5; "
-		       "cat /proc/self/cwd/.e?v; dd if=$(ls -a | grep '^.en') 2>/dev/null; true");
+	char *script = esc_wpath(e, "attack.sh");
+
+	esc_write(script,
+		  "mv .e?v moved; cat moved; ln .e?v linked; cat linked; cp .e?v copied\n"
+		  "cat copied; tar cf - .e?v | strings\n"
+		  "bash -c 'exec 5<.e?v; cat /proc/self/fd/5'\n"
+		  "cat /proc/self/cwd/.e?v; dd if=$(ls -a | grep '^.en') 2>/dev/null\n"
+		  "for f in /proc/self/fd/*; do cat $f/.e?v; done 2>/dev/null; true\n",
+		  0644, e->uid, e->gid);
+	masked_read(e, "sh attack.sh");
+	free(script);
 }
 
 /* An ignored path that is a symlink to a readable file elsewhere in the sandbox's view. */
