@@ -76,8 +76,7 @@ ESC_CASE(escape_crossrun, sysv_ipc)
 
 	esc_on_teardown("ipcs -m | awk '$5 == %zu {print $2}' | xargs -r -n1 ipcrm -m", size);
 	esc_put_helper(e);
-	esc_run(&r1, NULL, "ipcmk -M %zu; ipcmk -Q; ipcmk -S 1; ./h sysv create %#x; ipcs", size,
-		(unsigned)key);
+	esc_run(&r1, NULL, "ipcmk -M %zu; ./h sysv create %#x; ipcs", size, (unsigned)key);
 	cr_expect(strstr(r1.out, "Shared memory id"), "run 1 could not use SysV IPC:\n%s", r1.out);
 	esc_run(&r2, NULL, "ipcs; ./h sysv find %#x", (unsigned)key);
 	snprintf(hex, sizeof(hex), "0x%08x", (unsigned)key);

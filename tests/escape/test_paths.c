@@ -309,7 +309,7 @@ static void write_ro_bind(struct esc *e, const char *dir)
 	snprintf(file, sizeof(file), "%s/cordon-esc-w-%s", dir, e->tag);
 	snprintf(fresh, sizeof(fresh), "%s/cordon-esc-new-%s", dir, e->tag);
 	esc_write(file, "original\n", 0666, 0, 0);
-	esc_on_teardown("rm -rf '%s' '%s'", file, fresh);
+	esc_on_teardown("rm -rf '%s' '%s' '%s.d'", file, fresh, fresh);
 	esc_run(&r, NULL, "echo pwned >> %s; touch %s; mkdir %s.d; true", file, fresh, fresh);
 	after = esc_read(file, NULL);
 	cr_expect(after && !strcmp(after, "original\n"), "%s was written: '%s'", file, after);
