@@ -69,7 +69,7 @@ $(CLI): $(CLI_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 $(DAEMON): $(DAEMON_SRCS:%.c=$(B)/obj/%.o) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lpthread
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lpthread -lm
 
 # libFuzzer targets (clang only, not part of check): make fuzz FUZZ_TIME=600
 FUZZ_TIME ?= 60

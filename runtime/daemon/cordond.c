@@ -468,10 +468,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cordond: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (sanitize_environment() < 0) {
-		fprintf(stderr, "cordond: cannot set up the environment\n");
-		return 1;
-	}
 	if (geteuid() != 0)
 		daemon_log("not running as root: commands run as cordond's own user");
 	else if (setgroups(0, NULL) < 0) /* the daemon's own groups are nobody's business */
@@ -488,16 +484,22 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* Before the environment is cleaned: LISTEN_PID and LISTEN_FDS live there. */
 	n = sd_listen_fds(1);
 	if (n < 0) {
 		daemon_log("sd_listen_fds: %s", strerror(-n));
+		return 1;
+	}
+	if (sanitize_environment() < 0) {
+		daemon_log("cannot set up the environment");
 		return 1;
 	}
 	if (n > 1) {
 		daemon_log("expected one socket from systemd, got %d", n);
 		return 1;
 	}
-	if (n == 1 && !cfg.socket_path) {
+	if (n == 1) {
+		/* systemd's socket wins: --socket in a unit is then only documentation. */
 		lfd = SD_LISTEN_FDS_START;
 		if (sd_is_socket_unix(lfd, SOCK_STREAM, 1, NULL, 0) <= 0) {
 			daemon_log(

@@ -354,6 +354,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	}
 	if (b.argv && b.argc == 0) {
 		run_body_free(&b);
+		atomic_fetch_add(&metrics.runs, 1);
 		return send_json(c, 200, empty_argv_result());
 	}
 	if (slot_acquire(cn, &e) < 0) {
