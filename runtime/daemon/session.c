@@ -22,6 +22,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* The kernel's overflow id, Debian's nobody/nogroup. */
+#define NOBODY 65534
+
 struct session {
 	struct session *next;
 	char id[SESSION_ID_LEN + 1];
@@ -118,11 +121,27 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 	}
 	s->dirfd = -1;
 	s->uid = c->uid;
-	if (copy_caller(&s->owner, c) < 0 ||
-	    !(s->profile = strdup(b->profile ? b->profile : "default"))) {
-		session_free(s);
-		*status = 500;
-		return cordon_err(e, ENOMEM, "out of memory");
+	{
+		/*
+		 * Root's commands never run as root: in a root-owned workdir they run as nobody
+		 * (backends/local/sandbox.c). So root's temporary session belongs to nobody, and
+		 * its files are made as nobody, so that the commands can use them.
+		 */
+		static gid_t nobody_groups[] = { NOBODY };
+		const struct caller nobody = { .uid = NOBODY,
+					       .gid = NOBODY,
+					       .groups = nobody_groups,
+					       .ngroups = 1,
+					       .home = (char *)"/",
+					       .authorised = true };
+		bool as_nobody = c->uid == 0 && !b->workdir;
+
+		if (copy_caller(&s->owner, as_nobody ? &nobody : c) < 0 ||
+		    !(s->profile = strdup(b->profile ? b->profile : "default"))) {
+			session_free(s);
+			*status = 500;
+			return cordon_err(e, ENOMEM, "out of memory");
+		}
 	}
 	/* The profile must exist now, not at the first run. */
 	{
@@ -148,12 +167,12 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
 
 	if (b->workdir) {
-		if (ident_open_workdir(c, b->workdir, &s->dirfd, &s->workdir, e) < 0) {
+		if (ident_open_workdir(&s->owner, b->workdir, &s->dirfd, &s->workdir, e) < 0) {
 			session_free(s);
 			return cordon_err_prefix(e, "workdir");
 		}
 	} else {
-		if (ident_mktemp(c, "cordon-session", &s->workdir, e) < 0) {
+		if (ident_mktemp(&s->owner, "cordon-session", &s->workdir, e) < 0) {
 			session_free(s);
 			*status = 500;
 			return cordon_err_prefix(e, "workdir");
@@ -161,7 +180,7 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 		s->temp = true;
 		char *canon = NULL;
 
-		if (ident_open_workdir(c, s->workdir, &s->dirfd, &canon, e) < 0) {
+		if (ident_open_workdir(&s->owner, s->workdir, &s->dirfd, &canon, e) < 0) {
 			session_free(s);
 			*status = 500;
 			return cordon_err_prefix(e, "workdir");
@@ -520,14 +539,15 @@ int session_put_file(const struct caller *c, struct session *s, const char *path
 {
 	struct file_op op = { .s = s, .path = path, .buf = buf, .n = n, .fd = -1 };
 
-	return file_op(c, put_fn, &op, e);
+	/* As the session's owner (the caller, or nobody for root's temporary sessions). */
+	return file_op(&s->owner, put_fn, &op, e);
 }
 
 int session_get_file(const struct caller *c, struct session *s, const char *path, int *ret_fd,
 		     uint64_t *ret_size, cordon_error *e)
 {
 	struct file_op op = { .s = s, .path = path, .fd = -1 };
-	int r = file_op(c, get_fn, &op, e);
+	int r = file_op(&s->owner, get_fn, &op, e);
 
 	if (r == 0) {
 		*ret_fd = op.fd;
@@ -541,5 +561,5 @@ int session_delete_file(const struct caller *c, struct session *s, const char *p
 {
 	struct file_op op = { .s = s, .path = path, .fd = -1 };
 
-	return file_op(c, delete_fn, &op, e);
+	return file_op(&s->owner, delete_fn, &op, e);
 }

@@ -48,6 +48,13 @@ def _ensure_users() -> None:
     subprocess.run(["flock", "/tmp/cordon-test-users.lock", "sh", "-c", script], check=True)
 
 
+def _give_to_nobody(path: str) -> None:
+    """Root's commands run as the workdir's owner, or nobody in a root-owned one (SPEC section
+    6): a workdir root's commands should write to is given to nobody."""
+    if os.geteuid() == 0:
+        os.chown(path, 65534, 65534)
+
+
 def ag2_format(output: str, exit_code: int) -> str:
     """AG2's _format (ag2-behaviour.md section 2)."""
     if exit_code == 0:
@@ -156,6 +163,7 @@ class TestCordon(DaemonCase):
 
     def test_workdir(self) -> None:
         d = tempfile.mkdtemp(prefix="cordon-py-wd-")
+        _give_to_nobody(d)
         try:
             self.assertEqual(self.client.run("pwd", workdir=d), d)
             self.client.run("echo x > made", workdir=d)
@@ -278,6 +286,7 @@ class TestEnvironment(DaemonCase):
 
     def test_sync_use_and_explicit_workdir(self) -> None:
         d = tempfile.mkdtemp(prefix="cordon-py-env-")
+        _give_to_nobody(d)
         try:
             with CordonEnvironment(socket=self.daemon.socket, workdir=d, timeout=5) as env:
                 self.assertEqual(env.run("pwd"), d)
