@@ -814,7 +814,8 @@ static int cmd_forkbomb(int argc, char **argv)
 			sleep(20);
 			_exit(0);
 		}
-		n++;
+		if (++n % 500 == 0)
+			printf("forkbomb: %ld processes\n", n);
 	}
 	if (n >= max)
 		esc("forkbomb", "(forked %ld processes)", n);
