@@ -19,7 +19,7 @@
  * delegated, and our own, which holds processes, cannot have controlled children itself: the
  * "no internal processes" rule). Otherwise the v1 memory, pids and cpuacct hierarchies, as on
  * hybrid hosts where the controllers are bound to v1 and the v2 tree has none; the v1 freezer
- * too, when it is there, for a race-free kill.
+ * too, when it is there, for a kill that a fork loop cannot outrun.
  *
  * No cgroup (an unprivileged user on a v1 host, a container without delegation): the run
  * goes on without one unless the profile requires it; the caller then uses RLIMIT_AS and
@@ -27,7 +27,8 @@
  *
  * Never left behind: every error path removes what it created, and destroy kills, waits
  * for the cgroup to empty, and removes the directories, then the `cordon` parent when no
- * other run uses it.
+ * other run uses it. What a SIGKILLed cordon could not remove, the next run in the same
+ * place removes (cg_reap_stale).
  */
 #define _GNU_SOURCE
 #include "backends/local/cgroup.h"
@@ -36,6 +37,7 @@
 #include "runtime/cleanup.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -46,6 +48,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -556,8 +559,47 @@ enum cgroup_mode cgroup_detect(char *reason, size_t n)
 /* ------------------------------------------------------------------------------------------ */
 /* Killing, waiting, removing                                                                 */
 
+/*
+ * Is the process that `pidfd` pins still in this run? /proc/<pid>/cgroup lists, per
+ * hierarchy, the path of its cgroup, which ends in our unique run name when it is ours. If
+ * the pid was reused before pidfd_open, the pidfd pins the newcomer, whose cgroup is not
+ * ours; if it is reused after, the pidfd still pins the original (then dead) process and the
+ * signal goes nowhere. Either way no unrelated process is ever signalled.
+ */
+static bool cg_pid_is_ours(const struct cgroup_run *cg, pid_t pid)
+{
+	char path[64], buf[4096], needle[sizeof(cg->name) + 2], sub[sizeof(cg->name) + 2];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = cg_read_at(fd, "cgroup", buf, sizeof(buf));
+	if (n <= 0)
+		return false;
+	snprintf(needle, sizeof(needle), "/%s\n", cg->name);
+	snprintf(sub, sizeof(sub), "/%s/", cg->name);
+	return strstr(buf, needle) || strstr(buf, sub);
+}
+
+static void cg_kill_pid(const struct cgroup_run *cg, pid_t pid)
+{
+	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (pidfd < 0) {
+		/* Before 5.3 there are no pidfds: a plain kill, with its small reuse window. */
+		if (errno == ENOSYS)
+			(void)kill(pid, SIGKILL);
+		return;
+	}
+	if (cg_pid_is_ours(cg, pid))
+		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+}
+
 /* SIGKILL every process listed in <dir>/cgroup.procs. Returns how many were listed. */
-static int cg_kill_listed(int dfd)
+static int cg_kill_listed(const struct cgroup_run *cg, int dfd)
 {
 	_cleanup_close_ int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	_cleanup_fclose_ FILE *f = NULL;
@@ -573,10 +615,19 @@ static int cg_kill_listed(int dfd)
 		pid_t pid = (pid_t)atoi(line);
 
 		if (pid > 0) {
-			(void)kill(pid, SIGKILL);
+			cg_kill_pid(cg, pid);
 			n++;
 		}
 	}
+	return n;
+}
+
+static int cg_kill_round(const struct cgroup_run *cg)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < cg->nd; i++)
+		n += cg_kill_listed(cg, cg->d[i].fd);
 	return n;
 }
 
@@ -601,30 +652,31 @@ static bool cg_empty(const struct cgroup_run *cg)
 }
 
 /*
- * Kill by listing is racy on its own: between reading cgroup.procs and kill() a process can
- * fork (the child is not in our list yet) or exit and have its pid reused. Freezing first
- * closes both holes: frozen tasks neither fork nor exit, and SIGKILL sent to them takes
- * effect at thaw. Without a freezer, the pids limit bounds the forks and the destroy loop
- * repeats the kill until the cgroup is empty.
+ * v1 has no cgroup.kill: list and kill. Each listed process is checked through a pidfd (see
+ * cg_pid_is_ours), so pid reuse cannot make us kill an outsider. A process can still fork
+ * between our read of cgroup.procs and its death; its child shows up in the next round, and
+ * a SIGKILLed process forks no more, so rounds converge (the pids limit bounds each one).
+ * When they do not (a fork loop faster than we read), freeze: frozen tasks neither fork nor
+ * exit, SIGKILL takes effect at thaw. Freezing is not the first resort because a v1
+ * freeze/thaw costs about 10 ms of RCU grace periods, even for an empty cgroup.
  */
-static void cg_kill_v1(struct cgroup_run *cg)
+static void cg_kill_v1_frozen(struct cgroup_run *cg)
 {
 	int fz = cg->idx[V1_FREEZER];
+	char st[32] = "";
 
-	if (fz >= 0 && cg_write_at(cg->d[fz].fd, "freezer.state", "FROZEN") == 0) {
-		char st[32] = "";
-
-		for (int i = 0; i < 100; i++) {
-			if (cg_read_at(cg->d[fz].fd, "freezer.state", st, sizeof(st)) > 0 &&
-			    strncmp(st, "FROZEN", 6) == 0)
-				break;
-			cg_sleep_ms(1);
-		}
+	if (fz < 0 || cg_write_at(cg->d[fz].fd, "freezer.state", "FROZEN") < 0) {
+		(void)cg_kill_round(cg);
+		return;
 	}
-	for (size_t i = 0; i < cg->nd; i++)
-		(void)cg_kill_listed(cg->d[i].fd);
-	if (fz >= 0)
-		(void)cg_write_at(cg->d[fz].fd, "freezer.state", "THAWED");
+	for (int i = 0; i < 100; i++) {
+		if (cg_read_at(cg->d[fz].fd, "freezer.state", st, sizeof(st)) > 0 &&
+		    strncmp(st, "FROZEN", 6) == 0)
+			break;
+		cg_sleep_ms(1);
+	}
+	(void)cg_kill_round(cg);
+	(void)cg_write_at(cg->d[fz].fd, "freezer.state", "THAWED");
 }
 
 void cgroup_run_kill(struct cgroup_run *cg)
@@ -636,11 +688,11 @@ void cgroup_run_kill(struct cgroup_run *cg)
 		if (cg_write_at(cg->d[0].fd, "cgroup.kill", "1") == 0)
 			return;
 		(void)cg_write_at(cg->d[0].fd, "cgroup.freeze", "1");
-		(void)cg_kill_listed(cg->d[0].fd);
+		(void)cg_kill_round(cg);
 		(void)cg_write_at(cg->d[0].fd, "cgroup.freeze", "0");
 		return;
 	}
-	cg_kill_v1(cg);
+	(void)cg_kill_round(cg);
 }
 
 /* Remove what was created: the run's directories, then `cordon/` if no other run uses it. */
@@ -675,14 +727,23 @@ static void cg_remove_dirs(struct cgroup_run *cg)
 
 void cgroup_run_destroy(struct cgroup_run *cg)
 {
-	long deadline, wait = 1;
+	long start, wait = 1;
 
 	if (!cg)
 		return;
-	deadline = cg_now_ms() + CG_EMPTY_TIMEOUT_MS;
-	while (cg->nd > 0) {
-		cgroup_run_kill(cg);
-		if (cg_empty(cg) || cg_now_ms() >= deadline)
+	start = cg_now_ms();
+	/* The common case: the run is over and its cgroup already empty; then no kill at all. */
+	while (cg->nd > 0 && !cg_empty(cg)) {
+		long elapsed = cg_now_ms() - start;
+
+		if (elapsed >= CG_EMPTY_TIMEOUT_MS)
+			break;
+		/* After 20 ms of kill rounds, a fork race we do not win: freeze (v1). */
+		if (cg->mode == CGROUP_V1 && elapsed >= 20)
+			cg_kill_v1_frozen(cg);
+		else
+			cgroup_run_kill(cg);
+		if (cg_empty(cg))
 			break;
 		cg_sleep_ms(wait);
 		if (wait < 16)
@@ -756,6 +817,48 @@ static int cg_v2_enable(const char *dir, cordon_error *e)
 }
 
 /*
+ * Remove run directories that a cordon killed before its destroy (SIGKILL, OOM, power cut of
+ * a daemon) left in `parent`: named cordon-<pid>-..., their creator gone, empty, and older
+ * than a minute (the age keeps us off a live run whose creator lives in another pid
+ * namespace, between its create and its attach). Best effort: errors are ignored.
+ */
+#define CG_STALE_AGE_S 60
+
+static void cg_reap_stale(const char *parent, bool v2)
+{
+	_cleanup_closedir_ DIR *d = opendir(parent);
+	struct dirent *de;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct cgroup_run probe = { .mode = v2 ? CGROUP_V2 : CGROUP_V1 };
+		struct cg_dir cd = { .fd = -1 };
+		struct stat st;
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, "cordon-", 7) != 0)
+			continue;
+		pid = strtol(de->d_name + 7, &end, 10);
+		if (pid <= 0 || *end != '-' || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || now - st.st_mtime < CG_STALE_AGE_S)
+			continue;
+		cd.fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cd.fd < 0)
+			continue;
+		if (cg_dir_empty(&probe, &cd))
+			(void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+		(void)close(cd.fd);
+	}
+}
+
+/*
  * mkdir <base>/cordon, then <base>/cordon/<name>. Another run's destroy may remove `cordon/`
  * between our two mkdirs (it removes it when it looks unused): retry on ENOENT.
  */
@@ -775,6 +878,8 @@ static int cg_make_dir(struct cgroup_run *cg, struct cg_dir *d, const char *base
 
 		if (mkdir(d->parent, 0755) < 0 && errno != EEXIST)
 			return cordon_err(e, errno, "cgroup: create %s", d->parent);
+		if (attempt == 0)
+			cg_reap_stale(d->parent, v2);
 		if (v2) {
 			r = cg_v2_enable(d->parent, e);
 			if (r < 0)

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <pthread.h>
 #include <sched.h>
@@ -24,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -337,33 +339,38 @@ static void start_daemons(void)
 	pause();
 }
 
-static void assert_dead(pid_t pid)
+/* Wait (at most 2 s) until the process behind pidfd has exited, whoever reaps it. */
+static void assert_exits(int pidfd, pid_t pid)
 {
-	int st = 0;
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 
-	/* We are the subreaper: the daemons are ours to reap. */
-	cr_assert_eq(waitpid(pid, &st, 0), pid, "daemon %d: %s", (int)pid, strerror(errno));
-	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "daemon %d status %#x", (int)pid, st);
+	cr_assert_eq(poll(&pfd, 1, 2000), 1, "daemon %d still alive after the kill", (int)pid);
+	close(pidfd);
 }
 
 Test(cgroup, kill_reaches_setsid_double_forked_daemons)
 {
 	struct cgroup_run *cg = create_or_skip(NULL);
+	int pidfd[3];
 	pid_t pid;
 	int st;
 
 	daemons = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(daemons, MAP_FAILED);
-	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	pid = spawn_in(cg, start_daemons);
 	while (!daemons[0] || !daemons[1] || !daemons[2])
 		usleep(1000);
+	/* pidfds pin the daemons: no pid reuse can fool the check below. */
+	for (int i = 0; i < 3; i++) {
+		pidfd[i] = (int)syscall(SYS_pidfd_open, daemons[i], 0);
+		cr_assert_geq(pidfd[i], 0, "pidfd_open %d: %s", (int)daemons[i], strerror(errno));
+	}
 
 	cgroup_run_kill(cg);
 	st = wait_status(pid);
 	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %#x", st);
 	for (int i = 0; i < 3; i++)
-		assert_dead(daemons[i]);
+		assert_exits(pidfd[i], daemons[i]);
 	destroy(cg);
 }
 
@@ -454,6 +461,71 @@ Test(cgroup, bad_calls_are_errors)
 	destroy(cg);
 }
 
+/* A directory `cordon/<name>` in the parent of each of the run's directories. */
+static void make_fake(const struct cgroup_run *cg, const char *name, time_t age_s)
+{
+	for (size_t i = 0; cgroup_run_path(cg, i); i++) {
+		char path[600];
+		const char *run = cgroup_run_path(cg, i);
+		struct timeval tv[2];
+
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(run, '/') - run), run, name);
+		cr_assert_eq(mkdir(path, 0755), 0, "%s: %s", path, strerror(errno));
+		gettimeofday(&tv[0], NULL);
+		tv[0].tv_sec -= age_s;
+		tv[1] = tv[0];
+		cr_assert_eq(utimes(path, tv), 0, "%s: %s", path, strerror(errno));
+	}
+}
+
+/* Is `name` in the parent of every directory of the run? Removes it when asked. */
+static bool fake_exists(const struct cgroup_run *cg, const char *name, bool remove)
+{
+	bool all = true;
+
+	for (size_t i = 0; cgroup_run_path(cg, i); i++) {
+		char path[600];
+		const char *run = cgroup_run_path(cg, i);
+
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(run, '/') - run), run, name);
+		if (access(path, F_OK) != 0)
+			all = false;
+		else if (remove)
+			rmdir(path);
+	}
+	return all;
+}
+
+/* A cordon SIGKILLed before its destroy leaves empty run directories: the next run reaps them. */
+Test(cgroup, stale_runs_of_dead_creators_are_reaped)
+{
+	struct cgroup_run *a = create_or_skip(NULL), *b;
+	char dead[64], young[64], alive[64];
+	bool reaped, young_kept, alive_kept;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	wait_status(pid); /* a pid that no longer exists */
+	snprintf(dead, sizeof(dead), "cordon-%d-1-0badc0de", (int)pid);
+	snprintf(young, sizeof(young), "cordon-%d-2-0badc0de", (int)pid);
+	snprintf(alive, sizeof(alive), "cordon-1-3-0badc0de"); /* pid 1 lives */
+	make_fake(a, dead, 3600);
+	make_fake(a, young, 5);
+	make_fake(a, alive, 3600);
+
+	b = create_or_skip(NULL);
+	/* Look, and remove the fakes, before asserting: a failure leaves nothing either. */
+	reaped = !fake_exists(a, dead, true);
+	young_kept = fake_exists(a, young, true);
+	alive_kept = fake_exists(a, alive, true);
+	destroy(a);
+	destroy(b);
+	cr_assert(reaped, "stale run of a dead creator not reaped");
+	cr_assert(young_kept, "a young run was reaped");
+	cr_assert(alive_kept, "a run of a live creator was reaped");
+}
+
 /* In a child that is nobody: no writable cgroup on a root-owned hierarchy. */
 Test(cgroup, unprivileged_degrades_unless_required)
 {
@@ -535,7 +607,7 @@ Test(cgroup, v2_clone_into_accounting_kill_destroy)
 	cordon_error e = { 0 };
 	char path[512], want[600], buf[600] = "", file[64];
 	pid_t pid;
-	int st, fd;
+	int st, fd, done[2];
 	ssize_t k;
 
 	if (!mnt) {
@@ -552,13 +624,17 @@ Test(cgroup, v2_clone_into_accounting_kill_destroy)
 	snprintf(path, sizeof(path), "%s", cgroup_run_path(cg, 0));
 	cr_assert_geq(cgroup_run_dirfd(cg), 0);
 
+	cr_assert_eq(pipe2(done, O_CLOEXEC), 0);
 	pid = clone_into(cgroup_run_dirfd(cg));
 	cr_assert_geq(pid, 0, "clone3: %s", strerror(errno));
 	if (pid == 0) {
 		burn_300ms();
+		if (write(done[1], "x", 1) != 1)
+			_exit(1);
 		pause();
 		_exit(0);
 	}
+	close(done[1]);
 	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(fd, 0);
@@ -568,7 +644,9 @@ Test(cgroup, v2_clone_into_accounting_kill_destroy)
 	snprintf(want, sizeof(want), "0::%s\n", path + strlen(mnt));
 	cr_assert(strstr(buf, want), "child not in %s: %s", want, buf);
 
-	usleep(500000); /* the child burns 300 ms of CPU, then pauses */
+	/* The child burns 300 ms of CPU, says so, then pauses. */
+	cr_assert_eq(read(done[0], buf, 1), 1);
+	close(done[0]);
 	cr_assert_eq(cgroup_run_usage(cg, &u, &e), 0, "%s", e.msg);
 	cr_assert_geq(u.cpu_ms, 200.0, "cpu_ms %.1f", u.cpu_ms);
 
