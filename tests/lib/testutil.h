@@ -40,7 +40,7 @@ bool tu_ci(void);
 #define TU_SKIP(...)                                                                               \
 	do {                                                                                       \
 		if (tu_ci())                                                                       \
-			cr_fail("skipped under CI: " __VA_ARGS__);                                 \
+			cr_assert_fail("skipped under CI: " __VA_ARGS__);                          \
 		else                                                                               \
 			cr_skip_test(__VA_ARGS__);                                                 \
 	} while (0)

@@ -18,6 +18,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* /etc/cordon/profiles, then the install prefix's profiles when that is elsewhere. */
+static const char *system_dirs(void)
+{
+	return strcmp(CORDON_SYSCONFDIR, "/etc") ? "/etc/cordon/profiles, " CORDON_SYSCONFDIR
+						   "/cordon/profiles"
+						 : "/etc/cordon/profiles";
+}
+
 static char tmpdir[] = "/tmp/cordon-profile-test-XXXXXX";
 
 static void setup(void)
@@ -738,9 +746,9 @@ Test(profile, include_errors)
 		"'-', not starting with '.')");
 	cr_assert_neq(
 		asprintf(&want,
-			 "2: include: profile 'nosuch' not found (searched: %s, " CORDON_SYSCONFDIR
-			 "/cordon/profiles, " CORDON_SRCDIR "/profiles)",
-			 tmpdir),
+			 "2: include: profile 'nosuch' not found (searched: %s, %s, " CORDON_SRCDIR
+			 "/profiles)",
+			 tmpdir, system_dirs()),
 		-1);
 	expect_err("[profile]\ninclude = nosuch\n", want);
 	free(want);
@@ -928,9 +936,9 @@ Test(profile, lookup_path)
 
 	cr_assert_eq(cordon_profile_load("missing", &p, &e), -1);
 	cr_assert_neq(asprintf(&want,
-			       "profile 'missing' not found (searched: %s, %s, " CORDON_SYSCONFDIR
-			       "/cordon/profiles, " CORDON_SRCDIR "/profiles)",
-			       d1, d2),
+			       "profile 'missing' not found (searched: %s, %s, %s, " CORDON_SRCDIR
+			       "/profiles)",
+			       d1, d2, system_dirs()),
 		      -1);
 	cr_assert_str_eq(e.msg, want);
 
