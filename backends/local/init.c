@@ -34,6 +34,7 @@
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -110,6 +111,46 @@ static __attribute__((noreturn)) void die_step(const struct sb_plan *pl, int ste
 
 	sb_fail_set(&m, step, err, detail);
 	die(pl, &m, 125);
+}
+
+static int write_proc_self(const char *name, const char *text)
+{
+	char path[64] = "/proc/self/";
+	int fd, saved;
+	ssize_t n, len = (ssize_t)strlen(text);
+
+	sb_strlcat(path, name, sizeof(path));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, (size_t)len);
+	saved = errno;
+	(void)close(fd);
+	errno = saved;
+	return n == len ? 0 : -1;
+}
+
+/*
+ * The user namespace maps exactly one uid and one gid, the caller's own, to themselves: the
+ * command is the caller inside and out, and the files it creates belong to the caller. The
+ * child writes the maps itself (as bubblewrap does unprivileged) rather than the parent
+ * through /proc/<pid>: an unprivileged process may map its own ids into a namespace it owns,
+ * and this works even when the caller is non-dumpable (a process that changed its uid is,
+ * and then its children's /proc files belong to root). For the few system calls the writes
+ * take we must be dumpable ourselves; we were cloned from cordon, so that exposes nothing
+ * cordon's own uid could not already read. setgroups is denied first: the kernel requires it
+ * for an unprivileged gid_map, and it stops the command from dropping a group that a file's
+ * permissions deny.
+ */
+static void map_ids(const struct sb_plan *pl)
+{
+	(void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (write_proc_self("setgroups", "deny") < 0)
+		die_step(pl, SB_STEP_USERNS, errno, "setgroups");
+	if (write_proc_self("uid_map", pl->uid_map) < 0)
+		die_step(pl, SB_STEP_USERNS, errno, "uid_map");
+	if (write_proc_self("gid_map", pl->gid_map) < 0)
+		die_step(pl, SB_STEP_USERNS, errno, "gid_map");
 }
 
 /* `lo` up in our new network namespace: the agent's own local servers work, nothing else. */
@@ -337,10 +378,9 @@ void sb_child_main(const struct sb_plan *pl)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		die_step(pl, SB_STEP_GATE, errno, "PR_SET_PDEATHSIG");
 	/*
-	 * The gate: the parent writes our uid/gid maps (user namespace: we may not create a
-	 * single file before), attaches us to the run's cgroup (v1, or v2 without
-	 * CLONE_INTO_CGROUP), and only then lets us go, so nothing of the command can run
-	 * unaccounted or unlimited. A dead parent reads as EOF.
+	 * The gate: the parent attaches us to the run's cgroup (v1; v2 used CLONE_INTO_CGROUP)
+	 * and only then lets us go, so nothing of the command can run unaccounted or unlimited.
+	 * A dead parent reads as EOF.
 	 */
 	do
 		n = read(pl->go_fd, &c, 1);
@@ -349,10 +389,12 @@ void sb_child_main(const struct sb_plan *pl)
 		_exit(125); /* the parent is gone or gave up: nobody to report to */
 	sb_trace(pl, SB_STEP_GATE);
 
+	if (pl->userns)
+		map_ids(pl);
+
 	/*
 	 * Non-dumpable from here until exec (and init for ever): no ptrace attach, no
-	 * /proc/<pid>/mem or environ from another process of the same uid, no core dump. Set
-	 * only after the gate because the parent's writes to our uid_map need a dumpable target.
+	 * /proc/<pid>/mem or environ from another process of the same uid, no core dump.
 	 */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
@@ -385,6 +427,20 @@ void sb_child_main(const struct sb_plan *pl)
 	sb_trace(pl, SB_STEP_RLIMITS);
 
 	drop_privileges(pl);
+	/*
+	 * Changing uid or gid clears the parent-death signal (the kernel's rule for credential
+	 * changes), so arm it again, then make sure the parent did not die in between: it keeps
+	 * its end of the gate open until our exec, so a hang-up there means it is gone.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		die_step(pl, SB_STEP_IDENTITY, errno, "PR_SET_PDEATHSIG");
+	{
+		struct pollfd pfd = { .fd = pl->go_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) != 0)
+			_exit(125);
+		(void)close(pl->go_fd);
+	}
 	sb_trace(pl, SB_STEP_IDENTITY);
 
 	/*

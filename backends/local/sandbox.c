@@ -12,8 +12,7 @@
  *           EOF. EOF with no error means execve succeeded: the last holder of the child's end
  *           is the command, and close-on-exec closed it.
  *   go      a stream socketpair: the gate. The child waits on it until the parent has
- *           written its uid/gid maps and attached it to the v1 cgroup. A dead parent reads as
- *           EOF.
+ *           attached it to the v1 cgroup. A dead parent reads as EOF.
  *   status  a pipe from the sandbox's init: the command's exact wait status.
  * Setup errors thus travel as data and are never printed into the command's output.
  */
@@ -67,6 +66,7 @@ struct local_proc {
 static const char *const step_names[SB_STEP__MAX] = {
 	[SB_STEP_NONE] = "setup",
 	[SB_STEP_GATE] = "gate",
+	[SB_STEP_USERNS] = "user namespace map",
 	[SB_STEP_PRIVATE] = "make mounts private",
 	[SB_STEP_OPEN_WORKDIR] = "open workdir",
 	[SB_STEP_RO_BIND] = "ro_bind",
@@ -279,6 +279,10 @@ static int prep_identity(struct prep *x, const struct local_spec *s, const struc
 		x->pl.userns = true;
 		x->pl.uid = euid;
 		x->pl.gid = egid;
+		(void)snprintf(x->pl.uid_map, sizeof(x->pl.uid_map), "%u %u 1\n", (unsigned)euid,
+			       (unsigned)euid);
+		(void)snprintf(x->pl.gid_map, sizeof(x->pl.gid_map), "%u %u 1\n", (unsigned)egid,
+			       (unsigned)egid);
 		return 0;
 	}
 	if (s->run_as) {
@@ -409,44 +413,6 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	return 0;
 }
 
-static int write_file_at(int dfd, const char *name, const char *text, cordon_error *e)
-{
-	_cleanup_close_ int fd = openat(dfd, name, O_WRONLY | O_CLOEXEC);
-	size_t n = strlen(text);
-
-	if (fd < 0 || write(fd, text, n) != (ssize_t)n)
-		return cordon_err(e, errno, "sandbox: write %s", name);
-	return 0;
-}
-
-/*
- * The child's user namespace maps exactly one uid and one gid: the caller's own, to
- * themselves, so the command is the caller inside and out and files it creates belong to
- * the caller. setgroups is denied first (the kernel requires it for an unprivileged gid_map,
- * and it stops the child from dropping a group that a file's permissions deny).
- *
- * /proc/<pid> is safe to name here: the child is ours and not yet reaped, so its pid cannot
- * have been reused; we still confirm through the pidfd that it is alive after opening the
- * directory.
- */
-static int write_maps(pid_t pid, int pidfd, uid_t uid, gid_t gid, cordon_error *e)
-{
-	_cleanup_close_ int dfd = -1;
-	char path[64], map[64];
-
-	(void)snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return cordon_err(e, errno, "sandbox: open %s", path);
-	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
-		return cordon_err(e, errno, "sandbox: child vanished");
-	(void)snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if (write_file_at(dfd, "uid_map", map, e) < 0 || write_file_at(dfd, "setgroups", "deny", e))
-		return -1;
-	(void)snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	return write_file_at(dfd, "gid_map", map, e);
-}
-
 static pid_t clone_child(struct prep *x, int *ret_pidfd, cordon_error *e)
 {
 	struct clone_args ca = { 0 };
@@ -528,7 +494,7 @@ static void reap(pid_t pid, int *ret_st, struct rusage *ru)
 		*ret_st = st;
 }
 
-int sandbox_proc_start(const struct local_spec *s, struct local_proc **ret, cordon_error *e)
+int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon_error *e)
 {
 	struct prep x = { .wd_fd = -1, .rep = { -1, -1 }, .go = { -1, -1 }, .status = { -1, -1 } };
 	_cleanup_close_ int pidfd = -1;
@@ -551,8 +517,6 @@ int sandbox_proc_start(const struct local_spec *s, struct local_proc **ret, cord
 	closep(&x.go[0]);
 	closep(&x.status[1]);
 
-	if (x.pl.userns && write_maps(pid, pidfd, x.pl.uid, x.pl.gid, e) < 0)
-		goto out_kill;
 	if (x.cg && cgroup_run_dirfd(x.cg) < 0 && cgroup_run_attach(x.cg, pid, e) < 0) {
 		cordon_err_prefix(e, "sandbox: cgroup");
 		goto out_kill;
@@ -562,7 +526,10 @@ int sandbox_proc_start(const struct local_spec *s, struct local_proc **ret, cord
 		cordon_err(e, errno, "sandbox: gate");
 		goto out_kill;
 	}
-	closep(&x.go[1]);
+	/*
+	 * x.go[1] stays open until the report is read: the child watches it for a hang-up to
+	 * notice our death in the one window PR_SET_PDEATHSIG does not cover (see init.c).
+	 */
 
 	if (read_report(&x, &err) < 0) {
 		cordon_err(e, errno, "sandbox: read report");
@@ -606,7 +573,7 @@ out:
 	return rc;
 }
 
-int sandbox_proc_pidfd(const struct local_proc *p)
+int local_proc_pidfd(const struct local_proc *p)
 {
 	return p->pidfd;
 }
@@ -622,7 +589,7 @@ static bool init_exited(const struct local_proc *p)
 	return si.si_pid != 0;
 }
 
-void sandbox_proc_kill(struct local_proc *p)
+void local_proc_kill(struct local_proc *p)
 {
 	if (!p || init_exited(p))
 		return; /* init is gone, and with it every process of its pid namespace */
@@ -636,8 +603,8 @@ void sandbox_proc_kill(struct local_proc *p)
 		cgroup_run_kill(p->cg);
 }
 
-int sandbox_proc_wait(struct local_proc *p, int *ret_wstatus, struct local_usage *ret_usage,
-		      cordon_error *e)
+int local_proc_wait(struct local_proc *p, int *ret_wstatus, struct local_usage *ret_usage,
+		    cordon_error *e)
 {
 	int st = 0;
 	ssize_t n;
@@ -665,12 +632,12 @@ int sandbox_proc_wait(struct local_proc *p, int *ret_wstatus, struct local_usage
 	return 0;
 }
 
-void sandbox_proc_free(struct local_proc *p)
+void local_proc_free(struct local_proc *p)
 {
 	if (!p)
 		return;
 	if (!p->reaped) {
-		sandbox_proc_kill(p);
+		local_proc_kill(p);
 		reap(p->pid, &p->wstatus, &p->ru);
 		p->reaped = true;
 	}

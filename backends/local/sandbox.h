@@ -23,6 +23,7 @@
 enum sb_step {
 	SB_STEP_NONE = 0,
 	SB_STEP_GATE,
+	SB_STEP_USERNS,
 	SB_STEP_PRIVATE,
 	SB_STEP_OPEN_WORKDIR,
 	SB_STEP_RO_BIND,
@@ -93,6 +94,8 @@ struct sb_plan {
 	bool userns; /* the caller is not root: a user namespace maps its own uid */
 	uid_t uid;   /* the command's uid/gid, as seen inside */
 	gid_t gid;
+	char uid_map[32]; /* userns: "uid uid 1\n", written by the child itself */
+	char gid_map[32];
 
 	/* fds (all O_CLOEXEC in the parent) */
 	int report_fd; /* child's end of the report socketpair */

@@ -1,0 +1,738 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The local sandbox, for real: local_proc_* run real commands (sh, ls, grep...) in the default
+ * profile's sandbox and the tests look at what the command sees and at what is left on the
+ * host afterwards. Run as root (the CI case), each identity-sensitive case also runs as an
+ * ordinary user (`cordontest`, created if missing) in a test process that setuid()s to it.
+ * Under CI=true a skip (not root, no such user) is a failure.
+ */
+#define _GNU_SOURCE
+#include "backends/local/proc.h"
+#include "tests/lib/testutil.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TEST_USER "cordontest"
+
+struct sbx {
+	char *out, *err;
+	int status; /* wait status */
+	int rc;	    /* local_proc_start's return */
+	cordon_error e;
+};
+
+static struct cordon_profile *load_default(void)
+{
+	struct cordon_profile *p = NULL;
+	cordon_error e;
+
+	cr_assert_eq(cordon_profile_load("default", &p, &e), 0, "load default: %s", e.msg);
+	return p;
+}
+
+static void slurp_two(int a, int b, char **ra, char **rb)
+{
+	size_t la = 0, lb = 0;
+	char *sa = calloc(1, 1), *sb = calloc(1, 1);
+	bool oa = true, ob = true;
+
+	while (oa || ob) {
+		struct pollfd pfd[2] = { { .fd = oa ? a : -1, .events = POLLIN },
+					 { .fd = ob ? b : -1, .events = POLLIN } };
+		char buf[4096];
+
+		cr_assert(poll(pfd, 2, 20000) > 0, "poll timed out");
+		for (int i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (!pfd[i].revents)
+				continue;
+			n = read(i ? b : a, buf, sizeof(buf));
+			if (n <= 0) {
+				if (i)
+					ob = false;
+				else
+					oa = false;
+				continue;
+			}
+			if (i) {
+				sb = realloc(sb, lb + (size_t)n + 1);
+				memcpy(sb + lb, buf, (size_t)n);
+				sb[lb += (size_t)n] = '\0';
+			} else {
+				sa = realloc(sa, la + (size_t)n + 1);
+				memcpy(sa + la, buf, (size_t)n);
+				sa[la += (size_t)n] = '\0';
+			}
+		}
+	}
+	*ra = sa;
+	*rb = sb;
+}
+
+/* Run `sh -c cmd` in the sandbox; everything the command prints is collected. */
+static void sbx_run(struct sbx *r, const struct cordon_profile *p, const char *wd, bool temp,
+		    const char *cmd)
+{
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C", NULL };
+	int o[2], e2[2];
+	struct local_proc *proc = NULL;
+	struct local_usage u;
+
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(pipe2(o, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(e2, O_CLOEXEC), 0);
+	struct local_spec s = {
+		.argv = argv,
+		.envp = envp,
+		.workdir = wd,
+		.workdir_is_temp = temp,
+		.stdin_fd = -1,
+		.stdout_fd = o[1],
+		.stderr_fd = e2[1],
+		.profile = p,
+	};
+	r->rc = local_proc_start(&s, &proc, &r->e);
+	close(o[1]);
+	close(e2[1]);
+	if (r->rc != 0) {
+		close(o[0]);
+		close(e2[0]);
+		r->out = strdup("");
+		r->err = strdup("");
+		return;
+	}
+	slurp_two(o[0], e2[0], &r->out, &r->err);
+	close(o[0]);
+	close(e2[0]);
+	cr_assert_eq(local_proc_wait(proc, &r->status, &u, &r->e), 0, "wait: %s", r->e.msg);
+	local_proc_free(proc);
+}
+
+static void sbx_free(struct sbx *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static bool ok(const struct sbx *r)
+{
+	return r->rc == 0 && WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
+}
+
+static void need_root(void)
+{
+	if (geteuid() != 0) {
+		cr_assert_not(tu_ci(), "skipped under CI: the sandbox tests need root");
+		cr_skip_test("the sandbox tests run as root (and drop to " TEST_USER ")");
+	}
+}
+
+/*
+ * Become the unprivileged test user in this (criterion-forked) test process, and give it a
+ * workdir of its own.
+ */
+static char *become_user(void)
+{
+	struct passwd *pw;
+	char *wd;
+
+	need_root();
+	pw = getpwnam(TEST_USER);
+	if (!pw) {
+		cr_assert_eq(system("useradd -r -M -s /usr/sbin/nologin " TEST_USER
+				    " >/dev/null 2>&1 || getent passwd " TEST_USER " >/dev/null"),
+			     0, "useradd " TEST_USER);
+		pw = getpwnam(TEST_USER);
+	}
+	cr_assert_not_null(pw);
+	wd = tu_tmpdir();
+	cr_assert_eq(chown(wd, pw->pw_uid, pw->pw_gid), 0);
+	cr_assert_eq(setgroups(0, NULL), 0);
+	cr_assert_eq(setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid), 0);
+	cr_assert_eq(setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid), 0);
+	return wd;
+}
+
+/* Host processes whose command line contains `marker`. */
+static int host_procs_with(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d))) {
+		char path[300], buf[4096];
+		ssize_t k;
+		int fd;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		for (ssize_t i = 0; i < k; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[k] = '\0';
+		if (strstr(buf, marker))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static int count_lines(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int n = 0, c;
+
+	cr_assert_not_null(f);
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static const char *status_cmd =
+	"id -u; grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "
+	"/proc/self/status";
+
+static void check_identity(const struct sbx *r, bool want_uid_set, uid_t want)
+{
+	unsigned long uid;
+
+	cr_assert(ok(r), "rc %d status %d: %s / %s", r->rc, r->status, r->e.msg, r->err);
+	cr_assert_eq(sscanf(r->out, "%lu", &uid), 1, "%s", r->out);
+	cr_assert_neq(uid, 0, "the command runs as uid 0");
+	if (want_uid_set)
+		cr_assert_eq(uid, want, "uid %lu, want %u", uid, (unsigned)want);
+	cr_assert(strstr(r->out, "CapInh:\t0000000000000000"), "%s", r->out);
+	cr_assert(strstr(r->out, "CapPrm:\t0000000000000000"), "%s", r->out);
+	cr_assert(strstr(r->out, "CapEff:\t0000000000000000"), "%s", r->out);
+	cr_assert(strstr(r->out, "CapBnd:\t0000000000000000"), "%s", r->out);
+	cr_assert(strstr(r->out, "CapAmb:\t0000000000000000"), "%s", r->out);
+	cr_assert(strstr(r->out, "NoNewPrivs:\t1"), "%s", r->out);
+	cr_assert(strstr(r->out, "Seccomp:\t2"), "%s", r->out);
+}
+
+Test(sandbox, identity_as_root)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	/* A root-owned temp workdir: the dedicated uid, and the dir is chowned to it. */
+	sbx_run(&r, p, wd, true, status_cmd);
+	check_identity(&r, true, 65534);
+	sbx_free(&r);
+	/* A workdir owned by someone: that owner. */
+	cr_assert_eq(chown(wd, 4242, 4242), 0);
+	sbx_run(&r, p, wd, false, status_cmd);
+	check_identity(&r, true, 4242);
+	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, identity_as_user)
+{
+	char *wd = become_user();
+	struct cordon_profile *p = load_default();
+	struct sbx r;
+
+	sbx_run(&r, p, wd, false, status_cmd);
+	check_identity(&r, true, getuid());
+	sbx_free(&r);
+	/* Files it creates in the workdir are the caller's on the host. */
+	sbx_run(&r, p, wd, false, "echo hi > made && cat made");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	{
+		char path[512];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/made", wd);
+		cr_assert_eq(stat(path, &st), 0);
+		cr_assert_eq(st.st_uid, getuid());
+	}
+	sbx_free(&r);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, small_root)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir(); /* under /tmp, so the workdir adds no top-level entry */
+	sbx_run(&r, p, wd, true, "ls -A / | tr '\\n' ' '");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, access("/lib64", F_OK) == 0
+					? "bin dev etc lib lib64 proc sbin tmp usr "
+					: "bin dev etc lib proc sbin tmp usr ");
+	sbx_free(&r);
+	sbx_run(&r, p, wd, true, "ls -A /dev | tr '\\n' ' '");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "fd full null random shm stderr stdin stdout urandom zero ");
+	sbx_free(&r);
+	/* no /sys, no tty, the host name is ours */
+	sbx_run(&r, p, wd, true, "test ! -e /sys && test ! -e /dev/tty && hostname");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "cordon\n");
+	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, proc_is_the_sandboxes)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	sbx_run(&r, p, wd, true, "ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' '");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	/* init, sh, ls, grep (and tr): nothing of the host's hundreds of processes */
+	{
+		int n = 0, max = 0, v;
+		char *s = r.out, *end;
+
+		while ((v = (int)strtol(s, &end, 10)), end != s) {
+			n++;
+			max = v > max ? v : max;
+			s = end;
+		}
+		cr_assert(n >= 2 && n <= 6 && max <= 10, "pids: %s", r.out);
+		cr_assert(strncmp(r.out, "1 ", 2) == 0, "pids: %s", r.out);
+	}
+	sbx_free(&r);
+	/* The host's kernel knobs are read-only or masked. */
+	sbx_run(&r, p, wd, true,
+		"cat /proc/kcore 2>/dev/null && echo KCORE; "
+		"echo 1 > /proc/sys/vm/drop_caches 2>/dev/null && echo SYS; "
+		"echo b > /proc/sysrq-trigger 2>/dev/null && echo SYSRQ; "
+		"test -r /proc/sys/kernel/ostype && echo readable");
+	cr_assert_str_eq(r.out, "readable\n", "%s", r.out);
+	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+static void check_writes(const struct cordon_profile *p, const char *wd, bool temp)
+{
+	struct sbx r;
+
+	sbx_run(&r, p, wd, temp,
+		"for f in /x /usr/x /etc/x /dev/x /proc/x /bin/x; do "
+		"  touch $f 2>/dev/null && echo WROTE $f; done; "
+		"touch /tmp/ok ./ok && echo fine");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "fine\n");
+	sbx_free(&r);
+}
+
+Test(sandbox, writes_only_workdir_and_tmp)
+{
+	struct cordon_profile *p;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	check_writes(p, wd, true);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, writes_only_workdir_and_tmp_as_user)
+{
+	char *wd = become_user();
+	struct cordon_profile *p = load_default();
+
+	check_writes(p, wd, false);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, readonly_workdir)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	p->readonly = true;
+	wd = tu_tmpdir();
+	tu_write_file(wd, "data", "x\n");
+	sbx_run(&r, p, wd, true,
+		"cat data; touch new 2>/dev/null && echo WROTE; "
+		"echo y >> data 2>/dev/null && echo APPENDED; touch /tmp/t && echo tmp");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "x\ntmp\n");
+	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+static void check_hidden(const struct cordon_profile *p, const char *wd, bool temp)
+{
+	struct sbx r;
+
+	sbx_run(&r, p, wd, temp,
+		"cat .env; cat .e*; f=.e; cat ${f}nv; grep -r SECRET . ; cat sub/deep/id.key; "
+		"cat notes.txt; cat alias; cat conf/real.cfg; ls sub/deep; echo done");
+	cr_assert_eq(r.rc, 0, "%s", r.e.msg);
+	cr_assert_null(strstr(r.out, "SECRET"), "leaked: %s", r.out);
+	cr_assert(strstr(r.out, "done"), "%s %s", r.out, r.err);
+	cr_assert(strstr(r.out, "visible.txt"), "%s", r.out);
+	sbx_free(&r);
+}
+
+static void make_secrets(const char *wd)
+{
+	char a[512], b[512];
+
+	tu_write_file(wd, ".env", "SECRET=1\n");
+	snprintf(a, sizeof(a), "%s/sub", wd);
+	mkdir(a, 0755);
+	snprintf(a, sizeof(a), "%s/sub/deep", wd);
+	mkdir(a, 0755);
+	tu_write_file(a, "id.key", "SECRET key\n");
+	tu_write_file(a, "visible.txt", "fine\n");
+	/* a hard link to the ignored .env under another name */
+	snprintf(a, sizeof(a), "%s/.env", wd);
+	snprintf(b, sizeof(b), "%s/notes.txt", wd);
+	cr_assert_eq(link(a, b), 0);
+	/* an ignored symlink whose target, inside the workdir, is not itself ignored */
+	snprintf(a, sizeof(a), "%s/conf", wd);
+	mkdir(a, 0755);
+	tu_write_file(a, "real.cfg", "SECRET cfg\n");
+	snprintf(b, sizeof(b), "%s/alias", wd);
+	cr_assert_eq(symlink("conf/real.cfg", b), 0);
+}
+
+static void add(struct cordon_list *l, const char *s)
+{
+	cordon_error e;
+
+	cr_assert_eq(cordon_list_add(l, s, &e), 0);
+}
+
+Test(sandbox, ignored_and_masked_hidden)
+{
+	struct cordon_profile *p;
+	char *wd;
+
+	need_root();
+	p = load_default(); /* masks .env */
+	add(&p->ignore, "*.key");
+	add(&p->ignore, "alias");
+	wd = tu_tmpdir();
+	make_secrets(wd);
+	check_hidden(p, wd, true);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, ignored_and_masked_hidden_as_user)
+{
+	char *wd = become_user();
+	struct cordon_profile *p = load_default();
+
+	add(&p->ignore, "*.key");
+	add(&p->ignore, "alias");
+	make_secrets(wd);
+	check_hidden(p, wd, false);
+	cordon_profile_free(p);
+}
+
+static void check_daemon_dies(bool as_user)
+{
+	char *wd = as_user ? become_user() : (need_root(), tu_tmpdir());
+	struct cordon_profile *p = load_default();
+	char marker[64], cmd[256];
+	struct sbx r;
+
+	snprintf(marker, sizeof(marker), "%d.%ld", getpid() % 1000, (long)time(NULL) % 100000);
+	snprintf(cmd, sizeof(cmd),
+		 "setsid sh -c 'sleep 3%s' </dev/null >/dev/null 2>&1 & "
+		 "(sh -c 'sleep 4%s' & ) </dev/null >/dev/null 2>&1; sleep 0.2; echo started",
+		 marker, marker);
+	sbx_run(&r, p, wd, !as_user, cmd);
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "started\n");
+	snprintf(cmd, sizeof(cmd), "sleep 3%s", marker);
+	cr_assert_eq(host_procs_with(cmd), 0, "a setsid daemon survived the run");
+	snprintf(cmd, sizeof(cmd), "sleep 4%s", marker);
+	cr_assert_eq(host_procs_with(cmd), 0, "a double-forked daemon survived the run");
+	sbx_free(&r);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, daemons_die_with_the_command)
+{
+	check_daemon_dies(false);
+}
+
+Test(sandbox, daemons_die_with_the_command_as_user)
+{
+	check_daemon_dies(true);
+}
+
+Test(sandbox, kill_is_fast_and_total)
+{
+	char *argv[] = { "sh", "-c", "setsid sleep 71.5 & sleep 72.5", NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	struct cordon_profile *p;
+	struct local_proc *proc;
+	struct local_usage u;
+	struct timespec t0, t1;
+	cordon_error e;
+	char *wd;
+	int st;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	struct local_spec s = { .argv = argv,
+				.envp = envp,
+				.workdir = wd,
+				.workdir_is_temp = true,
+				.stdin_fd = -1,
+				.stdout_fd = 2,
+				.stderr_fd = 2,
+				.profile = p };
+	cr_assert_eq(local_proc_start(&s, &proc, &e), 0, "%s", e.msg);
+	for (int i = 0; i < 150 && host_procs_with("sleep 71.5") < 2; i++)
+		usleep(20 * 1000);
+	/* the shell (its command line holds the marker) and the detached sleep */
+	cr_assert_geq(host_procs_with("sleep 71.5"), 2);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	local_proc_kill(proc);
+	local_proc_kill(proc); /* idempotent */
+	cr_assert_eq(local_proc_wait(proc, &st, &u, &e), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %d", st);
+	cr_assert_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 100);
+	cr_assert_eq(host_procs_with("sleep 71.5"), 0);
+	cr_assert_eq(host_procs_with("sleep 72.5"), 0);
+	local_proc_free(proc);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, dies_with_cordon)
+{
+	struct cordon_profile *p;
+	char *wd;
+	pid_t pid;
+	int st, started;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char *argv[] = { "sh", "-c", "setsid sleep 73.5 & sleep 74.5", NULL };
+		char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+		struct local_spec s = { .argv = argv,
+					.envp = envp,
+					.workdir = wd,
+					.stdin_fd = -1,
+					.stdout_fd = 2,
+					.stderr_fd = 2,
+					.profile = p,
+					.workdir_is_temp = true };
+		struct local_proc *proc;
+		cordon_error e;
+
+		if (local_proc_start(&s, &proc, &e) != 0)
+			_exit(3);
+		pause();
+		_exit(0);
+	}
+	for (int i = 0; i < 150 && host_procs_with("sleep 73.5") < 2; i++)
+		usleep(20 * 1000);
+	started = host_procs_with("sleep 73.5");
+	/* cordon is SIGKILLed: no cleanup code of its own runs. */
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	cr_assert_geq(started, 2, "the sandbox did not start");
+	for (int i = 0; i < 50 && host_procs_with("sleep 7"); i++)
+		usleep(10 * 1000);
+	cr_assert_eq(host_procs_with("sleep 73.5"), 0);
+	cr_assert_eq(host_procs_with("sleep 74.5"), 0);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, nothing_left_behind)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+	int before, after;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	before = count_lines("/proc/self/mountinfo");
+	for (int i = 0; i < 3; i++) {
+		sbx_run(&r, p, wd, true, "true");
+		cr_assert(ok(&r), "%s", r.e.msg);
+		sbx_free(&r);
+	}
+	after = count_lines("/proc/self/mountinfo");
+	cr_assert_eq(before, after, "mounts left on the host: %d -> %d", before, after);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, no_fd_leaks)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	int leak, leak_cloexec;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	/* fds of cordon's own, inheritable or not, must not reach the command */
+	leak = open("/etc/hostname", O_RDONLY);
+	leak_cloexec = open("/", O_PATH | O_CLOEXEC);
+	cr_assert_geq(leak, 0);
+	sbx_run(&r, p, wd, true, "ls /proc/self/fd | tr '\\n' ' '");
+	cr_assert_str_eq(r.out, "0 1 2 3 ");
+	sbx_free(&r);
+	close(leak);
+	close(leak_cloexec);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, network_none_has_only_lo)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	sbx_run(&r, p, wd, true,
+		"tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; "
+		"grep -c '' /proc/net/unix");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	/* only lo; and no Unix socket of the host (only the header line) */
+	cr_assert_str_eq(r.out, "lo\n1\n");
+	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, signal_and_exit_status)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	sbx_run(&r, p, wd, true, "exit 7");
+	cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 7, "%d", r.status);
+	sbx_free(&r);
+	sbx_run(&r, p, wd, true, "kill -TERM $$");
+	cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGTERM, "%d", r.status);
+	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, setup_errors_name_the_step)
+{
+	char *argv[] = { "/nonexistent/cmd", NULL };
+	struct cordon_profile *p;
+	struct sbx r;
+	struct local_proc *proc = NULL;
+	cordon_error e;
+	char *wd;
+	int before;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	before = count_lines("/proc/self/mountinfo");
+	add(&p->ro_bind, "/nonexistent-cordon-bind");
+	sbx_run(&r, p, wd, true, "echo ran");
+	cr_assert_eq(r.rc, -1);
+	cr_assert_eq(r.e.code, ENOENT);
+	cr_assert(strstr(r.e.msg, "ro_bind") && strstr(r.e.msg, "/nonexistent-cordon-bind"), "%s",
+		  r.e.msg);
+	cr_assert_str_eq(r.out, "");
+	sbx_free(&r);
+	cordon_profile_free(p);
+
+	/* execve failing is not a setup error: the caller reports AG2's "Command not found". */
+	p = load_default();
+	struct local_spec s = { .argv = argv,
+				.envp = NULL,
+				.workdir = wd,
+				.stdin_fd = -1,
+				.stdout_fd = 2,
+				.stderr_fd = 2,
+				.profile = p,
+				.workdir_is_temp = true };
+	cr_assert_eq(local_proc_start(&s, &proc, &e), LOCAL_PROC_EXEC_FAILED);
+	cr_assert_eq(e.code, ENOENT);
+	cr_assert_null(proc);
+	cr_assert_eq(count_lines("/proc/self/mountinfo"), before);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
