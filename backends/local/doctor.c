@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `cordon doctor` data for the local backend. Each namespace and mount facility is probed the
+ * way the sandbox uses it, in a forked child (so the caller's own namespaces and mounts are
+ * never touched): as root directly, as an ordinary user inside a new user namespace, which is
+ * what the sandbox itself does. Nothing here is cached; a report costs a few forks.
+ */
+#define _GNU_SOURCE
+#include "backends/local/doctor.h"
+#include "backends/local/cgroup.h"
+#include "backends/local/landlock.h"
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct buf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void addf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if (b->s && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)n;
+		char *s = realloc(b->s, cap);
+
+		if (!s) {
+			b->oom = true;
+			return;
+		}
+		b->s = s;
+		b->cap = cap;
+	}
+}
+
+enum probe { P_UNSHARE, P_IDMAP, P_FSOPEN };
+
+/*
+ * Run one probe in a child; returns 0 when it worked, else the errno it failed with. An
+ * unprivileged caller probes from inside a new user namespace, as the sandbox would.
+ */
+static int probe(enum probe what, int flag)
+{
+	int pfd[2], err = EIO;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return errno;
+	pid = fork();
+	if (pid < 0) {
+		err = errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return err;
+	}
+	if (pid == 0) {
+		int r = 0, uflag = geteuid() != 0 ? CLONE_NEWUSER : 0;
+
+		close(pfd[0]);
+		switch (what) {
+		case P_UNSHARE:
+			r = unshare(flag | uflag) < 0 ? errno : 0;
+			break;
+		case P_FSOPEN: {
+			int fs;
+
+			if (unshare(CLONE_NEWNS | uflag) < 0) {
+				r = errno;
+				break;
+			}
+			fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+			r = fs < 0 ? errno : 0;
+			break;
+		}
+		case P_IDMAP: {
+			struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP,
+						.userns_fd = INT_MAX - 1 };
+			int t;
+
+			if (unshare(CLONE_NEWNS | uflag) < 0) {
+				r = errno;
+				break;
+			}
+			t = (int)syscall(SYS_open_tree, AT_FDCWD, "/",
+					 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+			if (t < 0) {
+				r = errno;
+				break;
+			}
+			/*
+			 * A kernel that knows MOUNT_ATTR_IDMAP goes on to look up the user
+			 * namespace fd (EBADF for one that is not open); one that does not
+			 * rejects the attribute (EINVAL).
+			 */
+			if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+				r = errno == EBADF ? 0 : errno;
+			break;
+		}
+		}
+		(void)!write(pfd[1], &r, sizeof(r));
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &err, sizeof(err)) != (ssize_t)sizeof(err))
+		err = EIO;
+	close(pfd[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return err;
+}
+
+static bool seccomp_ok(int *ret_err)
+{
+	unsigned int action = SECCOMP_RET_ERRNO;
+
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0) {
+		*ret_err = errno;
+		return false;
+	}
+	action = SECCOMP_RET_KILL_PROCESS;
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) < 0) {
+		*ret_err = errno;
+		return false;
+	}
+	return true;
+}
+
+static void read_line(const char *path, char *buf, size_t n)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (f && fgets(buf, (int)n, f))
+		buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* v1 controllers with a hierarchy, from /proc/cgroups ("name hierarchy num enabled"). */
+static void v1_controllers(char *out, size_t n)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/cgroups", "re");
+	char line[256], name[64];
+	int hier, num, enabled;
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' ||
+		    sscanf(line, "%63s %d %d %d", name, &hier, &num, &enabled) != 4)
+			continue;
+		if (hier == 0 || !enabled)
+			continue;
+		if (out[0])
+			strncat(out, " ", n - strlen(out) - 1);
+		strncat(out, name, n - strlen(out) - 1);
+	}
+}
+
+int doctor_report(char **ret_text, cordon_error *e)
+{
+	static const struct {
+		const char *name;
+		int flag;
+	} ns[] = {
+		{ "mount namespace", CLONE_NEWNS },    { "pid namespace", CLONE_NEWPID },
+		{ "network namespace", CLONE_NEWNET }, { "ipc namespace", CLONE_NEWIPC },
+		{ "uts namespace", CLONE_NEWUTS },     { "cgroup namespace", CLONE_NEWCGROUP },
+	};
+	struct buf b = { 0 };
+	bool root = geteuid() == 0, all_ns = true;
+	char reason[256] = "", v2c[512] = "", v1c[512] = "";
+	int err, abi;
+	enum cgroup_mode cg;
+
+	addf(&b, "local sandbox (running as %s)\n",
+	     root ? "root: the command runs as an unprivileged uid"
+		  : "an ordinary user: a user namespace maps your own uid");
+
+	/* user namespace: required for an ordinary user, not used by root */
+	err = root ? probe(P_UNSHARE, CLONE_NEWUSER) : probe(P_UNSHARE, 0);
+	addf(&b, "  user namespace:     %s; use: %s\n", err ? strerror(err) : "yes",
+	     root  ? "no (root needs none)"
+	     : err ? "REQUIRED, missing"
+		   : "yes");
+	if (!root && err)
+		all_ns = false;
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		err = probe(P_UNSHARE, ns[i].flag);
+		addf(&b, "  %-19s %s; use: %s\n", ns[i].name, err ? strerror(err) : "yes",
+		     err ? "REQUIRED, missing" : "yes");
+		if (err)
+			all_ns = false;
+	}
+	err = probe(P_FSOPEN, 0);
+	addf(&b, "  new mount API:      %s; use: %s\n", err ? strerror(err) : "yes",
+	     err ? "REQUIRED, missing (kernel >= 5.2)" : "yes (fd-based binds, race-free masks)");
+	if (err)
+		all_ns = false;
+
+	if (seccomp_ok(&err))
+		addf(&b, "  seccomp:            yes (filter mode); use: yes (deny list, EPERM)\n");
+	else {
+		addf(&b, "  seccomp:            %s; use: REQUIRED, missing\n", strerror(err));
+		all_ns = false;
+	}
+
+	abi = landlock_abi();
+	if (abi > 0)
+		addf(&b,
+		     "  Landlock:           ABI %d; use: yes (read the view, write workdir and "
+		     "/tmp)\n",
+		     abi);
+	else
+		addf(&b, "  Landlock:           no; use: no (the mount namespace is the only file "
+			 "wall; a profile with require = landlock refuses to run)\n");
+
+	cg = cgroup_detect(reason, sizeof(reason));
+	read_line("/sys/fs/cgroup/cgroup.controllers", v2c, sizeof(v2c));
+	if (!v2c[0])
+		read_line("/sys/fs/cgroup/unified/cgroup.controllers", v2c, sizeof(v2c));
+	v1_controllers(v1c, sizeof(v1c));
+	addf(&b, "  cgroup v2:          %s%s%s\n", v2c[0] ? "controllers: " : "no controllers", v2c,
+	     "");
+	addf(&b, "  cgroup v1:          %s%s\n", v1c[0] ? "controllers: " : "none", v1c);
+	switch (cg) {
+	case CGROUP_V2:
+		addf(&b, "  cgroup use:         v2 (memory, pids, CPU, peak memory, OOM, kill)\n");
+		break;
+	case CGROUP_V1:
+		addf(&b, "  cgroup use:         v1 memory/pids/cpuacct (%s)\n",
+		     reason[0] ? reason : "no usable v2 controllers");
+		break;
+	default:
+		addf(&b,
+		     "  cgroup use:         none (%s): RLIMIT_AS and wait4 rusage instead, "
+		     "the pid namespace kills the run\n",
+		     reason[0] ? reason : "unavailable");
+		break;
+	}
+
+	err = probe(P_IDMAP, 0);
+	addf(&b,
+	     "  idmapped mounts:    %s; use: no (the command's files belong to its own uid; "
+	     "see docs/security.md)\n",
+	     err ? strerror(err) : "yes");
+
+	addf(&b, "  verdict:            %s\n",
+	     all_ns ? "full isolation available"
+		    : "the local sandbox cannot run here (a required facility is missing)");
+	if (b.oom) {
+		free(b.s);
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	*ret_text = b.s;
+	return 0;
+}

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `cordon doctor`: which kernel facilities this host offers to this process, and what the local
+ * sandbox will use, with the reason for any degradation. The probes that change the caller's
+ * state (unshare, mounts) run in forked children.
+ */
+#pragma once
+
+#include <cordon/cordon.h>
+
+/* A multi-line report ("facility: status; use ..." per line). *ret_text is malloc'd. */
+int doctor_report(char **ret_text, cordon_error *e);
