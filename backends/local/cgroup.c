@@ -598,14 +598,16 @@ static void cg_kill_pid(const struct cgroup_run *cg, pid_t pid)
 		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 }
 
-/* SIGKILL every process listed in <dir>/cgroup.procs. Returns how many were listed. */
-static int cg_kill_listed(const struct cgroup_run *cg, int dfd)
+/* The pids listed in <dir>/cgroup.procs, sorted (malloc'd; NULL and 0 when none). */
+static size_t cg_read_pids(int dfd, pid_t **ret)
 {
 	_cleanup_close_ int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
 	_cleanup_fclose_ FILE *f = NULL;
+	pid_t *v = NULL;
+	size_t n = 0, cap = 0;
 	char line[32];
-	int n = 0;
 
+	*ret = NULL;
 	if (fd < 0)
 		return 0;
 	f = fdopen(TAKE_FD(fd), "re");
@@ -614,21 +616,65 @@ static int cg_kill_listed(const struct cgroup_run *cg, int dfd)
 	while (fgets(line, sizeof(line), f)) {
 		pid_t pid = (pid_t)atoi(line);
 
-		if (pid > 0) {
-			cg_kill_pid(cg, pid);
-			n++;
+		if (pid <= 0)
+			continue;
+		if (n == cap) {
+			pid_t *nv = realloc(v, (cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+			cap = cap ? cap * 2 : 64;
 		}
+		v[n++] = pid;
+	}
+	*ret = v;
+	return n;
+}
+
+static int cg_pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * SIGKILL every process listed in <dir>/cgroup.procs except those in skip[] (sorted).
+ * `frozen`: the listed processes are frozen, so none can exit and free its pid before our
+ * kill(): the plain, fast kill is exact. Otherwise each is checked through a pidfd.
+ * Returns the sorted list of the pids listed (the caller frees it) and their number.
+ */
+static size_t cg_kill_listed(const struct cgroup_run *cg, int dfd, const pid_t *skip, size_t nskip,
+			     bool frozen, pid_t **ret)
+{
+	pid_t *v;
+	size_t n = cg_read_pids(dfd, &v);
+
+	for (size_t i = 0; i < n; i++) {
+		if (nskip && bsearch(&v[i], skip, nskip, sizeof(*skip), cg_pid_cmp))
+			continue;
+		if (frozen)
+			(void)kill(v[i], SIGKILL);
+		else
+			cg_kill_pid(cg, v[i]);
+	}
+	if (ret) {
+		qsort(v, n, sizeof(*v), cg_pid_cmp);
+		*ret = v;
+	} else {
+		free(v);
 	}
 	return n;
 }
 
 static int cg_kill_round(const struct cgroup_run *cg)
 {
-	int n = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < cg->nd; i++)
-		n += cg_kill_listed(cg, cg->d[i].fd);
-	return n;
+		n += cg_kill_listed(cg, cg->d[i].fd, NULL, 0, false, NULL);
+	return (int)n;
 }
 
 static bool cg_dir_empty(const struct cgroup_run *cg, const struct cg_dir *d)
@@ -652,31 +698,41 @@ static bool cg_empty(const struct cgroup_run *cg)
 }
 
 /*
- * v1 has no cgroup.kill: list and kill. Each listed process is checked through a pidfd (see
- * cg_pid_is_ours), so pid reuse cannot make us kill an outsider. A process can still fork
- * between our read of cgroup.procs and its death; its child shows up in the next round, and
- * a SIGKILLed process forks no more, so rounds converge (the pids limit bounds each one).
- * When they do not (a fork loop faster than we read), freeze: frozen tasks neither fork nor
- * exit, SIGKILL takes effect at thaw. Freezing is not the first resort because a v1
- * freeze/thaw costs about 10 ms of RCU grace periods, even for an empty cgroup.
+ * v1 has no cgroup.kill: list and kill. The freezer makes it exact and fast: frozen tasks
+ * neither fork (no child appears after our read) nor exit (no pid is freed and reused before
+ * our kill), and stop using the CPU at once, which matters under a fork bomb that would
+ * otherwise starve us. SIGKILL takes effect at thaw. A freeze/thaw pair costs ~10 ms of RCU
+ * grace periods here, so it is done only when the cgroup has processes (destroy checks first).
+ *
+ * Without a freezer (or when freezing does not complete in 50 ms: a task stuck in the
+ * kernel), each listed process is checked through a pidfd (cg_pid_is_ours), so pid reuse
+ * cannot make us kill an outsider, and the rounds repeat until the cgroup is empty: a
+ * killed process forks no more, and the pids limit bounds each round.
  */
-static void cg_kill_v1_frozen(struct cgroup_run *cg)
+static void cg_kill_v1(struct cgroup_run *cg)
 {
 	int fz = cg->idx[V1_FREEZER];
+	_cleanup_free_ pid_t *done = NULL;
+	size_t ndone = 0;
+	bool frozen = false;
 	char st[32] = "";
 
-	if (fz < 0 || cg_write_at(cg->d[fz].fd, "freezer.state", "FROZEN") < 0) {
-		(void)cg_kill_round(cg);
-		return;
+	if (fz >= 0 && cg_write_at(cg->d[fz].fd, "freezer.state", "FROZEN") == 0) {
+		for (int i = 0; i < 50 && !frozen; i++) {
+			if (cg_read_at(cg->d[fz].fd, "freezer.state", st, sizeof(st)) > 0 &&
+			    strncmp(st, "FROZEN", 6) == 0)
+				frozen = true;
+			else
+				cg_sleep_ms(1);
+		}
+		ndone = cg_kill_listed(cg, cg->d[fz].fd, NULL, 0, frozen, &done);
 	}
-	for (int i = 0; i < 100; i++) {
-		if (cg_read_at(cg->d[fz].fd, "freezer.state", st, sizeof(st)) > 0 &&
-		    strncmp(st, "FROZEN", 6) == 0)
-			break;
-		cg_sleep_ms(1);
-	}
-	(void)cg_kill_round(cg);
-	(void)cg_write_at(cg->d[fz].fd, "freezer.state", "THAWED");
+	/* The other hierarchies list the same processes, unless an attach failed halfway. */
+	for (size_t i = 0; i < cg->nd; i++)
+		if ((int)i != fz)
+			(void)cg_kill_listed(cg, cg->d[i].fd, done, ndone, false, NULL);
+	if (fz >= 0)
+		(void)cg_write_at(cg->d[fz].fd, "freezer.state", "THAWED");
 }
 
 void cgroup_run_kill(struct cgroup_run *cg)
@@ -692,28 +748,29 @@ void cgroup_run_kill(struct cgroup_run *cg)
 		(void)cg_write_at(cg->d[0].fd, "cgroup.freeze", "0");
 		return;
 	}
-	(void)cg_kill_round(cg);
+	cg_kill_v1(cg);
 }
 
-/* Remove what was created: the run's directories, then `cordon/` if no other run uses it. */
-static void cg_remove_dirs(struct cgroup_run *cg)
+/*
+ * Remove what was created: the run's directories, then `cordon/` if no other run uses it.
+ * rmdir says EBUSY while exited processes of the run are not yet reaped (their zombies still
+ * count, though cgroup.procs no longer lists them; after a fork bomb the orphans wait for
+ * init): retry until `deadline`.
+ */
+static void cg_remove_dirs(struct cgroup_run *cg, long deadline)
 {
 	for (size_t i = 0; i < cg->nd; i++) {
 		struct cg_dir *d = &cg->d[i];
+		long wait = 1;
 
 		if (d->fd >= 0) {
 			(void)close(d->fd);
 			d->fd = -1;
 		}
-		if (d->path) {
-			/* EBUSY right after the last process died: give the kernel a moment. */
-			for (int t = 0; t < 50; t++) {
-				if (rmdir(d->path) == 0 || errno == ENOENT)
-					break;
-				if (errno != EBUSY)
-					break;
-				cg_sleep_ms(2);
-			}
+		while (d->path && rmdir(d->path) < 0 && errno == EBUSY && cg_now_ms() < deadline) {
+			cg_sleep_ms(wait);
+			if (wait < 16)
+				wait *= 2;
 		}
 		/* Fails with ENOTEMPTY/EBUSY while another run is in it: then it stays. */
 		if (d->parent)
@@ -738,18 +795,14 @@ void cgroup_run_destroy(struct cgroup_run *cg)
 
 		if (elapsed >= CG_EMPTY_TIMEOUT_MS)
 			break;
-		/* After 20 ms of kill rounds, a fork race we do not win: freeze (v1). */
-		if (cg->mode == CGROUP_V1 && elapsed >= 20)
-			cg_kill_v1_frozen(cg);
-		else
-			cgroup_run_kill(cg);
+		cgroup_run_kill(cg);
 		if (cg_empty(cg))
 			break;
 		cg_sleep_ms(wait);
 		if (wait < 16)
 			wait *= 2;
 	}
-	cg_remove_dirs(cg);
+	cg_remove_dirs(cg, start + CG_EMPTY_TIMEOUT_MS);
 	free(cg);
 }
 
@@ -907,7 +960,7 @@ static int cg_make_dir(struct cgroup_run *cg, struct cg_dir *d, const char *base
 /* Fail the creation: remove whatever was made, keep the error. */
 static int cg_fail(struct cgroup_run *cg)
 {
-	cg_remove_dirs(cg);
+	cg_remove_dirs(cg, cg_now_ms() + CG_EMPTY_TIMEOUT_MS);
 	free(cg);
 	return -1;
 }

@@ -285,6 +285,30 @@ Test(cgroup, pids_limit_stops_a_fork_loop)
 		assert_removed(paths[i]);
 }
 
+static void fork_bomb(void)
+{
+	for (;;)
+		(void)fork(); /* every child forks too; EAGAIN at the pids limit */
+}
+
+/* A live fork bomb (every process forking in a loop): destroy still empties and removes it. */
+Test(cgroup, destroy_ends_a_live_fork_bomb, .timeout = 30)
+{
+	struct cordon_profile p = { .pids = 64 };
+	struct cgroup_run *cg = create_or_skip(&p);
+	char paths[4][512];
+	size_t n = run_paths(cg, paths);
+	pid_t pid = spawn_in(cg, fork_bomb);
+	int st;
+
+	usleep(200000); /* let it reach the limit */
+	destroy(cg);
+	for (size_t i = 0; i < n; i++)
+		assert_removed(paths[i]);
+	st = wait_status(pid);
+	cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %#x", st);
+}
+
 static void burn_300ms(void)
 {
 	struct timespec t0, t;
