@@ -389,6 +389,19 @@ static bool cg_v2_has(const char *dir, const char *file)
 }
 
 /*
+ * Is dir the hierarchy's real root, exempt from the "no internal processes" rule? Only the
+ * root has no cgroup.type. The root of a cgroup namespace (a container's /sys/fs/cgroup)
+ * looks like a root but is not: enabling controllers there fails with EBUSY while it holds
+ * processes, so it must not be planned as a base.
+ */
+static bool cg_v2_real_root(const char *dir)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return dfd >= 0 && faccessat(dfd, "cgroup.type", F_OK, 0) < 0 && errno == ENOENT;
+}
+
+/*
  * Was `dir` delegated to us? systemd (>= 251) marks delegated cgroups with a
  * trusted.delegate (root) or user.delegate xattr, and hands a delegated subtree to an
  * unprivileged service by chowning it.
@@ -427,8 +440,8 @@ static int cg_plan_v2(const struct cg_host *h, struct cg_plan *pl, char *why, si
 	own_is_root = strcmp(own, m->point) == 0;
 
 	/* The root cgroup may hold processes and have controlled children at once. */
-	if (own_is_root && cg_v2_has(own, "cgroup.controllers") &&
-	    (cg_v2_has(own, "cgroup.subtree_control") || cg_writable(own))) {
+	if (own_is_root && cg_v2_real_root(own) && cg_v2_has(own, "cgroup.controllers") &&
+	    cg_writable(own)) {
 		pl->v2_base = TAKE_PTR(own);
 		pl->v2_enable_base = true;
 		return 0;
@@ -451,13 +464,18 @@ static int cg_plan_v2(const struct cg_host *h, struct cg_plan *pl, char *why, si
 		}
 	}
 	/* As root, the hierarchy's root. */
-	if (geteuid() == 0 && !own_is_root && cg_v2_has(m->point, "cgroup.controllers") &&
-	    cg_writable(m->point)) {
+	if (geteuid() == 0 && !own_is_root && cg_v2_real_root(m->point) &&
+	    cg_v2_has(m->point, "cgroup.controllers") && cg_writable(m->point)) {
 		pl->v2_base = strdup(m->point);
 		pl->v2_enable_base = true;
 		return pl->v2_base ? 0 : -1;
 	}
-	if (!cg_v2_has(m->point, "cgroup.controllers"))
+	if (!cg_v2_real_root(m->point))
+		snprintf(why, whyn,
+			 "v2: %s is a cgroup namespace root holding processes, memory and pids "
+			 "not delegated below it",
+			 m->point);
+	else if (!cg_v2_has(m->point, "cgroup.controllers"))
 		snprintf(why, whyn,
 			 "v2: %s offers no memory and pids controllers (bound to v1: hybrid host)",
 			 m->point);
