@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""cordond under load (issue 5): 8 concurrent clients, 2,000 runs of `true` through the daemon,
+0 failures, nothing leaked, and what the daemon path adds to a run against a direct
+`cordon run` measured in the same invocation.
+
+Usage (root, from the repository root, after `make`):
+    python3 bench/daemon_load.py [BUILD_DIR] [--runs N] [--clients N] [--overhead-runs N]
+Writes bench/DAEMON.md and prints the same figures. Not part of `make check`: timings are
+not assertions (but failures and leaks make it exit 1).
+"""
+
+import argparse
+import re
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "clients" / "python"))
+from cordon import Cordon, CordonError  # noqa: E402
+
+
+def count_cgroups() -> int:
+    n = 0
+    for base, dirs, _ in os.walk("/sys/fs/cgroup"):
+        n += sum(1 for d in dirs if "cordon" in d)
+    return n
+
+
+def count_mounts() -> int:
+    with open("/proc/self/mountinfo") as f:
+        return sum(1 for _ in f)
+
+
+def count_tmp() -> int:
+    # What cordon itself makes: cordon-XXXXXX (runs) and cordon-session-XXXXXX (sessions);
+    # other suites' cordon-test-* dirs on a shared machine are not ours to count.
+    return sum(1 for n in os.listdir("/tmp") if re.fullmatch(r"cordon-(session-)?[A-Za-z0-9]{6}", n))
+
+
+def count_processes() -> int:
+    return sum(1 for n in os.listdir("/proc") if n.isdigit())
+
+
+def daemon_children(pid: int) -> int:
+    n = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/children") as f:
+                n += len(f.read().split())
+        except OSError:
+            pass
+    return n
+
+
+def snapshot(pid: int) -> dict:
+    return {
+        "processes (host)": count_processes(),
+        "children of cordond": daemon_children(pid),
+        "fds of cordond": len(os.listdir(f"/proc/{pid}/fd")),
+        "threads of cordond": len(os.listdir(f"/proc/{pid}/task")),
+        "cordon cgroups": count_cgroups(),
+        "mounts": count_mounts(),
+        "/tmp/cordon-* dirs": count_tmp(),
+    }
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build", nargs="?", default="build")
+    ap.add_argument("--runs", type=int, default=2000)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--overhead-runs", type=int, default=200)
+    ap.add_argument("--out", default=str(ROOT / "bench" / "DAEMON.md"))
+    a = ap.parse_args()
+    build = (ROOT / a.build).resolve()
+    cordond, cordon = build / "cordond", build / "cordon"
+    for b in (cordond, cordon):
+        if not os.access(b, os.X_OK):
+            print(f"daemon_load: {b} is not built (make)", file=sys.stderr)
+            return 2
+
+    tmp = tempfile.mkdtemp(prefix="cordond-bench-")
+    os.chmod(tmp, 0o755)
+    sock = os.path.join(tmp, "s")
+    log = open(os.path.join(tmp, "log"), "w+")
+    proc = subprocess.Popen(
+        [str(cordond), "--socket", sock, "--max-runs", str(max(64, a.clients * 2)),
+         "--max-runs-per-caller", str(max(16, a.clients * 2))],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(500):
+            try:
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(sock)
+                break
+            except OSError:
+                time.sleep(0.01)
+        warm = Cordon(sock)
+        for _ in range(20):
+            warm.run("true")
+        warm.close()
+        time.sleep(0.3)
+        before = snapshot(proc.pid)
+
+        # ---- load: N clients, each with its own keep-alive connection ----
+        lat, failures, lock = [], [], threading.Lock()
+        todo = iter(range(a.runs))
+
+        def worker() -> None:
+            c = Cordon(sock)
+            mine = []
+            while True:
+                with lock:
+                    i = next(todo, None)
+                if i is None:
+                    break
+                t0 = time.perf_counter()
+                try:
+                    r = c.run_json("true")
+                    if r["exit_code"] != 0 or r["output"] != "":
+                        with lock:
+                            failures.append(f"run {i}: {r['output']!r} exit {r['exit_code']}")
+                except CordonError as e:
+                    with lock:
+                        failures.append(f"run {i}: {e}")
+                mine.append(time.perf_counter() - t0)
+            c.close()
+            with lock:
+                lat.extend(mine)
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=worker) for _ in range(a.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        time.sleep(0.5)
+        after = snapshot(proc.pid)
+
+        # ---- overhead: the CLI through the daemon vs the CLI direct, interleaved ----
+        env = dict(os.environ, CORDON_SOCKET=sock)
+        via = {"daemon": [], "direct": []}
+        for i in range(a.overhead_runs + 10):
+            for mode in ("daemon", "direct") if i % 2 else ("direct", "daemon"):
+                s = time.perf_counter()
+                r = subprocess.run([str(cordon), "run", "--via", mode, "--", "true"], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                el = time.perf_counter() - s
+                if r.returncode != 0:
+                    failures.append(f"cordon run --via {mode}: exit {r.returncode}: {r.stderr!r}")
+                if i >= 10:  # warm-up
+                    via[mode].append(el)
+        time.sleep(0.5)
+        final = snapshot(proc.pid)
+        # And the HTTP path alone: one client, sequential, vs the run's own duration.
+        c = Cordon(sock)
+        http_ms, run_ms = [], []
+        for _ in range(a.overhead_runs):
+            s = time.perf_counter()
+            r = c.run_json("true")
+            http_ms.append((time.perf_counter() - s) * 1e3)
+            run_ms.append(r["duration_ms"])
+        c.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            rc = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = proc.wait()
+        log.seek(0)
+        daemon_log = log.read()
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        if rc != 0:
+            print(f"cordond exited {rc}; its log:\n{daemon_log[-3000:]}", file=sys.stderr)
+
+    med_d = statistics.median(via["daemon"]) * 1e3
+    med_c = statistics.median(via["direct"]) * 1e3
+    overhead = med_d - med_c
+    http_over = statistics.median([h - r for h, r in zip(http_ms, run_ms)])
+    # Host-wide counts move with whatever else runs on the machine; the daemon's own figures
+    # must not move at all, and the host-wide ones must be back where they were at the end.
+    own = ("children of cordond", "fds of cordond", "threads of cordond")
+    leaks = {k: (before[k], after[k], final[k]) for k in before
+             if k != "processes (host)"
+             and ((k in own and (after[k] != before[k] or final[k] != before[k]))
+                  or (k not in own and final[k] > before[k]))}
+    lat_ms = [x * 1e3 for x in lat]
+
+    lines = [
+        "# cordond under load",
+        "",
+        f"Produced by `bench/daemon_load.py` on {time.strftime('%Y-%m-%d', time.gmtime())} "
+        f"({os.uname().release}, {os.cpu_count()} cores). Compare ratios, not milliseconds, "
+        "across machines.",
+        "",
+        f"## {a.runs} runs of `true`, {a.clients} concurrent clients (keep-alive connections)",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| failures | {len(failures)} |",
+        f"| wall time | {wall:.2f} s |",
+        f"| throughput | {a.runs / wall:.0f} runs/s |",
+        f"| latency median / p90 / p99 | {statistics.median(lat_ms):.2f} / {pct(lat_ms, 90):.2f} / "
+        f"{pct(lat_ms, 99):.2f} ms |",
+        "",
+        "## Leaks (before the load / after it / after the overhead runs)",
+        "",
+        "| count | before | after load | at the end |",
+        "|---|---|---|---|",
+    ]
+    for k in before:
+        lines.append(f"| {k} | {before[k]} | {after[k]} | {final[k]} |")
+    lines += [
+        "",
+        "(host processes include everything else running on the machine; the daemon's own "
+        "children are the figure that matters.)",
+        "",
+        f"## Overhead of the daemon path ({a.overhead_runs} runs each, interleaved, after "
+        "10 warm-up pairs)",
+        "",
+        "| path | median ms |",
+        "|---|---|",
+        f"| `cordon run --via direct -- true` | {med_c:.2f} |",
+        f"| `cordon run --via daemon -- true` | {med_d:.2f} |",
+        f"| **daemon minus direct** | **{overhead:+.2f}** (budget: at most +1.00) |",
+        f"| HTTP round trip minus the run's own duration (one keep-alive client) | "
+        f"{http_over:.2f} |",
+        "",
+        f"cordond exit status after SIGTERM: {rc}",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if failures:
+        print("failures:\n  " + "\n  ".join(failures[:20]), file=sys.stderr)
+    if leaks:
+        print(f"leaks: {leaks}", file=sys.stderr)
+    with open(a.out, "w") as f:
+        f.write(text)
+    return 1 if failures or leaks or rc != 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
