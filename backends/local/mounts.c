@@ -224,10 +224,10 @@ static int proc_harden(int proc_mnt, int mask_mnt, struct sb_msg *m)
  * cover something else and leave the secret visible. Either case fails the setup (fail closed);
  * a name that is simply gone has nothing left to hide.
  *
- * The cover is a read-only, nosuid, nodev, noexec tmpfs entry with mode 0000 owned by root (or
- * by the mapped caller in a user namespace): the command, without CAP_DAC_OVERRIDE, gets EACCES
- * on open, opendir, and chmod (read-only mount). A symlink is covered too: its own name then
- * reads as an inaccessible file.
+ * The cover is an empty file or directory on a read-only, nosuid, nodev, noexec tmpfs: the
+ * command reads nothing there, cannot write, chmod or create (EROFS), and cannot unmount it
+ * (no capability, and seccomp denies the mount family). A symlink is covered too: its own
+ * name then reads as an empty file.
  */
 static int hide_all(const struct sb_plan *pl, int wd_tree, int mask_mnt, struct sb_msg *m)
 {
@@ -406,17 +406,19 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 		return -1;
 	}
 	/*
-	 * The mask source: one tmpfs holding an empty file "f" and an empty directory "d", both
-	 * mode 0000, then made read-only; every cover is a clone of one of them, so covering a
-	 * thousand paths costs one superblock.
+	 * The mask source: one tmpfs holding an empty file "f" (0444) and an empty directory "d"
+	 * (0555), then made read-only; every cover is a clone of one of them, so covering a
+	 * thousand paths costs one superblock. Empty and readable rather than inaccessible: a
+	 * hidden secret reads as nothing, and a hidden .git/config, .bashrc or .vscode still
+	 * works as an empty one (git, shells and editors do not fail on it).
 	 */
 	f->mask = new_fs("tmpfs", "4k", "0755", 0);
 	if (f->mask < 0) {
 		sb_fail_set(m, SB_STEP_NEW_TMPFS, errno, "mask");
 		return -1;
 	}
-	fd = openat(f->mask, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
-	if (fd < 0 || close(fd) < 0 || mkdirat(f->mask, "d", 0) < 0 ||
+	fd = openat(f->mask, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0 || close(fd) < 0 || mkdirat(f->mask, "d", 0555) < 0 ||
 	    sys_mount_setattr(f->mask, "", AT_EMPTY_PATH,
 			      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 				      MOUNT_ATTR_NOEXEC) < 0) {
