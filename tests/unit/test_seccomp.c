@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,14 @@ static void denied_namespaces(void)
 		child_fail(__LINE__, "fork under the filter: %s", strerror(errno));
 	if (pthread_create(&t, NULL, thread_fn, NULL) != 0 || pthread_join(t, NULL) != 0)
 		child_fail(__LINE__, "pthread_create under the filter");
+	/* posix_spawn (what system() and most runtimes use) also tries clone3 first. */
+	{
+		char *argv[] = { "true", NULL };
+		int r = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ);
+
+		if (r != 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			child_fail(__LINE__, "posix_spawn under the filter: %s", strerror(r));
+	}
 }
 
 static void personalities(void)
