@@ -184,6 +184,21 @@ static int connect_socket(const char *path)
 	return fd;
 }
 
+/* A whole reply: the head, and Content-Length bytes of body after it. */
+static bool reply_complete(const char *buf, size_t len)
+{
+	const char *end = strstr(buf, "\r\n\r\n"), *cl;
+	unsigned long long n;
+
+	if (!end)
+		return false;
+	for (cl = buf; (cl = strcasestr(cl, "\r\nContent-Length:")) && cl < end; cl++) {
+		n = strtoull(cl + 17, NULL, 10);
+		return len - (size_t)(end + 4 - buf) >= n;
+	}
+	return false;
+}
+
 static int read_reply(int fd, char **ret, size_t *ret_len)
 {
 	char *buf = NULL;
@@ -218,6 +233,13 @@ static int read_reply(int fd, char **ret, size_t *ret_len)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+		buf[len] = '\0';
+		/*
+		 * Stop at the end of the body rather than at EOF: the server's close may trail its
+		 * last byte, and waiting for it would be pure latency on every run.
+		 */
+		if (reply_complete(buf, len))
+			break;
 	}
 	buf[len] = '\0';
 	*ret = buf;
