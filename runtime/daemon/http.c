@@ -180,8 +180,10 @@ void http_cancel_all(void)
 {
 	pthread_mutex_lock(&conns_lock);
 	for (struct conn *o = conns; o; o = o->next)
-		if (o->in_run)
+		if (o->in_run && !o->cancel) {
 			o->cancel = 1;
+			atomic_fetch_add(&metrics.cancelled, 1);
+		}
 	pthread_mutex_unlock(&conns_lock);
 }
 
