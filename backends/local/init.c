@@ -113,6 +113,20 @@ static __attribute__((noreturn)) void die_step(const struct sb_plan *pl, int ste
 	die(pl, &m, 125);
 }
 
+/* Wait for the parent's byte; returns it. */
+static char gate(const struct sb_plan *pl)
+{
+	ssize_t n;
+	char c = 0;
+
+	do
+		n = read(pl->go_fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(125); /* the parent is gone or gave up: nobody to report to */
+	return c;
+}
+
 static int write_proc_self(const char *name, const char *text)
 {
 	char path[64] = "/proc/self/";
@@ -362,8 +376,7 @@ void sb_child_main(const struct sb_plan *pl)
 	static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	struct sb_msg m = { 0 };
 	mode_t old_umask;
-	char c = 0;
-	ssize_t n;
+	bool mem_cg;
 	pid_t pid;
 	int r;
 
@@ -378,15 +391,9 @@ void sb_child_main(const struct sb_plan *pl)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		die_step(pl, SB_STEP_GATE, errno, "PR_SET_PDEATHSIG");
 	/*
-	 * The gate: the parent attaches us to the run's cgroup (v1; v2 used CLONE_INTO_CGROUP)
-	 * and only then lets us go, so nothing of the command can run unaccounted or unlimited.
-	 * A dead parent reads as EOF.
+	 * The first gate: the parent is alive and has our pid. A dead parent reads as EOF.
 	 */
-	do
-		n = read(pl->go_fd, &c, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
-		_exit(125); /* the parent is gone or gave up: nobody to report to */
+	gate(pl);
 	sb_trace(pl, SB_STEP_GATE);
 
 	if (pl->userns)
@@ -412,8 +419,16 @@ void sb_child_main(const struct sb_plan *pl)
 	}
 
 	/*
-	 * A cgroup namespace rooted at the cgroup we are now in (the run's, after the gate),
-	 * so
+	 * The second gate: the parent creates the run's cgroup and moves us into it while we
+	 * build the root (both take a millisecond or more: mkdirs in up to four v1 hierarchies,
+	 * and a write to cgroup.procs waits for an RCU grace period); nothing of the command's
+	 * may run before that is done. The byte says whether the cgroup bounds memory.
+	 */
+	mem_cg = gate(pl) == 'c';
+	sb_trace(pl, SB_STEP_GATE2);
+
+	/*
+	 * A cgroup namespace rooted at the cgroup we are now in (the run's), so
 	 * /proc/self/cgroup shows "/" and nothing of the host's hierarchy.
 	 */
 	if (unshare(CLONE_NEWCGROUP) < 0)
@@ -421,7 +436,7 @@ void sb_child_main(const struct sb_plan *pl)
 	sb_trace(pl, SB_STEP_CGROUPNS);
 
 	/* rlimits only lower limits, so they need no privilege; init carries them too. */
-	r = limits_apply(pl->profile, pl->memory_in_cgroup);
+	r = limits_apply(pl->profile, mem_cg);
 	if (r < 0)
 		die_step(pl, SB_STEP_RLIMITS, -r, "setrlimit");
 	sb_trace(pl, SB_STEP_RLIMITS);

@@ -2,8 +2,8 @@
 /*
  * The namespace sandbox behind proc.h: the parent side. It prepares everything the child will
  * need (identity, the checked ro_bind list, what to hide in the workdir, the environment's
- * PATH, the seccomp program, the run's cgroup), clones the child into new namespaces, writes
- * its uid/gid maps, attaches it to the cgroup, opens the gate, and reads the child's report
+ * PATH, the seccomp program), clones the child into new namespaces, creates the run's cgroup
+ * and attaches the child to it while the child builds its root, and reads the child's report
  * until the command's execve closes it. Then it kills, reaps and accounts the run.
  *
  * The handshake (crun's and nsjail's idiom):
@@ -11,8 +11,10 @@
  *           on a failure (and timestamps with CORDON_TRACE_SETUP=1); the parent reads until
  *           EOF. EOF with no error means execve succeeded: the last holder of the child's end
  *           is the command, and close-on-exec closed it.
- *   go      a stream socketpair: the gate. The child waits on it until the parent has
- *           attached it to the v1 cgroup. A dead parent reads as EOF.
+ *   go      a stream socketpair with two gates: the first lets the child build its root,
+ *           the second, sent once the parent has created the run's cgroup and moved the
+ *           child into it (meanwhile), lets it go on to the command. A dead parent reads as
+ *           EOF.
  *   status  a pipe from the sandbox's init: the command's exact wait status.
  * Setup errors thus travel as data and are never printed into the command's output.
  */
@@ -66,6 +68,7 @@ struct local_proc {
 static const char *const step_names[SB_STEP__MAX] = {
 	[SB_STEP_NONE] = "setup",
 	[SB_STEP_GATE] = "gate",
+	[SB_STEP_GATE2] = "second gate",
 	[SB_STEP_USERNS] = "user namespace map",
 	[SB_STEP_PRIVATE] = "make mounts private",
 	[SB_STEP_OPEN_WORKDIR] = "open workdir",
@@ -126,6 +129,7 @@ struct prep {
 	size_t nbinds;
 	struct sb_hide_list hides;
 	struct sock_fprog *bpf;
+	char *lookup_path;
 	char workdir[PATH_MAX];
 	int wd_fd;
 	int rep[2], go[2], status[2];
@@ -141,6 +145,7 @@ static void prep_free(struct prep *x)
 	free(x->binds);
 	hide_list_free(&x->hides);
 	seccomp_prog_free(x->bpf);
+	free(x->lookup_path);
 	closep(&x->wd_fd);
 	for (int i = 0; i < 2; i++) {
 		closep(&x->rep[i]);
@@ -311,6 +316,56 @@ static const char *env_path(char *const *envp)
 	return SB_DEFAULT_PATH;
 }
 
+static bool under(const char *path, size_t len, const char *top)
+{
+	size_t n = strlen(top);
+
+	if (n == 1 && top[0] == '/')
+		return true;
+	return len >= n && strncmp(path, top, n) == 0 && (len == n || path[n] == '/');
+}
+
+/*
+ * The PATH the child searches for argv[0]: the command's own PATH without the directories
+ * that cannot exist in the sandbox (nothing outside the ro_binds, the workdir, /tmp, /dev and
+ * /proc does). A caller's PATH full of ~/.cargo/bin, pyenv shims and the like would otherwise
+ * cost one failing execve each (about 50 us apiece here). The search order and the outcome
+ * are execvp's: a dropped entry could only have failed with ENOENT.
+ */
+static int prep_lookup_path(struct prep *x, const char *path, cordon_error *e)
+{
+	size_t n = strlen(path), k = 0;
+	const char *p = path;
+
+	x->lookup_path = malloc(n + 1);
+	if (!x->lookup_path)
+		return cordon_err(e, ENOMEM, "out of memory");
+	for (;;) {
+		const char *end = strchrnul(p, ':');
+		size_t len = (size_t)(end - p);
+		bool keep = len == 0 || p[0] != '/' || under(p, len, x->workdir) ||
+			    under(p, len, "/tmp") || under(p, len, "/dev") ||
+			    under(p, len, "/proc");
+
+		for (size_t i = 0; !keep && i < x->nbinds; i++)
+			keep = under(p, len, x->binds[i].path);
+		if (keep) {
+			if (k)
+				x->lookup_path[k++] = ':';
+			memcpy(x->lookup_path + k, p, len);
+			k += len;
+		}
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	x->lookup_path[k] = '\0';
+	/* Nothing left: keep an impossible entry rather than an empty PATH (which means "."). */
+	if (k == 0)
+		strcpy(x->lookup_path, "/nonexistent");
+	return 0;
+}
+
 static int fmt_size(char *buf, size_t n, uint64_t bytes, uint64_t dflt)
 {
 	if (bytes == 0)
@@ -346,17 +401,14 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 		}
 	}
 	/*
-	 * Everything that allocates happens before clone, on purpose: after clone every page the
-	 * parent writes is a copy-on-write fault, and on a VM each one costs a TLB-shootdown IPI
-	 * (measured: compiling the seccomp program after clone made a start 40% slower).
+	 * Everything that allocates much happens before clone, on purpose: after clone every page
+	 * the parent writes is a copy-on-write fault, and on a VM each one costs a TLB-shootdown
+	 * IPI (measured: compiling the seccomp program after clone made a start 40% slower). The
+	 * cgroup is the exception (see local_proc_start).
 	 */
 	if (seccomp_prog_compile(p, &x->bpf, e) < 0)
 		return cordon_err_prefix(e, "sandbox: seccomp");
 	trace_line(x, "prepare: seccomp compiled", now_ms());
-	if (cgroup_run_create(p, &x->cg, e) < 0)
-		return cordon_err_prefix(e, "sandbox: cgroup");
-	trace_line(x, x->cg ? "prepare: cgroup created" : "prepare: no cgroup", now_ms());
-
 	pl->landlock_abi = landlock_abi();
 	if (pl->landlock_abi == 0 && list_has(&p->require, "landlock"))
 		return cordon_err(e, EOPNOTSUPP, "sandbox: landlock is required but unavailable");
@@ -394,10 +446,11 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	pl->trace = x->trace;
 	pl->argv = s->argv;
 	pl->envp = s->envp;
-	pl->path_env = env_path(s->envp);
+	if (prep_lookup_path(x, env_path(s->envp), e) < 0)
+		return -1;
+	pl->path_env = x->lookup_path;
 	pl->profile = p;
 	pl->bpf = x->bpf;
-	pl->memory_in_cgroup = x->cg != NULL;
 	/*
 	 * Landlock: everything of the new root may be read and executed (the mounts already made
 	 * it the whole view), but only the workdir (unless read-only), /tmp and /dev (its tmpfs
@@ -416,24 +469,24 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 static pid_t clone_child(struct prep *x, int *ret_pidfd, cordon_error *e)
 {
 	struct clone_args ca = { 0 };
-	int cgfd = x->cg ? cgroup_run_dirfd(x->cg) : -1;
 	pid_t pid;
 
 	/*
 	 * New mount, pid, IPC and UTS namespaces always; network unless the profile shares the
 	 * host's; user when we are not root. The cgroup namespace is entered by the child after
-	 * the gate, once it is in the run's cgroup (v1: attached by us before the gate), so that
-	 * it is rooted there. CLONE_INTO_CGROUP puts the child in a v2 cgroup atomically.
+	 * the second gate, once it is in the run's cgroup, so that it is rooted there.
+	 *
+	 * Not CLONE_INTO_CGROUP: creating the run's cgroup (mkdir and limit writes in up to four
+	 * v1 hierarchies) and moving a process into it (a cgroup.procs write waits for an RCU
+	 * grace period) take a millisecond or more, so the parent does both while the child
+	 * builds its root, and the second gate holds the child until it is in. No code of the
+	 * command can run outside the cgroup either way.
 	 */
 	ca.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
 	if (x->pl.netns)
 		ca.flags |= CLONE_NEWNET;
 	if (x->pl.userns)
 		ca.flags |= CLONE_NEWUSER;
-	if (cgfd >= 0) {
-		ca.flags |= CLONE_INTO_CGROUP;
-		ca.cgroup = (uint64_t)cgfd;
-	}
 	ca.pidfd = (uint64_t)(uintptr_t)ret_pidfd;
 	ca.exit_signal = SIGCHLD;
 	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
@@ -517,14 +570,23 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	closep(&x.go[0]);
 	closep(&x.status[1]);
 
-	if (x.cg && cgroup_run_dirfd(x.cg) < 0 && cgroup_run_attach(x.cg, pid, e) < 0) {
-		cordon_err_prefix(e, "sandbox: cgroup");
-		goto out_kill;
-	}
-	/* Open the gate. */
+	/* The first gate: the child may build its root. */
 	if (send(x.go[1], "g", 1, MSG_NOSIGNAL) != 1) {
 		cordon_err(e, errno, "sandbox: gate");
 		goto out_kill;
+	}
+	/* Meanwhile: the run's cgroup, and the child in it; then the second gate. */
+	if (cgroup_run_create(s->profile, &x.cg, e) < 0 ||
+	    (x.cg && cgroup_run_attach(x.cg, pid, e) < 0)) {
+		cordon_err_prefix(e, "sandbox: cgroup");
+		goto out_kill_report;
+	}
+	trace_line(&x, x.cg ? "parent: cgroup created, child attached" : "parent: no cgroup",
+		   now_ms());
+	/* 'c': memory is limited by the cgroup; 'n': no cgroup, RLIMIT_AS instead. */
+	if (send(x.go[1], x.cg ? "c" : "n", 1, MSG_NOSIGNAL) != 1) {
+		cordon_err(e, errno, "sandbox: gate");
+		goto out_kill_report;
 	}
 	/*
 	 * x.go[1] stays open until the report is read: the child watches it for a hang-up to
@@ -564,6 +626,13 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	p->cg = TAKE_PTR(x.cg);
 	*ret = p;
 	rc = 0;
+	goto out;
+out_kill_report:
+	/* The child may have failed first (and closed the gate): its error says more. */
+	(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	if (read_report(&x, &err) == 0 && err.kind == SB_MSG_ERROR)
+		child_error(e, &err);
+	reap(pid, NULL, NULL);
 	goto out;
 out_kill:
 	(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);

@@ -23,6 +23,7 @@
 enum sb_step {
 	SB_STEP_NONE = 0,
 	SB_STEP_GATE,
+	SB_STEP_GATE2,
 	SB_STEP_USERNS,
 	SB_STEP_PRIVATE,
 	SB_STEP_OPEN_WORKDIR,
@@ -130,7 +131,6 @@ struct sb_plan {
 	/* confinement */
 	const struct cordon_profile *profile;
 	const struct sock_fprog *bpf;
-	bool memory_in_cgroup;
 	int landlock_abi;
 	const char *ll_ro[4];
 	const char *ll_rw[6];
