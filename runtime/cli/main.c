@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <cordon/cordon.h>
 
+#include "backends/local/doctor.h"
 #include "runtime/cleanup.h"
 #include "runtime/cli/client.h"
 #include "runtime/profile.h"
@@ -634,6 +635,19 @@ static int cmd_tool_schema(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_doctor(int argc, char **argv)
+{
+	_cleanup_free_ char *text = NULL;
+	cordon_error e = { 0 };
+
+	if (argc > 1)
+		return fail("doctor: unexpected argument '%s'", argv[1]);
+	if (doctor_report(&text, &e) < 0)
+		return fail_err(&e);
+	fputs(text, stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -651,6 +665,8 @@ int main(int argc, char **argv)
 		return cmd_profiles(argc - 1, argv + 1);
 	if (!strcmp(cmd, "profile"))
 		return cmd_profile(argc - 1, argv + 1);
+	if (!strcmp(cmd, "doctor"))
+		return cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(cmd, "tool-schema"))
 		return cmd_tool_schema(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
