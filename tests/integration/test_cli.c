@@ -563,3 +563,27 @@ Test(cli, profiles_list_and_show)
 		free(d);
 	}
 }
+
+Test(cli, doctor)
+{
+	struct tu_run r;
+	const char *facilities[] = {
+		"user namespace", "pid namespace", "mount namespace",  "network namespace",
+		"ipc namespace",  "uts namespace", "cgroup namespace", "seccomp",
+		"Landlock",	  "cgroup v1",	   "cgroup v2",	       "idmapped mounts",
+		"verdict"
+	};
+
+	tu_cordon_run(&r, A("doctor"));
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (size_t i = 0; i < sizeof(facilities) / sizeof(facilities[0]); i++)
+		cr_expect(strstr(r.out, facilities[i]), "doctor does not report %s:\n%s",
+			  facilities[i], r.out);
+	/* This machine type has every facility (README): anything less is a regression. */
+	cr_expect(strstr(r.out, "full isolation available"), "%s", r.out);
+	tu_run_free(&r);
+	tu_cordon_run(&r, A("doctor", "--bogus"));
+	cr_expect_eq(r.status, 125);
+	cr_expect(strstr(r.err, "--bogus"), "%s", r.err);
+	tu_run_free(&r);
+}
