@@ -203,7 +203,7 @@ static int proc_harden(int proc_mnt, int mask_mnt, struct sb_msg *m)
 
 		if (fstatat(proc_mnt, proc_masked[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		t = sys_open_tree(mask_mnt, S_ISDIR(st.st_mode) ? "d" : "f",
+		t = sys_open_tree(mask_mnt, S_ISDIR(st.st_mode) ? "D" : "F",
 				  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (t < 0 ||
 		    sys_move_mount(t, "", proc_mnt, proc_masked[i], MOVE_MOUNT_F_EMPTY_PATH) < 0) {
@@ -407,10 +407,12 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 	}
 	/*
 	 * The mask source: one tmpfs holding an empty file "f" (0444) and an empty directory "d"
-	 * (0555), then made read-only; every cover is a clone of one of them, so covering a
-	 * thousand paths costs one superblock. Empty and readable rather than inaccessible: a
-	 * hidden secret reads as nothing, and a hidden .git/config, .bashrc or .vscode still
-	 * works as an empty one (git, shells and editors do not fail on it).
+	 * (0555) for the workdir's hidden paths, and their inaccessible twins "F" and "D" (0000)
+	 * for /proc; then made read-only. Every cover is a clone of one of them, so covering a
+	 * thousand paths costs one superblock. In the workdir, empty and readable rather than
+	 * inaccessible: a hidden secret reads as nothing, and a hidden .git/config, .bashrc or
+	 * .vscode still works as an empty one (git, shells and editors do not fail on it). In
+	 * /proc, where nothing depends on them, opening kcore or kpageflags simply fails.
 	 */
 	f->mask = new_fs("tmpfs", "4k", "0755", 0);
 	if (f->mask < 0) {
@@ -418,10 +420,14 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 		return -1;
 	}
 	fd = openat(f->mask, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
-	if (fd < 0 || close(fd) < 0 || mkdirat(f->mask, "d", 0555) < 0 ||
+	if (fd < 0 || close(fd) < 0 || mkdirat(f->mask, "d", 0555) < 0)
+		goto mask_fail;
+	fd = openat(f->mask, "F", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (fd < 0 || close(fd) < 0 || mkdirat(f->mask, "D", 0) < 0 ||
 	    sys_mount_setattr(f->mask, "", AT_EMPTY_PATH,
 			      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 				      MOUNT_ATTR_NOEXEC) < 0) {
+mask_fail:
 		sb_fail_set(m, SB_STEP_NEW_TMPFS, errno, "mask");
 		return -1;
 	}

@@ -138,6 +138,12 @@ struct prep {
 	double t0;
 };
 
+static void fd_close(int *fd)
+{
+	closep(fd);
+	*fd = -1;
+}
+
 static void prep_free(struct prep *x)
 {
 	for (size_t i = 0; i < x->nbinds; i++)
@@ -566,9 +572,10 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	if (pid < 0)
 		goto out;
 	trace_line(&x, "clone3", now_ms());
-	closep(&x.rep[1]);
-	closep(&x.go[0]);
-	closep(&x.status[1]);
+	/* The child's ends (closep does not reset the variable: prep_free must not close twice). */
+	fd_close(&x.rep[1]);
+	fd_close(&x.go[0]);
+	fd_close(&x.status[1]);
 
 	/* The first gate: the child may build its root. */
 	if (send(x.go[1], "g", 1, MSG_NOSIGNAL) != 1) {
