@@ -31,6 +31,7 @@
 
 struct sbx {
 	char *out, *err;
+	struct local_usage usage;
 	int status; /* wait status */
 	int rc;	    /* local_proc_start's return */
 	cordon_error e;
@@ -93,7 +94,6 @@ static void sbx_run(struct sbx *r, const struct cordon_profile *p, const char *w
 	char *envp[] = { "PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C", NULL };
 	int o[2], e2[2];
 	struct local_proc *proc = NULL;
-	struct local_usage u;
 
 	memset(r, 0, sizeof(*r));
 	cr_assert_eq(pipe2(o, O_CLOEXEC), 0);
@@ -121,7 +121,7 @@ static void sbx_run(struct sbx *r, const struct cordon_profile *p, const char *w
 	slurp_two(o[0], e2[0], &r->out, &r->err);
 	close(o[0]);
 	close(e2[0]);
-	cr_assert_eq(local_proc_wait(proc, &r->status, &u, &r->e), 0, "wait: %s", r->e.msg);
+	cr_assert_eq(local_proc_wait(proc, &r->status, &r->usage, &r->e), 0, "wait: %s", r->e.msg);
 	local_proc_free(proc);
 }
 
@@ -733,6 +733,30 @@ Test(sandbox, setup_errors_name_the_step)
 	cr_assert_eq(e.code, ENOENT);
 	cr_assert_null(proc);
 	cr_assert_eq(count_lines("/proc/self/mountinfo"), before);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, usage_and_oom_from_the_cgroup)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	p->memory = 64 << 20;
+	wd = tu_tmpdir();
+	/* tail keeps a line without a newline in memory: the run's cgroup kills it */
+	sbx_run(&r, p, wd, true, "head -c 200M /dev/zero | tail | wc -c");
+	cr_assert_eq(r.rc, 0, "%s", r.e.msg);
+	cr_assert(r.usage.oom_killed, "the OOM kill was not reported (%s)", r.err);
+	cr_assert(r.usage.peak_memory_bytes > (32 << 20) &&
+			  r.usage.peak_memory_bytes <= (int64_t)(64 << 20) + (1 << 20),
+		  "peak %lld", (long long)r.usage.peak_memory_bytes);
+	cr_assert_gt(r.usage.cpu_ms, 0);
+	sbx_free(&r);
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(p);
