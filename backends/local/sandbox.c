@@ -264,7 +264,8 @@ static int prep_workdir(struct prep *x, const char *given, struct stat *ret_st, 
 	if (x->workdir[0] != '/')
 		return cordon_err(e, ENOENT, "sandbox: workdir '%s' is not reachable", given);
 	if (reserved_path(x->workdir) && strncmp(x->workdir, "/tmp/", 5) != 0)
-		return cordon_err(e, EINVAL, "sandbox: workdir '%s': cannot be / or in /proc, /dev",
+		return cordon_err(e, EINVAL,
+				  "sandbox: workdir '%s': cannot be /, /tmp, or in /proc or /dev",
 				  x->workdir);
 	return 0;
 }
