@@ -633,6 +633,14 @@ static unsigned conns_of(uid_t uid)
 	return n;
 }
 
+/* Does the request carry a body (a non-zero Content-Length, or chunked)? */
+static bool request_has_body(struct MHD_Connection *c, const char *content_length)
+{
+	if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return true;
+	return content_length && strtoull(content_length, NULL, 10) > 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
@@ -696,7 +704,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				cordon_err(&rq->err, 0, "body: larger than %zu bytes", rq->limit);
 			}
 		}
-		if (rq->status) {
+		/*
+		 * An error decided now is sent now only when there is no body to wait for, or
+		 * the body is the problem (413). Otherwise the (bounded) body is read and thrown
+		 * away first: many HTTP clients cannot read an answer while still sending, and
+		 * would see a broken pipe instead of the 403 or 404.
+		 */
+		if (rq->status && (rq->status == 413 || !request_has_body(c, cl))) {
 			pthread_mutex_lock(&conns_lock);
 			cn->request_complete = true;
 			pthread_mutex_unlock(&conns_lock);
@@ -708,6 +722,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		size_t n = *upload_data_size;
 
 		*upload_data_size = 0;
+		if (rq->status) {
+			/* The body of a request already refused: counted, not kept. */
+			rq->discarded += n;
+			if (rq->discarded > rq->limit)
+				rq->too_big = true;
+			return rq->discarded > 4 * rq->limit + 65536 ? MHD_NO : MHD_YES;
+		}
 		if (rq->too_big || rq->len + n > rq->limit) {
 			/* Chunked, so no Content-Length to refuse early: discard, then 413 —
 			 * but not forever. */
@@ -735,6 +756,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	pthread_mutex_lock(&conns_lock);
 	cn->request_complete = true;
 	pthread_mutex_unlock(&conns_lock);
+	if (rq->status && !rq->too_big)
+		return send_error_allow(c, rq->status, rq->err.msg, rq->allow);
 	if (rq->too_big) {
 		cordon_error e;
 
