@@ -61,3 +61,7 @@ bare_m=$(echo "$bare" | med); bw_m=$(echo "$bw" | med); co_m=$(echo "$co" | med)
 	echo "| dd bs=64KiB | $pipe_dd | $cord_dd | $(r "$pipe_dd" "$cord_dd") |"
 } >bench/RESULTS.md
 cat bench/RESULTS.md
+
+# The daemon under load (issue 5): 8 clients x 2000 runs, leaks, overhead vs direct runs.
+echo "== cordond load"
+python3 bench/daemon_load.py "$B"
