@@ -98,3 +98,21 @@ int fsutil_rmtree(const char *path, cordon_error *e)
 		return cordon_err(e, errno, "remove '%s'", path);
 	return 0;
 }
+
+int fsutil_write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}

@@ -11,3 +11,5 @@ int fsutil_mkdir_p(const char *path, cordon_error *e);
  * file system it is on: a command may have planted symlinks or mount points in its workdir.
  */
 int fsutil_rmtree(const char *path, cordon_error *e);
+/* write(2) until everything is written or a real error (EINTR is retried); 0 or -1/errno. */
+int fsutil_write_all(int fd, const void *buf, size_t n);

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "runtime/cli/client.h"
 #include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -53,22 +54,6 @@ const char *client_unsupported(const char *profile, bool pass_stdin, const char 
 	if (image)
 		return "--image is not available through cordond (it serves the local backend)";
 	return NULL;
-}
-
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 static int add_list(json_t *o, const char *key, const struct cordon_list *l)
@@ -287,7 +272,7 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 		head = NULL;
 		return fail("out of memory");
 	}
-	if (write_all(fd, head, strlen(head)) < 0 || write_all(fd, body, blen) < 0)
+	if (fsutil_write_all(fd, head, strlen(head)) < 0 || fsutil_write_all(fd, body, blen) < 0)
 		return fail("cordond at %s: sending the request: %s", r->socket_path,
 			    strerror(errno));
 	if (read_reply(fd, &reply, &reply_len) < 0)
@@ -317,13 +302,13 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 
 		while (n > 0 && payload[n - 1] == '\n')
 			n--;
-		(void)write_all(1, payload, n);
+		(void)fsutil_write_all(1, payload, n);
 	} else {
 		json_t *out = json_object_get(j, "output");
 
-		(void)write_all(1, json_string_value(out), json_string_length(out));
+		(void)fsutil_write_all(1, json_string_value(out), json_string_length(out));
 	}
-	(void)write_all(1, "\n", 1);
+	(void)fsutil_write_all(1, "\n", 1);
 	rc = exit_status(j);
 	json_decref(j);
 	return rc;

@@ -9,6 +9,7 @@
 
 #include "backends/local/doctor.h"
 #include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
 #include "runtime/cli/client.h"
 #include "runtime/profile.h"
 
@@ -389,22 +390,6 @@ static char *join_words(int argc, char **argv)
 	return s;
 }
 
-static int write_all(int fd, const char *buf, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int cmd_run(int argc, char **argv, bool check_only)
 {
 	_cleanup_free_ char *command = NULL;
@@ -537,11 +522,11 @@ static int cmd_run(int argc, char **argv, bool check_only)
 			rc = fail_err(&e);
 			goto out;
 		}
-		(void)write_all(1, js, strlen(js));
-		(void)write_all(1, "\n", 1);
+		(void)fsutil_write_all(1, js, strlen(js));
+		(void)fsutil_write_all(1, "\n", 1);
 	} else {
-		(void)write_all(1, res.output, res.output_len);
-		(void)write_all(1, "\n", 1);
+		(void)fsutil_write_all(1, res.output, res.output_len);
+		(void)fsutil_write_all(1, "\n", 1);
 	}
 	rc = res.status;
 	cordon_result_free(&res);
