@@ -326,16 +326,6 @@ static inline uint64_t load64(const uint8_t *p)
 	return w;
 }
 
-/* Whitespace bytes after the last non-whitespace byte of a word (little-endian byte order). */
-static inline unsigned trailing_spaces(uint64_t nonspace)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return (unsigned)__builtin_clzll(nonspace) / 8;
-#else
-	return (unsigned)__builtin_ctzll(nonspace) / 8;
-#endif
-}
-
 /*
  * The leading whitespace is full but no body has started: skip words that are all ASCII
  * whitespace (without CR). Returns where the byte-wise path must take over.
@@ -396,82 +386,191 @@ static inline size_t u8_sequence(const uint8_t *p, const uint8_t *end, uint32_t 
 	return 0;
 }
 
+/* Top bit set in every byte equal to k, for any byte values (no false positives). */
+static inline uint64_t bytes_equal(uint64_t w, uint8_t k)
+{
+	uint64_t t = w ^ (k * ONES);
+
+	return ~(((t & 0x7f * ONES) + 0x7f * ONES) | t) & HIGH;
+}
+
+/* Top bit set in every byte whose bits under `bits` (all < 0x80) are zero. */
+static inline uint64_t bits_zero(uint64_t w, uint64_t bits)
+{
+	return ~((w & bits) + 0x7f * ONES) & HIGH;
+}
+
+/* Number of bytes flagged in a mask of top bits; no popcnt instruction needed. */
+static inline unsigned count_flags(uint64_t m)
+{
+	return (unsigned)(((m >> 7) * ONES) >> 56);
+}
+
 /*
- * The body is full: only count. Runs of ASCII without CR go 32 or 8 bytes at a time; each word
- * adds 8 code points, and only the trailing-whitespace run needs a look at the bytes, at the
- * last word of a block that is not all whitespace. A word that fails (non-ASCII or CR) is taken
- * apart code point by code point, and so is everything after it up to the next plain ASCII
- * byte, so that text in another script does not retry the word test at every character.
+ * Validate eight bytes of UTF-8 without a branch per byte. Each byte is classified from its top
+ * bits (continuation 10xxxxxx, leads 110/1110/11110, invalid 11111); the continuations must be
+ * exactly where the leads (here, or carried in from the previous word) put them, and the lead
+ * bytes with narrower second-byte ranges (C0/C1 never valid, E0 and F0 against overlongs, ED
+ * against surrogates, F4 and F5..F7 against > U+10FFFF) are checked against the next byte,
+ * taken from `next` for the last one. Returns false when anything is invalid; else *carry is
+ * where the next word must hold continuations.
+ */
+static inline bool utf8_word(uint64_t w, uint64_t next, uint64_t carry_in, uint64_t *carry,
+			     uint64_t *ret_cont)
+{
+	uint64_t hi = w & HIGH, b6 = (w << 1) & HIGH, b5 = (w << 2) & HIGH;
+	uint64_t b4 = (w << 3) & HIGH;
+	uint64_t cont = hi & ~b6, lead = hi & b6;
+	uint64_t l2 = lead & ~b5, l34 = lead & b5, l4 = l34 & b4;
+	uint64_t l234 = lead, l3 = l34 & ~b4;
+	uint64_t nib = w & (0x0f * ONES);
+	uint64_t out = (l234 >> 56) | (l34 >> 48) | (l4 >> 40);
+
+	/* Leads 11111xxx count as l4 here; the rare-lead check below rejects them. */
+	if (cont != ((l234 << 8) | (l34 << 16) | (l4 << 24) | carry_in))
+		return false;
+	/* The carried continuations are checked now, so that the word always ends clean. */
+	if (out & ~(next & HIGH & ~(next << 1)))
+		return false;
+	/* Leads with narrower ranges are rare in text: check them only when present. */
+	if ((l2 & bits_zero(w, 0x1e * ONES)) | l4 |
+	    (l3 & (bits_zero(nib, 0x0f * ONES) | bits_zero(nib ^ (0x0d * ONES), 0x0f * ONES)))) {
+		uint64_t nxt = (w >> 8) | (next << 56); /* byte i is byte i + 1 of the stream */
+		uint64_t n5 = (nxt << 2) & HIGH, n4 = (nxt << 3) & HIGH;
+		uint64_t low3 = w & (0x07 * ONES), bad;
+
+		bad = l4 & ((w << 4) & HIGH);					      /* F8.. */
+		bad |= l2 & bits_zero(w, 0x1e * ONES);				      /* C0, C1 */
+		bad |= l3 & bits_zero(nib, 0x0f * ONES) & ~n5;			      /* E0 80.. */
+		bad |= l3 & bits_zero(nib ^ (0x0d * ONES), 0x0f * ONES) & n5;	      /* ED A0.. */
+		bad |= l4 & bits_zero(low3, 0x07 * ONES) & ~(n5 | n4);		      /* F0 80.. */
+		bad |= l4 & bits_zero(low3 ^ (0x04 * ONES), 0x07 * ONES) & (n5 | n4); /* F4 90.. */
+		bad |= l4 & GE(low3, 5);					      /* F5..F7 */
+		if (bad)
+			return false;
+	}
+	*carry = out;
+	*ret_cont = cont;
+	return true;
+}
+
+/*
+ * The length of the whitespace run at the end of [start, p), which holds only complete, valid
+ * sequences (CRLF counting once), or that plus `before` when the whole range is whitespace.
+ */
+static uint64_t trailing_run(const uint8_t *start, const uint8_t *p, uint64_t before)
+{
+	uint64_t n = 0;
+
+	while (p > start) {
+		uint8_t b = p[-1];
+
+		if (b < 0x80) {
+			if (!is_space(b))
+				return n;
+			p -= b == '\n' && p - 1 > start && p[-2] == '\r' ? 2 : 1;
+		} else {
+			const uint8_t *q = p - 1;
+			uint32_t cp = REPLACEMENT;
+
+			while ((*q & 0xc0) == 0x80)
+				q--;
+			(void)u8_sequence(q, p, &cp);
+			if (!is_space(cp))
+				return n;
+			p = q;
+		}
+		n++;
+	}
+	return before + n;
+}
+
+/*
+ * The body is full: only count. Three tiers, fastest first. Runs of ASCII without CR go 32
+ * bytes at a time, each byte one code point. Other text goes 8 bytes at a time through
+ * utf8_word(), which validates without a branch per byte: a word adds 8 code points, less its
+ * continuation bytes and the LFs of its CRLFs. Only a word that fails there (an invalid
+ * sequence, or the last bytes of the chunk) is taken apart code point by code point. Branches
+ * that depend on the text are what make mixed text slow, so there are as few as possible.
+ *
+ * The trailing whitespace run is only needed at the end, so it is not tracked here: it is
+ * worked out once per call by reading back from where counting stopped.
+ *
  * Returns where the byte-wise decoder must take over: an invalid or cut-off sequence, or a CR
  * that is the last byte of the chunk (its LF may come in the next one).
  */
 static const uint8_t *count_body(struct capture *c, const uint8_t *p, const uint8_t *end)
 {
-	uint64_t total = c->total, trail = c->trail;
+	const uint8_t *start = p;
+	uint64_t total = c->total;
 
 	while (p < end) {
+		uint64_t carry = 0;
 		const uint8_t *stop;
 
 		while (end - p >= 32) {
 			uint64_t w0 = load64(p), w1 = load64(p + 8);
 			uint64_t w2 = load64(p + 16), w3 = load64(p + 24);
-			uint64_t ns;
 
 			if (not_plain(w0) | not_plain(w1) | not_plain(w2) | not_plain(w3))
 				break;
 			total += 32;
-			if ((ns = ~ascii_space_mask(w3) & HIGH))
-				trail = trailing_spaces(ns);
-			else if ((ns = ~ascii_space_mask(w2) & HIGH))
-				trail = 8 + trailing_spaces(ns);
-			else if ((ns = ~ascii_space_mask(w1) & HIGH))
-				trail = 16 + trailing_spaces(ns);
-			else if ((ns = ~ascii_space_mask(w0) & HIGH))
-				trail = 24 + trailing_spaces(ns);
-			else
-				trail += 32;
 			p += 32;
 		}
-		while (end - p >= 8) {
-			uint64_t w = load64(p);
-			uint64_t ns;
-
-			if (not_plain(w))
-				break;
-			ns = ~ascii_space_mask(w) & HIGH;
+		while (end - p >= 8 && !not_plain(load64(p))) {
 			total += 8;
-			trail = ns ? trailing_spaces(ns) : trail + 8;
 			p += 8;
 		}
+		while (end - p >= 16) {
+			uint64_t w = load64(p), next = load64(p + 8), cont, cr;
+			uint64_t prev = (w << 8) | (p > start ? p[-1] : 0);
+
+			/*
+			 * Plain ASCII again: back to the faster loops, unless an LF here may
+			 * belong to a CR just counted.
+			 */
+			if (!carry && !not_plain(w) && (uint8_t)prev != '\r')
+				break;
+			if (!utf8_word(w, next, carry, &carry, &cont))
+				break;
+			total += 8 - count_flags(cont);
+			/* An LF right after a CR adds nothing; CRs are rare, so test for them first. */
+			if ((cr = bytes_equal(prev, '\r')))
+				total -= count_flags(bytes_equal(w, '\n') & cr);
+			p += 8;
+		}
+		/*
+		 * The last word counted may have ended inside a sequence or between CR and LF: those
+		 * bytes are counted already (and checked), so step over them.
+		 */
+		if (carry)
+			p += count_flags(carry);
+		else if (p > start && p < end && p[-1] == '\r' && *p == '\n')
+			p++;
+		if (end - p >= 16 && !not_plain(load64(p)))
+			continue;
 
 		stop = end - p > 8 ? p + 8 : end;
-		while (p < end && (p < stop || *p >= 0x80 || *p == '\r')) {
+		while (p < stop) {
 			uint8_t b = *p;
 			uint32_t cp;
-			size_t len;
+			size_t len = 1;
 
-			if (b < 0x80) {
-				if (b == '\r') {
-					if (end - p < 2)
-						goto out;
-					p += p[1] == '\n' ? 2 : 1;
-					total++;
-					trail++;
-					continue;
-				}
-				cp = b;
-				len = 1;
-			} else if (!(len = u8_sequence(p, end, &cp))) {
+			if (b == '\r') {
+				if (end - p < 2)
+					goto out;
+				if (p[1] == '\n')
+					len = 2;
+			} else if (b >= 0x80 && !(len = u8_sequence(p, end, &cp))) {
 				goto out;
 			}
 			total++;
-			trail = is_space(cp) ? trail + 1 : 0;
 			p += len;
 		}
 	}
 out:
+	c->trail = trailing_run(start, p, c->trail);
 	c->total = total;
-	c->trail = trail;
 	return p;
 }
 
