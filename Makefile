@@ -19,7 +19,7 @@ PKGS      := libseccomp libcap mount libcurl jansson libmicrohttpd libsystemd in
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 DEB_DEPS  := gcc make pkg-config libseccomp-dev libcap-dev libmount-dev libcurl4-openssl-dev \
              libjansson-dev libmicrohttpd-dev libsystemd-dev libinih-dev libpcre2-dev \
-             libcriterion-dev scdoc clang-format python3
+             libcriterion-dev scdoc clang-format python3 libc6-dev strace iproute2 curl
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
