@@ -12,6 +12,7 @@ struct cordon_exec {
 	char *const *argv; /* what to run: {"sh", "-c", cmd} or a policy-split argv */
 	char *const *envp; /* the complete environment of the command */
 	const char *workdir;
+	int workdir_fd;	      /* -1, or an fd of workdir opened by the caller (mounted as is) */
 	bool workdir_is_temp; /* cordon's own temp dir (it may chown it) */
 	const struct cordon_profile *profile;
 	int stdin_fd; /* -1: /dev/null */

@@ -144,6 +144,29 @@ static int prepare_workdir(const char *given, char **ret, cordon_error *e)
 	return 0;
 }
 
+/*
+ * A workdir the caller already opened: its name is what the fd is (the caller checked it; a
+ * path walked again here could name something else by now), and nothing is created.
+ */
+static int workdir_of_fd(int fd, const char *given, char **ret, cordon_error *e)
+{
+	char proc[64], buf[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return cordon_err(e, errno, "workdir '%s'", given);
+	if (!S_ISDIR(st.st_mode))
+		return cordon_err(e, ENOTDIR, "workdir '%s'", given);
+	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, sizeof(buf) - 1);
+	if (n <= 0 || buf[0] != '/')
+		return cordon_err(e, n < 0 ? errno : ENOENT, "workdir '%s': cannot name it", given);
+	buf[n] = '\0';
+	*ret = strdup(buf);
+	return *ret ? 0 : cordon_err(e, ENOMEM, "out of memory");
+}
+
 /* $TMPDIR/cordon-XXXXXX (mkdtemp's convention), else /tmp. */
 static int make_temp_workdir(char **ret, cordon_error *e)
 {
@@ -232,7 +255,9 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	if (validate_request(rq, e) < 0)
 		return -1;
 	ops = backend_lookup(p->backend);
-	if (temp ? make_temp_workdir(&workdir, e) : prepare_workdir(rq->workdir, &workdir, e))
+	if (temp		  ? make_temp_workdir(&workdir, e)
+	    : rq->workdir_fd >= 0 ? workdir_of_fd(rq->workdir_fd, rq->workdir, &workdir, e)
+				  : prepare_workdir(rq->workdir, &workdir, e))
 		return -1;
 
 	if (set_str(&r.backend, ops->name, e) < 0 || set_str(&r.workdir, workdir, e) < 0)
@@ -275,6 +300,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.argv = argv,
 		.envp = envp,
 		.workdir = workdir,
+		.workdir_fd = temp ? -1 : rq->workdir_fd,
 		.workdir_is_temp = temp,
 		.profile = p,
 		.stdin_fd = rq->pass_stdin ? rq->stdin_fd : -1,

@@ -270,10 +270,10 @@ int doctor_report(char **ret_text, cordon_error *e)
 	}
 
 	err = probe(P_IDMAP, 0);
-	addf(&b,
-	     "  idmapped mounts:    %s; use: no (the command's files belong to its own uid; "
-	     "see docs/security.md)\n",
-	     err ? strerror(err) : "yes");
+	addf(&b, "  idmapped mounts:    %s; use: %s\n", err ? strerror(err) : "yes",
+	     geteuid() == 0 ? "for a root-owned workdir (its files stay root's on the host; "
+			      "setuid/setgid bits refused by seccomp)"
+			    : "no (an ordinary caller's command runs as itself)");
 
 	addf(&b, "  verdict:            %s\n",
 	     all_ns ? "full isolation available"

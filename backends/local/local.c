@@ -131,6 +131,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		.argv = x->argv,
 		.envp = x->envp,
 		.workdir = x->workdir,
+		.workdir_fd = x->workdir_fd,
 		.workdir_is_temp = x->workdir_is_temp,
 		.stdin_fd = x->stdin_fd,
 		.stdout_fd = out_w,

@@ -290,29 +290,22 @@ static void mnt_fds_close(struct mnt_fds *f, size_t nbinds)
 	close_fd(&f->mask);
 }
 
-/* Phase 1, on the host's tree: clone every source and create every new file system. */
-static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
+/*
+ * The workdir. As root, the parent cloned and flagged its tree from the fd it opened
+ * (sandbox.c, prep_workdir_tree): nothing to look up here. In a user namespace it could not,
+ * so we look the directory up again: our mount namespace is a copy made at clone time, where
+ * the parent's fd cannot be cloned (open_tree refuses another namespace's mounts). The parent
+ * passed the canonical path; no symlink is allowed on the way (a swapped component fails with
+ * ELOOP), and the inode must be the parent's (anything renamed into place fails with ESTALE).
+ */
+static int workdir_tree(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
 {
 	struct stat st;
-	char dev_path[32];
-	int fd;
 
-	/*
-	 * Nothing we mount may propagate back to the host's mount namespace (or to any peer):
-	 * make the whole copied tree private before the first mount.
-	 */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		sb_fail_set(m, SB_STEP_PRIVATE, errno, "/");
-		return -1;
+	if (pl->wd_tree_fd >= 0) {
+		f->wd_tree = pl->wd_tree_fd;
+		return 0;
 	}
-	sb_trace(pl, SB_STEP_PRIVATE);
-
-	/*
-	 * The workdir: the parent opened it and recorded its inode; our mount namespace is a copy
-	 * made at clone time, so we must look it up again here. The parent passed the canonical
-	 * path; no symlink is allowed on the way (a swapped component fails with ELOOP), and the
-	 * inode must be the parent's (anything renamed into place fails with ESTALE).
-	 */
 	f->wd = sys_openat2(AT_FDCWD, pl->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC,
 			    RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (f->wd < 0) {
@@ -338,6 +331,28 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 		sb_fail_set(m, SB_STEP_OPEN_WORKDIR, errno, pl->workdir);
 		return -1;
 	}
+	return 0;
+}
+
+/* Phase 1, on the host's tree: clone every source and create every new file system. */
+static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
+{
+	struct stat st;
+	char dev_path[32];
+	int fd;
+
+	/*
+	 * Nothing we mount may propagate back to the host's mount namespace (or to any peer):
+	 * make the whole copied tree private before the first mount.
+	 */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		sb_fail_set(m, SB_STEP_PRIVATE, errno, "/");
+		return -1;
+	}
+	sb_trace(pl, SB_STEP_PRIVATE);
+
+	if (workdir_tree(pl, f, m) < 0)
+		return -1;
 	sb_trace(pl, SB_STEP_OPEN_WORKDIR);
 
 	/* ro_bind: read-only, nosuid, nodev, recursively (a submount must not stay writable). */

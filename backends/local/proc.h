@@ -14,6 +14,7 @@ struct local_spec {
 	char *const *argv; /* argv[0] is looked up on envp's PATH when it has no '/' */
 	char *const *envp;
 	const char *workdir;  /* absolute path of an existing directory */
+	int workdir_fd;	      /* an fd of that directory (opened by the caller), or -1 */
 	bool workdir_is_temp; /* cordon's own temp dir: may be chowned to the command's uid */
 	int stdin_fd;	      /* the command's stdin; -1 means /dev/null */
 	int stdout_fd;	      /* write ends of the capture pipes */

@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "backends/local/cgroup.h"
+#include "backends/local/idmap.h"
 #include "backends/local/landlock.h"
 #include "backends/local/proc.h"
 #include "backends/local/sandbox.h"
@@ -29,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/mount.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -132,6 +134,10 @@ struct prep {
 	char *lookup_path;
 	char workdir[PATH_MAX];
 	int wd_fd;
+	int wd_tree;	/* root: the workdir's detached, flagged mount tree */
+	bool idmap;	/* root, root-owned workdir: idmap it to the command's uid */
+	uid_t disk_uid; /* with idmap: the workdir's owner on the disk */
+	gid_t disk_gid;
 	int rep[2], go[2], status[2];
 	struct cgroup_run *cg;
 	bool trace;
@@ -153,6 +159,7 @@ static void prep_free(struct prep *x)
 	seccomp_prog_free(x->bpf);
 	free(x->lookup_path);
 	closep(&x->wd_fd);
+	closep(&x->wd_tree);
 	for (int i = 0; i < 2; i++) {
 		closep(&x->rep[i]);
 		closep(&x->go[i]);
@@ -245,17 +252,30 @@ static int prep_binds(struct prep *x, const struct cordon_profile *p, cordon_err
  * caller chose it), then named by its canonical path for the child, which must find the same
  * inode at that path without following any symlink.
  */
-static int prep_workdir(struct prep *x, const char *given, struct stat *ret_st, cordon_error *e)
+static int prep_workdir(struct prep *x, const struct local_spec *s, struct stat *ret_st,
+			cordon_error *e)
 {
+	const char *given = s->workdir;
 	char proc[64];
 	ssize_t n;
 
 	if (!given || given[0] != '/')
 		return cordon_err(e, EINVAL, "sandbox: workdir '%s': not an absolute path",
 				  given ? given : "");
-	x->wd_fd = open(given, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/*
+	 * A caller that already opened (and checked) the directory passes its fd: the daemon
+	 * opens a client's workdir with the client's identity, and a path re-walked here, as
+	 * root, could lead elsewhere if a symlink were swapped in meanwhile. Then the fd is
+	 * what gets mounted, and the path is only its name.
+	 */
+	if (s->workdir_fd >= 0)
+		x->wd_fd = fcntl(s->workdir_fd, F_DUPFD_CLOEXEC, 3);
+	else
+		x->wd_fd = open(given, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (x->wd_fd < 0 || fstat(x->wd_fd, ret_st) < 0)
 		return cordon_err(e, errno, "sandbox: workdir '%s'", given);
+	if (!S_ISDIR(ret_st->st_mode))
+		return cordon_err(e, ENOTDIR, "sandbox: workdir '%s'", given);
 	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", x->wd_fd);
 	n = readlink(proc, x->workdir, sizeof(x->workdir) - 1);
 	if (n < 0)
@@ -276,7 +296,9 @@ static int prep_workdir(struct prep *x, const char *given, struct stat *ret_st, 
  *  - root with run_as (the daemon, on behalf of a client): that uid/gid, which must not be 0;
  *  - root otherwise: the workdir's owner when that is not root (files it creates stay the
  *    owner's), else SB_NOBODY; a root-owned temp workdir of cordon's own is chowned to it so
- *    that the command can write there.
+ *    that the command can write there, and any other root-owned workdir is idmapped (see
+ *    prep_workdir_tree): the command sees it as its own, and what it creates there is
+ *    root's on the host, a uid the caller (root) can use.
  */
 static int prep_identity(struct prep *x, const struct local_spec *s, const struct stat *wd,
 			 cordon_error *e)
@@ -308,10 +330,64 @@ static int prep_identity(struct prep *x, const struct local_spec *s, const struc
 	} else {
 		x->pl.uid = SB_NOBODY;
 		x->pl.gid = SB_NOBODY;
-		if (s->workdir_is_temp &&
-		    fchownat(x->wd_fd, "", x->pl.uid, x->pl.gid, AT_EMPTY_PATH) < 0)
-			return cordon_err(e, errno, "sandbox: chown temp workdir '%s'", x->workdir);
+		if (s->workdir_is_temp) {
+			if (fchownat(x->wd_fd, "", x->pl.uid, x->pl.gid, AT_EMPTY_PATH) < 0)
+				return cordon_err(e, errno, "sandbox: chown temp workdir '%s'",
+						  x->workdir);
+		} else {
+			x->idmap = true;
+			x->disk_uid = wd->st_uid;
+			x->disk_gid = wd->st_gid;
+		}
 	}
+	return 0;
+}
+
+/*
+ * As root, the workdir's mount tree is cloned here, from the fd opened above, rather than by
+ * the child: the child's mount namespace is a copy, where an fd of ours cannot be cloned
+ * (open_tree refuses mounts of another namespace), so it would have to find the directory
+ * again by its path. A detached tree is not in any namespace until the child attaches it, so
+ * nothing appears in the host's mount table. An unprivileged caller cannot clone mounts of
+ * the host's namespace at all; its child re-opens the path and checks the inode (mounts.c).
+ *
+ * The flags, recursively (a submount must not stay writable or setuid-capable): nosuid and
+ * nodev always, read-only under `readonly`, and for a root-owned workdir an idmapping of the
+ * owner's on-disk uid/gid to the command's (idmap.c). The idmapping makes files the command
+ * creates root's on the host; nosuid keeps their setuid bits inert inside, and the seccomp
+ * filter refuses every call that would set a setuid or setgid bit (seccomp.c), so none can
+ * become a setuid-root program for a host user later.
+ */
+static int prep_workdir_tree(struct prep *x, bool readonly, cordon_error *e)
+{
+	_cleanup_close_ int userns = -1;
+	/*
+	 * MS_PRIVATE: a clone of a shared mount would join its peer group, and the covers the
+	 * child mounts on hidden paths would then propagate to the host's namespace. (The child
+	 * makes its own copy of the tree private for the same reason, but this tree is not in it.)
+	 */
+	struct mount_attr a = {
+		.attr_set =
+			MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (readonly ? MOUNT_ATTR_RDONLY : 0),
+		.propagation = MS_PRIVATE,
+	};
+
+	x->wd_tree =
+		(int)syscall(SYS_open_tree, x->wd_fd, "",
+			     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (x->wd_tree < 0)
+		return cordon_err(e, errno, "sandbox: bind workdir '%s'", x->workdir);
+	if (x->idmap) {
+		if (idmap_userns_open(x->disk_uid, x->pl.uid, x->disk_gid, x->pl.gid, &userns, e) <
+		    0)
+			return cordon_err_prefix(e, "sandbox: workdir");
+		a.attr_set |= MOUNT_ATTR_IDMAP;
+		a.userns_fd = (uint64_t)userns;
+	}
+	if (syscall(SYS_mount_setattr, x->wd_tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
+		    sizeof(a)) < 0)
+		return cordon_err(e, errno, "sandbox: %s workdir '%s'", x->idmap ? "idmap" : "flag",
+				  x->workdir);
 	return 0;
 }
 
@@ -391,8 +467,8 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 		return cordon_err(e, EINVAL, "sandbox: no profile");
 	if (!s->argv || !s->argv[0])
 		return cordon_err(e, EINVAL, "sandbox: empty argv");
-	if (prep_workdir(x, s->workdir, &wd, e) < 0 || prep_identity(x, s, &wd, e) < 0 ||
-	    prep_binds(x, p, e) < 0)
+	if (prep_workdir(x, s, &wd, e) < 0 || prep_identity(x, s, &wd, e) < 0 ||
+	    (!x->pl.userns && prep_workdir_tree(x, p->readonly, e) < 0) || prep_binds(x, p, e) < 0)
 		return -1;
 	trace_line(x, "prepare: workdir, identity, ro_bind", now_ms());
 	if (hide_wanted(p)) {
@@ -441,6 +517,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	pl->workdir = x->workdir;
 	pl->wd_dev = wd.st_dev;
 	pl->wd_ino = wd.st_ino;
+	pl->wd_tree_fd = x->wd_tree;
 	pl->readonly = p->readonly;
 	pl->binds = x->binds;
 	pl->nbinds = x->nbinds;
@@ -556,7 +633,11 @@ static void reap(pid_t pid, int *ret_st, struct rusage *ru)
 
 int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon_error *e)
 {
-	struct prep x = { .wd_fd = -1, .rep = { -1, -1 }, .go = { -1, -1 }, .status = { -1, -1 } };
+	struct prep x = { .wd_fd = -1,
+			  .wd_tree = -1,
+			  .rep = { -1, -1 },
+			  .go = { -1, -1 },
+			  .status = { -1, -1 } };
 	_cleanup_close_ int pidfd = -1;
 	struct local_proc *p = NULL;
 	struct sb_msg err;
@@ -577,6 +658,8 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	fd_close(&x.rep[1]);
 	fd_close(&x.go[0]);
 	fd_close(&x.status[1]);
+	/* The child holds its own copy of the workdir's tree until it attaches it. */
+	fd_close(&x.wd_tree);
 
 	/* The first gate: the child may build its root. */
 	if (send(x.go[1], "g", 1, MSG_NOSIGNAL) != 1) {

@@ -111,6 +111,12 @@ struct sb_plan {
 	dev_t wd_dev;
 	ino_t wd_ino;
 	bool readonly;
+	/*
+	 * As root: the workdir's detached mount tree, cloned from the parent's fd and flagged
+	 * (nosuid, nodev, read-only, idmapped) by the parent; the child only attaches it.
+	 * -1 in a user namespace: the child clones the workdir itself (see mounts.c).
+	 */
+	int wd_tree_fd;
 
 	/* the new root */
 	const struct sb_bind *binds;

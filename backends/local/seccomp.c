@@ -109,6 +109,13 @@ struct sc_rule {
 
 #define NETLINK_ROUTE_PROTO 0
 
+/* The mode bits no file made inside may carry (see the setuid rules in the table). */
+#define SETID_BITS (S_ISUID | S_ISGID)
+/* open(2)'s flags that make the kernel use the mode argument (O_TMPFILE includes it). */
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
 /*
  * THE TABLE. Order does not matter (libseccomp builds a decision tree per syscall). Arguments
  * the kernel declares as 32-bit (ioctl's cmd, personality, socket's family) are compared so
@@ -195,6 +202,49 @@ static const struct sc_rule rules[] = {
 	{ "iopl", 0, SC_EPERM, {}, "raw I/O port access" },
 	{ "ioperm", 0, SC_EPERM, {}, "raw I/O port access" },
 	{ "uselib", 0, SC_EPERM, {}, "obsolete a.out loader" },
+
+	/* Setuid and setgid bits. Inside, they are inert (no_new_privs, nosuid mounts), but a file
+	 * made in the workdir outlives the run on the host: under a root caller the workdir may be
+	 * idmapped (docs/security.md, "Identity"), so the files the command creates there belong
+	 * to root on the disk, and a `chmod u+s` of one would leave a setuid-root program for the
+	 * next host user who runs it. So no call may put either bit on anything: every call that
+	 * takes a mode. The kernel truncates a mode to 16 bits, and the mask has no upper bits,
+	 * so junk above them changes nothing. open/openat use their mode only with O_CREAT or
+	 * O_TMPFILE (the kernel ignores it otherwise, and some runtimes pass junk there), hence
+	 * the second condition. openat2 carries its mode in a struct the filter cannot read: it
+	 * fails with ENOSYS, as on an older kernel (glibc's open() never uses it; programs that
+	 * do fall back to openat). setxattr of file capabilities needs CAP_SETFCAP, which the
+	 * command never has. */
+	{ "chmod", 0, SC_EPERM, { ARG(1, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
+	{ "fchmod", 0, SC_EPERM, { ARG(1, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
+	{ "fchmodat", 0, SC_EPERM, { ARG(2, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
+	{ "fchmodat2", 452, SC_EPERM, { ARG(2, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
+	{ "open",
+	  0,
+	  SC_EPERM,
+	  { ARG(2, SC_ANY_BIT, SETID_BITS), ARG_MASKED(1, O_CREAT, O_CREAT) },
+	  "setuid/setgid bits" },
+	{ "open",
+	  0,
+	  SC_EPERM,
+	  { ARG(2, SC_ANY_BIT, SETID_BITS), ARG_MASKED(1, __O_TMPFILE, __O_TMPFILE) },
+	  "setuid/setgid bits" },
+	{ "openat",
+	  0,
+	  SC_EPERM,
+	  { ARG(3, SC_ANY_BIT, SETID_BITS), ARG_MASKED(2, O_CREAT, O_CREAT) },
+	  "setuid/setgid bits" },
+	{ "openat",
+	  0,
+	  SC_EPERM,
+	  { ARG(3, SC_ANY_BIT, SETID_BITS), ARG_MASKED(2, __O_TMPFILE, __O_TMPFILE) },
+	  "setuid/setgid bits" },
+	{ "creat", 0, SC_EPERM, { ARG(1, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
+	{ "mknod", 0, SC_EPERM, { ARG(1, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
+	{ "mknodat", 0, SC_EPERM, { ARG(2, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
+	{ "mkdir", 0, SC_EPERM, { ARG(1, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
+	{ "mkdirat", 0, SC_EPERM, { ARG(2, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
+	{ "openat2", 0, SC_ENOSYS, {}, "mode unreadable by seccomp: ENOSYS makes libc use openat" },
 
 	/* Execution domains: PER_LINUX and the 0xffffffff query are what programs use. The
 	 * other personalities switch off ASLR (ADDR_NO_RANDOMIZE), make every read mapping

@@ -147,10 +147,16 @@ struct cordon_request {
 	char *const *argv;   /* alternative to command: run without a shell (daemon) */
 	const struct cordon_profile *profile;
 	const char *workdir; /* NULL: a fresh temp dir, removed afterwards unless keep */
-	bool keep;	     /* keep the temp workdir */
-	bool pass_stdin;     /* the command reads cordon's stdin (default /dev/null) */
-	int stdin_fd;	     /* with pass_stdin: the fd to give it (default 0) */
-	uid_t uid;	     /* run as this identity when run_as is set (daemon) */
+	/*
+	 * -1, or an fd of `workdir` that the caller opened (and checked) itself: the sandbox then
+	 * mounts this directory, not whatever the path names by the time it is set up (the
+	 * daemon opens a client's workdir as the client). Not closed by cordon_run.
+	 */
+	int workdir_fd;
+	bool keep;	 /* keep the temp workdir */
+	bool pass_stdin; /* the command reads cordon's stdin (default /dev/null) */
+	int stdin_fd;	 /* with pass_stdin: the fd to give it (default 0) */
+	uid_t uid;	 /* run as this identity when run_as is set (daemon) */
 	gid_t gid;
 	bool run_as;
 	volatile int *cancel; /* set non-zero (from a signal handler) to kill the run */

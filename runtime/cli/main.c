@@ -428,6 +428,7 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		.command = command,
 		.profile = profile,
 		.workdir = o.workdir,
+		.workdir_fd = -1, /* the sandbox opens the resolved path itself */
 		.keep = o.keep,
 		.pass_stdin = o.pass_stdin,
 		.stdin_fd = 0,

@@ -107,6 +107,50 @@ ESC_CASE(escape_privs, setuid_shell)
 	tu_run_free(&r);
 }
 
+/*
+ * Files the run leaves in its workdir can never carry a setuid or setgid bit. As root with a
+ * root-owned workdir the workdir is idmapped, so what the command creates is root's on the
+ * host: a `chmod u+s` there would leave a setuid-root program for the next host user. Every
+ * call that takes a mode is tried (the helper), and the usual tools; then the host's view of
+ * the workdir is checked. Also: the command's files belong to the runner on the host, and a
+ * third user's file in the workdir stays as unwritable as its mode says.
+ */
+ESC_CASE(escape_privs, setid_bits_in_workdir)
+{
+	struct tu_run r;
+	char *other = esc_wpath(e, "other"), *made = esc_wpath(e, "made"), *out;
+	struct stat st;
+
+	esc_put_helper(e);
+	esc_write(other, "theirs\n", 0644, 4243, 4243);
+	esc_run(&r, NULL,
+		"echo x > made; cp made s_cp; chmod u+s s_cp; chmod g+s s_cp; chmod 4755 s_cp; "
+		"install -m 4755 made s_install; mkdir -m 2775 s_mkdir_m; cp -p /usr/bin/passwd "
+		"s_passwd; echo owned >> other; ./h setid; ls -ln; true");
+	esc_expect_no_escape(&r, "setuid/setgid bits");
+	cr_expect(strstr(r.out, "setid_done") || strstr(r.out, "open: blocked"),
+		  "the helper did not run:\n%s\n%s", r.out, r.err);
+	cr_assert(stat(made, &st) == 0, "the command could not create a file in its workdir:\n%s",
+		  r.err);
+	cr_expect_eq(st.st_uid, e->uid, "a file it made is owned by %u on the host, not %u",
+		     (unsigned)st.st_uid, (unsigned)e->uid);
+	{
+		struct tu_run h;
+
+		/* On the host, as root: any file with a setuid or setgid bit in the workdir. */
+		esc_host_sh(&h, "find '%s' -perm /6000 -printf '%%m %%u %%p\\n'", e->wd);
+		cr_expect(h.out[0] == '\0', "setuid/setgid files left in the workdir:\n%s", h.out);
+		tu_run_free(&h);
+	}
+	out = esc_read(other, NULL);
+	cr_expect(out && strcmp(out, "theirs\n") == 0, "a third user's 0644 file was written: %s",
+		  out ? out : "(unreadable)");
+	free(out);
+	free(other);
+	free(made);
+	tu_run_free(&r);
+}
+
 /* Core dumps off and the hard limit too (a core_pattern pipe runs on the host as root). */
 ESC_CASE(escape_privs, core_dumps_off)
 {

@@ -102,6 +102,7 @@ static void sbx_run(struct sbx *r, const struct cordon_profile *p, const char *w
 		.argv = argv,
 		.envp = envp,
 		.workdir = wd,
+		.workdir_fd = -1,
 		.workdir_is_temp = temp,
 		.stdin_fd = -1,
 		.stdout_fd = o[1],
@@ -256,6 +257,64 @@ Test(sandbox, identity_as_root)
 	sbx_run(&r, p, wd, false, status_cmd);
 	check_identity(&r, true, 4242);
 	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+/*
+ * Root, a root-owned workdir that is not cordon's own temp dir: the command runs as 65534 and
+ * sees the workdir through an idmapped mount (root on the disk is 65534 inside), so it can
+ * write there, and what it creates is root's on the host. No setuid or setgid bit can be set
+ * on anything (seccomp), and a third user's file stays as protected as its mode says.
+ */
+Test(sandbox, root_owned_workdir_is_idmapped)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd, path[512];
+	struct stat st;
+	FILE *f;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	cr_assert_eq(chown(wd, 0, 0), 0);
+	cr_assert_eq(chmod(wd, 0700), 0);
+	snprintf(path, sizeof(path), "%s/theirs", wd);
+	f = fopen(path, "we");
+	cr_assert_not_null(f);
+	fputs("theirs\n", f);
+	fclose(f);
+	cr_assert_eq(chown(path, 4243, 4243), 0);
+	cr_assert_eq(chmod(path, 0644), 0);
+
+	sbx_run(&r, p, wd, false,
+		"id -u; echo made > made && mkdir dir && stat -c '%u %a' . made; "
+		"chmod u+s made; chmod g+s dir; install -m 4755 made inst; mkdir -m 2775 sg; "
+		"echo x >> theirs; rm -f theirs; true");
+	cr_assert_eq(r.rc, 0, "%s", r.e.msg);
+	cr_assert(strncmp(r.out, "65534\n65534 700\n65534 644\n", 27) == 0, "%s / %s", r.out,
+		  r.err);
+	cr_assert(strstr(r.err, "chmod: changing permissions of 'made': Operation not permitted"),
+		  "%s", r.err);
+	sbx_free(&r);
+
+	snprintf(path, sizeof(path), "%s/made", wd);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_uid, 0, "made by the command: uid %u on the host", (unsigned)st.st_uid);
+	cr_assert_eq(st.st_mode & 06000, 0, "mode %o", (unsigned)st.st_mode);
+	snprintf(path, sizeof(path), "%s/dir", wd);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 06000, 0, "mode %o", (unsigned)st.st_mode);
+	snprintf(path, sizeof(path), "%s/inst", wd);
+	cr_assert(stat(path, &st) != 0 || (st.st_mode & 06000) == 0, "mode %o",
+		  (unsigned)st.st_mode);
+	snprintf(path, sizeof(path), "%s/sg", wd);
+	cr_assert(stat(path, &st) != 0, "mkdir -m 2775 worked");
+	snprintf(path, sizeof(path), "%s/theirs", wd);
+	cr_assert_eq(stat(path, &st), 0, "a third user's file was removed");
+	cr_assert_eq(st.st_size, 7, "a third user's 0644 file was written");
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(p);
@@ -535,6 +594,7 @@ Test(sandbox, kill_is_fast_and_total)
 	struct local_spec s = { .argv = argv,
 				.envp = envp,
 				.workdir = wd,
+				.workdir_fd = -1,
 				.workdir_is_temp = true,
 				.stdin_fd = -1,
 				.stdout_fd = 2,
@@ -578,6 +638,7 @@ Test(sandbox, dies_with_cordon)
 		struct local_spec s = { .argv = argv,
 					.envp = envp,
 					.workdir = wd,
+					.workdir_fd = -1,
 					.stdin_fd = -1,
 					.stdout_fd = 2,
 					.stderr_fd = 2,
@@ -724,6 +785,7 @@ Test(sandbox, setup_errors_name_the_step)
 	struct local_spec s = { .argv = argv,
 				.envp = NULL,
 				.workdir = wd,
+				.workdir_fd = -1,
 				.stdin_fd = -1,
 				.stdout_fd = 2,
 				.stderr_fd = 2,

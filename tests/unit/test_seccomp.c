@@ -303,6 +303,45 @@ static void sockets(void)
 	EXPECT_OK(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
 }
 
+/* In a fresh directory: no call may create or chmod anything with a setuid/setgid bit. */
+static void setid_modes(void)
+{
+	struct {
+		uint64_t flags, mode, resolve;
+	} how = { .flags = O_CREAT | O_WRONLY, .mode = 0644 };
+	char dir[] = "/tmp/cordon-seccomp-XXXXXX";
+	int fd;
+
+	if (!mkdtemp(dir) || chdir(dir) < 0)
+		child_fail(__LINE__, "mkdtemp: %s", strerror(errno));
+	EXPECT_ERRNO(syscall(SYS_open, "a", O_CREAT | O_WRONLY, 04755), EPERM);
+	EXPECT_ERRNO(syscall(SYS_open, "a", O_CREAT | O_WRONLY, 0xffffffff00002644UL), EPERM);
+	EXPECT_ERRNO(syscall(SYS_openat, AT_FDCWD, "a", O_CREAT | O_WRONLY, 02755), EPERM);
+	EXPECT_ERRNO(syscall(SYS_open, ".", O_TMPFILE | O_WRONLY, 04700), EPERM);
+	EXPECT_ERRNO(syscall(SYS_creat, "a", 06755), EPERM);
+	EXPECT_ERRNO(syscall(SYS_mkdir, "d", 02775), EPERM);
+	EXPECT_ERRNO(syscall(SYS_mkdirat, AT_FDCWD, "d", 04775), EPERM);
+	EXPECT_ERRNO(syscall(SYS_mknod, "n", S_IFIFO | 04644, 0), EPERM);
+	EXPECT_ERRNO(syscall(SYS_mknodat, AT_FDCWD, "n", S_IFREG | 02644, 0), EPERM);
+	EXPECT_ERRNO(syscall(SYS_openat2, AT_FDCWD, "b", &how, sizeof(how)), ENOSYS);
+	/* What programs do every day still works. */
+	fd = (int)syscall(SYS_open, "a", O_CREAT | O_WRONLY | O_CLOEXEC, 0755);
+	EXPECT_OK(fd);
+	EXPECT_OK(syscall(SYS_open, "a", O_RDONLY | O_CLOEXEC, 04755)); /* mode ignored */
+	EXPECT_OK(syscall(SYS_mkdir, "d", 01777));			/* sticky is fine */
+	EXPECT_OK(syscall(SYS_chmod, "a", 0700));
+	EXPECT_OK(syscall(SYS_fchmod, fd, 0755));
+	EXPECT_ERRNO(syscall(SYS_chmod, "a", 04755), EPERM);
+	EXPECT_ERRNO(syscall(SYS_chmod, "a", 0xffff000000002755UL), EPERM);
+	EXPECT_ERRNO(syscall(SYS_fchmod, fd, 02755), EPERM);
+	EXPECT_ERRNO(syscall(SYS_fchmodat, AT_FDCWD, "a", 06755), EPERM);
+	EXPECT_ERRNO(syscall(452 /* fchmodat2 */, AT_FDCWD, "a", 04755, 0), EPERM);
+	EXPECT_OK(syscall(452 /* fchmodat2 */, AT_FDCWD, "a", 0644, 0));
+	(void)unlink("a");
+	(void)rmdir("d");
+	(void)rmdir(dir);
+}
+
 static void allowed_basics(void)
 {
 	int p[2];
@@ -408,6 +447,14 @@ Test(seccomp, socket_families)
 	struct sock_fprog *prog = compile();
 
 	assert_child_ok(run_filtered(prog, sockets));
+	seccomp_prog_free(prog);
+}
+
+Test(seccomp, setuid_setgid_modes_refused)
+{
+	struct sock_fprog *prog = compile();
+
+	assert_child_ok(run_filtered(prog, setid_modes));
 	seccomp_prog_free(prog);
 }
 

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user namespace that idmaps a root-owned workdir for a root caller (docs/security.md,
+ * "Identity"). An idmapped mount shows each file's on-disk owner through a user namespace's
+ * maps: with "0 65534 1", a file root owns on the disk is seen, inside, as owned by 65534 (the
+ * command's uid), and what 65534 creates there is written to the disk as root's. Every other
+ * id is unmapped: its files show as the overflow id and only their "other" permission bits
+ * apply, so a third user's files in the workdir stay exactly as protected as they are.
+ *
+ * The kernel only takes such a namespace as an fd (mount_setattr's userns_fd), and the only
+ * way to get one is a process that lives in it. So: a helper clone()d into a new user
+ * namespace, sharing our memory (CLONE_VM: no page-table copy and no copy-on-write faults,
+ * which cost a TLB-shootdown IPI each on this VM), that only sleeps on a pipe. We write its
+ * maps from here (root holds CAP_SETUID/CAP_SETGID over the namespace's parent, so any
+ * mapping is allowed), open /proc/<pid>/ns/user, and kill it. The namespace lives on as long
+ * as that fd (and, once mounted, the mount) holds it. Nothing is cached across runs: each run
+ * gets its own namespace and its own maps.
+ */
+#define _GNU_SOURCE
+#include "backends/local/idmap.h"
+
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct helper_args {
+	int rfd; /* read end: EOF when we are done (or dead) */
+	int wfd; /* its copy of the write end, closed first */
+};
+
+/*
+ * The helper shares our memory with the other threads of cordon (the daemon runs many), so it
+ * only makes raw system calls on its own stack: no libc state, no errno (it would be the
+ * creating thread's), no locks. It blocks every signal it can (a terminal's SIGINT to our
+ * process group must not run cordon's handler on this stack), drops its copy of the pipe's
+ * write end, and sleeps until the read returns: EOF once we close our end, or our death.
+ * We SIGKILL it as well, which needs no cooperation.
+ */
+static int helper_main(void *arg)
+{
+	const struct helper_args *a = arg;
+	uint64_t all = ~0ULL;
+	char c;
+
+	(void)syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, sizeof(all));
+	(void)syscall(SYS_close, a->wfd);
+	(void)syscall(SYS_read, a->rfd, &c, 1);
+	(void)syscall(SYS_exit, 0);
+	return 0;
+}
+
+static int write_map(pid_t pid, const char *file, unsigned from, unsigned to, cordon_error *e)
+{
+	_cleanup_close_ int fd = -1;
+	char path[64], line[64];
+	int n;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	n = snprintf(line, sizeof(line), "%u %u 1\n", from, to);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cordon_err(e, errno, "idmap: open %s", path);
+	if (write(fd, line, (size_t)n) != n)
+		return cordon_err(e, errno, "idmap: write %s", path);
+	return 0;
+}
+
+int idmap_userns_open(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid, int *ret_fd,
+		      cordon_error *e)
+{
+	/*
+	 * The helper's stack lives in this frame: we do not return before it is reaped, and the
+	 * calls we make meanwhile use the stack below this frame, never this buffer.
+	 */
+	char stack[8192] __attribute__((aligned(64)));
+	struct helper_args a;
+	int pfd[2], fd = -1, rc = -1;
+	char path[64];
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return cordon_err(e, errno, "idmap: pipe");
+	a.rfd = pfd[0];
+	a.wfd = pfd[1];
+	pid = clone(helper_main, stack + sizeof(stack), CLONE_NEWUSER | CLONE_VM | SIGCHLD, &a);
+	if (pid < 0) {
+		cordon_err(e, errno, "idmap: clone a user namespace");
+		goto out;
+	}
+	if (write_map(pid, "uid_map", (unsigned)disk_uid, (unsigned)run_uid, e) < 0 ||
+	    write_map(pid, "gid_map", (unsigned)disk_gid, (unsigned)run_gid, e) < 0)
+		goto out_kill;
+	(void)snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		cordon_err(e, errno, "idmap: open %s", path);
+		goto out_kill;
+	}
+	rc = 0;
+out_kill:
+	(void)kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+out:
+	(void)close(pfd[0]);
+	(void)close(pfd[1]);
+	if (rc == 0)
+		*ret_fd = fd;
+	return rc;
+}
