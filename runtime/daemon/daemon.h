@@ -150,6 +150,8 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 struct session *session_get(const struct caller *c, const char *id);
 void session_put(struct session *s);
 const char *session_workdir(const struct session *s);
+/* The session's workdir, held open since it was created (opened as its owner). */
+int session_dirfd(const struct session *s);
 const char *session_profile(const struct session *s);
 json_t *session_json(const struct session *s);
 /* 0, 404 or 409 (runs in progress). */

@@ -387,12 +387,20 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 			goto fail;
 		}
 	} else if (cn->caller.uid != 0) {
+		_cleanup_free_ char *canon = NULL;
+
 		if (ident_mktemp(&cn->caller, "cordon", &workdir, &e) < 0) {
 			status = 500;
 			cordon_err_prefix(&e, "workdir");
 			goto fail;
 		}
 		temp = true;
+		/* Opened as the caller too: the caller owns the new entry and could swap it. */
+		if (ident_open_workdir(&cn->caller, workdir, &wdfd, &canon, &e) < 0) {
+			status = 500;
+			cordon_err_prefix(&e, "workdir");
+			goto fail;
+		}
 	}
 
 	/*
@@ -421,6 +429,12 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		.argv = argv,
 		.profile = p,
 		.workdir = workdir,
+		/*
+		 * The directory opened (and access-checked) as the caller above: the sandbox
+		 * mounts exactly it, whatever the path names by then (a symlink swapped in after
+		 * the check cannot redirect root's mount). NULL workdir (root, no workdir): -1.
+		 */
+		.workdir_fd = s ? session_dirfd(s) : wdfd,
 		.keep = b.keep,
 		.stdin_fd = -1,
 		/* Root's own runs are what a direct `cordon run` as root would be. */

@@ -249,6 +249,11 @@ const char *session_workdir(const struct session *s)
 	return s->workdir;
 }
 
+int session_dirfd(const struct session *s)
+{
+	return s->dirfd;
+}
+
 const char *session_profile(const struct session *s)
 {
 	return s->profile;

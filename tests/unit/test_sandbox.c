@@ -86,6 +86,8 @@ static void slurp_two(int a, int b, char **ra, char **rb)
 	*rb = sb;
 }
 
+static int sbx_wd_fd = -1; /* the next sbx_run passes this as local_spec.workdir_fd */
+
 /* Run `sh -c cmd` in the sandbox; everything the command prints is collected. */
 static void sbx_run(struct sbx *r, const struct cordon_profile *p, const char *wd, bool temp,
 		    const char *cmd)
@@ -102,7 +104,7 @@ static void sbx_run(struct sbx *r, const struct cordon_profile *p, const char *w
 		.argv = argv,
 		.envp = envp,
 		.workdir = wd,
-		.workdir_fd = -1,
+		.workdir_fd = sbx_wd_fd,
 		.workdir_is_temp = temp,
 		.stdin_fd = -1,
 		.stdout_fd = o[1],
@@ -318,6 +320,44 @@ Test(sandbox, root_owned_workdir_is_idmapped)
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(p);
+}
+
+/*
+ * The daemon opens a client's workdir as the client and passes the fd: the sandbox must mount
+ * that directory, not whatever the path names by the time it is set up (a symlink swapped in
+ * after the check). Here the path names another directory outright.
+ */
+static void fd_over_path(bool as_user)
+{
+	struct cordon_profile *p = load_default();
+	char *a = as_user ? become_user() : tu_tmpdir(), *b = tu_tmpdir(), want[600];
+	struct sbx r;
+
+	tu_write_file(a, "which", "A\n");
+	if (as_user)
+		cr_assert_eq(chmod(b, 0777), 0);
+	tu_write_file(b, "which", "B\n");
+	sbx_wd_fd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(sbx_wd_fd, 0);
+	sbx_run(&r, p, b, false, "pwd; cat which");
+	close(sbx_wd_fd);
+	sbx_wd_fd = -1;
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	snprintf(want, sizeof(want), "%s\nA\n", a);
+	cr_assert_str_eq(r.out, want);
+	sbx_free(&r);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, workdir_fd_wins_over_path)
+{
+	need_root();
+	fd_over_path(false);
+}
+
+Test(sandbox, workdir_fd_wins_over_path_as_user)
+{
+	fd_over_path(true);
 }
 
 Test(sandbox, identity_as_user)
