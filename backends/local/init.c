@@ -435,8 +435,12 @@ void sb_child_main(const struct sb_plan *pl)
 		die_step(pl, SB_STEP_CGROUPNS, errno, "unshare");
 	sb_trace(pl, SB_STEP_CGROUPNS);
 
-	/* rlimits only lower limits, so they need no privilege; init carries them too. */
-	r = limits_apply(pl->profile, mem_cg);
+	/*
+	 * rlimits only lower limits, so they need no privilege; init carries them too. No cgroup
+	 * (an ordinary user on a host that delegates none): in our own user namespace
+	 * RLIMIT_NPROC counts only this run's processes, so it stands in for the pids limit.
+	 */
+	r = limits_apply(pl->profile, mem_cg, !mem_cg && pl->userns);
 	if (r < 0)
 		die_step(pl, SB_STEP_RLIMITS, -r, "setrlimit");
 	sb_trace(pl, SB_STEP_RLIMITS);

@@ -10,6 +10,14 @@
  * falls back to RLIMIT_AS, a per-process address-space cap: coarser (it counts mappings, not
  * memory), but it stops a memory bomb.
  *
+ * Without a cgroup, `pids` falls back to RLIMIT_NPROC, but only when the run has a user
+ * namespace of its own (an ordinary caller). RLIMIT_NPROC counts the processes of the real
+ * uid, and since Linux 5.14 that count is kept per user namespace (ucounts): in the run's
+ * namespace the uid's count is exactly the sandbox's processes (init included), not the
+ * caller's other processes on the host, so a fork bomb stops at `pids` and the caller's
+ * shell keeps forking. As root, the command's uid (65534 or the workdir's owner) has
+ * processes outside the run, which would count too: there the cgroup is the only bound.
+ *
  * The soft and hard limits are both set, to the same value, so the command cannot raise its
  * soft limit back. A hard limit is never raised: min(profile, current hard), since lowering is
  * always allowed while raising needs CAP_SYS_RESOURCE, which root lacks in this host's bounding
@@ -39,7 +47,7 @@ static int lim_set(int resource, uint64_t value)
 	return 0;
 }
 
-int limits_apply(const struct cordon_profile *p, bool memory_in_cgroup)
+int limits_apply(const struct cordon_profile *p, bool memory_in_cgroup, bool pids_by_nproc)
 {
 	const struct {
 		int resource;
@@ -49,6 +57,7 @@ int limits_apply(const struct cordon_profile *p, bool memory_in_cgroup)
 		{ RLIMIT_FSIZE, p ? p->file_size : 0 },
 		{ RLIMIT_NOFILE, p ? p->open_files : 0 },
 		{ RLIMIT_AS, p && !memory_in_cgroup ? p->memory : 0 },
+		{ RLIMIT_NPROC, p && pids_by_nproc ? p->pids : 0 },
 	};
 	int r;
 

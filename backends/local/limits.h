@@ -4,6 +4,8 @@
 
 #include <cordon/cordon.h>
 
-/* In the child: apply cpu_time, file_size, open_files, core 0, and memory as RLIMIT_AS when
- * `memory_in_cgroup` is false. Each limit is min(profile, current hard). Returns 0 or -errno. */
-int limits_apply(const struct cordon_profile *p, bool memory_in_cgroup);
+/* In the child: apply cpu_time, file_size, open_files, core 0, memory as RLIMIT_AS when
+ * `memory_in_cgroup` is false, and pids as RLIMIT_NPROC when `pids_by_nproc` (no cgroup, and
+ * a user namespace of the run's own). Each limit is min(profile, current hard). Returns 0 or
+ * -errno. */
+int limits_apply(const struct cordon_profile *p, bool memory_in_cgroup, bool pids_by_nproc);

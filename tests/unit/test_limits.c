@@ -38,11 +38,12 @@ static void child_fail(int line, const char *fmt, ...)
 
 static struct cordon_profile prof;
 static bool in_cgroup;
+static bool nproc; /* pids as RLIMIT_NPROC (no cgroup, own user namespace) */
 static char tmpfile_path[64];
 
 static void apply_or_fail(void)
 {
-	int r = limits_apply(&prof, in_cgroup);
+	int r = limits_apply(&prof, in_cgroup, nproc);
 
 	CHECK(r == 0, "limits_apply: %s", strerror(-r));
 }
@@ -77,6 +78,7 @@ static void setup(void)
 
 	memset(&prof, 0, sizeof(prof));
 	in_cgroup = false;
+	nproc = false;
 	snprintf(tmpfile_path, sizeof(tmpfile_path), "/tmp/cordon-limits-XXXXXX");
 	fd = mkstemp(tmpfile_path);
 	cr_assert_geq(fd, 0);
@@ -233,7 +235,7 @@ Test(limits, zero_means_unlimited, .init = setup, .fini = teardown)
 	for (int r = 0; r < RLIM_NLIMITS; r++)
 		getrlimit(r, &before[r]);
 	assert_child_ok(run_child(zero_means_unchanged));
-	cr_assert_eq(limits_apply(NULL, false), 0); /* NULL profile: only core 0 */
+	cr_assert_eq(limits_apply(NULL, false, true), 0); /* NULL profile: only core 0 */
 }
 
 static void burn_cpu(void)

@@ -360,6 +360,44 @@ Test(sandbox, workdir_fd_wins_over_path_as_user)
 	fd_over_path(true);
 }
 
+/*
+ * An ordinary user gets no cgroup on this host: `pids` is then RLIMIT_NPROC, which Linux
+ * (5.14+) counts per user namespace, so only the run's own processes count. The caller's
+ * processes outside (20 of them here, more than the limit) must neither count nor be hurt.
+ */
+Test(sandbox, pids_limit_without_cgroup_as_user)
+{
+	char *wd = become_user();
+	struct cordon_profile *p = load_default();
+	pid_t host[20];
+	struct sbx r;
+	int n = -1;
+
+	for (size_t i = 0; i < 20; i++) {
+		host[i] = fork();
+		cr_assert_geq(host[i], 0);
+		if (host[i] == 0) {
+			pause();
+			_exit(0);
+		}
+	}
+	p->pids = 16;
+	/* Builtins only once the bomb ran: an exec would need a fork too. */
+	sbx_run(&r, p, wd, false,
+		"(i=0; while [ $i -lt 60 ]; do sleep 2 & i=$((i+1)); echo $i > /tmp/n; done) "
+		"2>/dev/null; read n < /tmp/n; echo started $n");
+	cr_assert_eq(r.rc, 0, "%s", r.e.msg);
+	cr_assert_eq(sscanf(r.out, "started %d", &n), 1, "%s / %s", r.out, r.err);
+	cr_expect(n >= 8 && n < 16, "%d sleeps started under pids = 16", n);
+	for (size_t i = 0; i < 20; i++) {
+		cr_expect_eq(kill(host[i], 0), 0, "a host process of the caller died");
+		kill(host[i], SIGKILL);
+		waitpid(host[i], NULL, 0);
+	}
+	sbx_free(&r);
+	cordon_profile_free(p);
+}
+
 Test(sandbox, identity_as_user)
 {
 	char *wd = become_user();
