@@ -163,15 +163,30 @@ static void dirname_of(const char *path, char *buf, size_t n)
 
 /*
  * /proc entries that reveal or change the host (what OCI runtimes call readonlyPaths and
- * maskedPaths). The proc instance is our pid namespace's, so the process list is the sandbox's
- * own; these entries however describe the whole machine. They are also root-only or read-only
- * to the unprivileged uid the command runs as, so this is a second wall, not the first.
+ * maskedPaths, and more). The proc instance is our pid namespace's, so the process list is the
+ * sandbox's own; these entries however describe or drive the whole machine. Most are also
+ * root-only or read-only to the unprivileged uid the command runs as, so this is a second
+ * wall, not the first; those that are not (key-users, iomem, ioports and the 0666 pressure
+ * files) are why it matters. Entries this kernel does not have are skipped.
+ *
+ * Read-only: sys (sysctls), sysrq-trigger (reboot, crash, OOM-kill the host), irq (affinity),
+ * bus and fs (device and file-system tunables), pressure (PSI files are 0666: a trigger is a
+ * host-wide monitor any process could register).
+ * Masked (an empty, mode 0000 file or directory: opening fails with EACCES): kernel memory and
+ * addresses (kcore, kallsyms, kpage*, vmallocinfo, iomem, ioports, slabinfo, pagetypeinfo),
+ * the kernel log (kmsg), keyrings of every user (keys, key-users), timers and scheduler state
+ * of the host (timer_list, timer_stats, sched_debug, latency_stats), and hardware (acpi,
+ * asound, scsi, mtrr, dma, driver).
  */
-static const char *const proc_readonly[] = { "sys", "sysrq-trigger", "irq", "bus", "fs" };
-static const char *const proc_masked[] = { "kcore",	    "keys",	   "timer_list",
-					   "latency_stats", "sched_debug", "scsi",
-					   "acpi",	    "asound",	   "kallsyms",
-					   "kpagecount",    "kpageflags" };
+static const char *const proc_readonly[] = {
+	"sys", "sysrq-trigger", "irq", "bus", "fs", "pressure"
+};
+static const char *const proc_masked[] = {
+	"kcore",     "kallsyms",   "kpagecount",  "kpageflags",	  "kpagecgroup",   "vmallocinfo",
+	"iomem",     "ioports",	   "slabinfo",	  "pagetypeinfo", "kmsg",	   "keys",
+	"key-users", "timer_list", "timer_stats", "sched_debug",  "latency_stats", "acpi",
+	"asound",    "scsi",	   "mtrr",	  "dma",	  "driver",
+};
 
 static int proc_harden(int proc_mnt, int mask_mnt, struct sb_msg *m)
 {

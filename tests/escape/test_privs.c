@@ -350,7 +350,13 @@ ESC_CASE(escape_kernel, proc_kernel_memory_and_log)
 		"timeout 1 head -n 1 /dev/kmsg 2>/dev/null | grep -q . && echo ESCAPED-KMSG; "
 		"head -c 1 /proc/kpageflags >/dev/null 2>&1 && echo ESCAPED-KPAGEFLAGS; "
 		"grep -v '^0000000000000000' /proc/kallsyms 2>/dev/null | grep -qm1 . && "
-		"echo ESCAPED-KALLSYMS; true");
+		"echo ESCAPED-KALLSYMS; "
+		"for f in kpagecount kpagecgroup vmallocinfo iomem ioports slabinfo pagetypeinfo "
+		"kmsg keys key-users timer_list timer_stats sched_debug latency_stats; do "
+		"test -e /proc/$f && head -c 1 /proc/$f >/dev/null 2>&1 && echo ESCAPED-PROC-$f; "
+		"done; for f in cpu io memory; do test -e /proc/pressure/$f && "
+		"(echo 'some 150000 1000000' > /proc/pressure/$f) 2>/dev/null && "
+		"echo ESCAPED-PSI-TRIGGER; done; true");
 	esc_expect_no_escape(&r, "kernel memory or log");
 	tu_run_free(&r);
 }

@@ -485,6 +485,58 @@ Test(sandbox, proc_is_the_sandboxes)
 		"test -r /proc/sys/kernel/ostype && echo readable");
 	cr_assert_str_eq(r.out, "readable\n", "%s", r.out);
 	sbx_free(&r);
+	/*
+	 * Every masked entry the host has is a mode-0000 mount (EACCES, even for entries the
+	 * sandbox uid could read on the host: key-users, iomem, ioports); the read-only ones
+	 * refuse writes with EROFS (the 0666 PSI files included). Run as an ordinary user too:
+	 * there the sandbox has a user namespace, and its proc is mounted differently.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		static const char *const masked[] = {
+			"kcore",       "kallsyms",	"kpagecount", "kpageflags", "kpagecgroup",
+			"vmallocinfo", "iomem",		"ioports",    "slabinfo",   "pagetypeinfo",
+			"kmsg",	       "keys",		"key-users",  "timer_list", "timer_stats",
+			"sched_debug", "latency_stats", "acpi",	      "asound",	    "scsi",
+			"mtrr",	       "dma",		"driver",
+		};
+		char cmd[4096] = "", path[64];
+		char *uwd = NULL;
+		pid_t pid;
+		int st;
+		size_t k = 0;
+
+		for (size_t i = 0; i < sizeof(masked) / sizeof(masked[0]); i++) {
+			struct stat hst;
+
+			snprintf(path, sizeof(path), "/proc/%s", masked[i]);
+			if (stat(path, &hst) != 0)
+				continue; /* this kernel has no such entry */
+			k += (size_t)snprintf(cmd + k, sizeof(cmd) - k,
+					      "[ \"$(stat -c %%a %s)\" = 0 ] || echo MODE %s; "
+					      "cat %s >/dev/null 2>&1 && echo READ %s; ",
+					      path, masked[i], path, masked[i]);
+		}
+		snprintf(cmd + k, sizeof(cmd) - k,
+			 "for f in /proc/pressure/cpu /proc/sys/kernel/hostname; do "
+			 "[ -e $f ] || continue; (echo x > $f) 2>&1 | grep -q 'Read-only' || "
+			 "echo WRITABLE $f; done; echo done");
+		pid = fork();
+		cr_assert_geq(pid, 0);
+		if (pid == 0) {
+			if (pass == 1)
+				uwd = become_user();
+			sbx_run(&r, p, uwd ? uwd : wd, !uwd, cmd);
+			if (!ok(&r) || strcmp(r.out, "done\n") != 0) {
+				fprintf(stderr, "pass %d: %s / %s / %s\n", pass, r.out, r.err,
+					r.e.msg);
+				_exit(1);
+			}
+			_exit(0);
+		}
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "pass %d failed (see stderr)",
+			  pass);
+	}
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(p);
