@@ -10,6 +10,7 @@
 #include "backends/local/cgroup.h"
 #include "backends/local/landlock.h"
 #include "runtime/cleanup.h"
+#include "runtime/strbuf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,44 +26,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-struct buf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void addf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if (b->s && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)n;
-		char *s = realloc(b->s, cap);
-
-		if (!s) {
-			b->oom = true;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-}
 
 enum probe { P_UNSHARE, P_IDMAP, P_FSOPEN };
 
@@ -197,91 +160,96 @@ int doctor_report(char **ret_text, cordon_error *e)
 		{ "network namespace", CLONE_NEWNET }, { "ipc namespace", CLONE_NEWIPC },
 		{ "uts namespace", CLONE_NEWUTS },     { "cgroup namespace", CLONE_NEWCGROUP },
 	};
-	struct buf b = { 0 };
+	struct strbuf b = { 0 };
 	bool root = geteuid() == 0, all_ns = true;
 	char reason[256] = "", v2c[512] = "", v1c[512] = "";
 	int err, abi;
 	enum cgroup_mode cg;
 
-	addf(&b, "local sandbox (running as %s)\n",
-	     root ? "root: the command runs as an unprivileged uid"
-		  : "an ordinary user: a user namespace maps your own uid");
+	strbuf_addf(&b, "local sandbox (running as %s)\n",
+		    root ? "root: the command runs as an unprivileged uid"
+			 : "an ordinary user: a user namespace maps your own uid");
 
 	/* user namespace: required for an ordinary user, not used by root */
 	err = root ? probe(P_UNSHARE, CLONE_NEWUSER) : probe(P_UNSHARE, 0);
-	addf(&b, "  user namespace:     %s; use: %s\n", err ? strerror(err) : "yes",
-	     root  ? "no (root needs none)"
-	     : err ? "REQUIRED, missing"
-		   : "yes");
+	strbuf_addf(&b, "  user namespace:     %s; use: %s\n", err ? strerror(err) : "yes",
+		    root  ? "no (root needs none)"
+		    : err ? "REQUIRED, missing"
+			  : "yes");
 	if (!root && err)
 		all_ns = false;
 	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
 		err = probe(P_UNSHARE, ns[i].flag);
-		addf(&b, "  %-19s %s; use: %s\n", ns[i].name, err ? strerror(err) : "yes",
-		     err ? "REQUIRED, missing" : "yes");
+		strbuf_addf(&b, "  %-19s %s; use: %s\n", ns[i].name, err ? strerror(err) : "yes",
+			    err ? "REQUIRED, missing" : "yes");
 		if (err)
 			all_ns = false;
 	}
 	err = probe(P_FSOPEN, 0);
-	addf(&b, "  new mount API:      %s; use: %s\n", err ? strerror(err) : "yes",
-	     err ? "REQUIRED, missing (kernel >= 5.2)" : "yes (fd-based binds, race-free masks)");
+	strbuf_addf(&b, "  new mount API:      %s; use: %s\n", err ? strerror(err) : "yes",
+		    err ? "REQUIRED, missing (kernel >= 5.2)"
+			: "yes (fd-based binds, race-free masks)");
 	if (err)
 		all_ns = false;
 
 	if (seccomp_ok(&err))
-		addf(&b, "  seccomp:            yes (filter mode); use: yes (deny list, EPERM)\n");
+		strbuf_addf(
+			&b,
+			"  seccomp:            yes (filter mode); use: yes (deny list, EPERM)\n");
 	else {
-		addf(&b, "  seccomp:            %s; use: REQUIRED, missing\n", strerror(err));
+		strbuf_addf(&b, "  seccomp:            %s; use: REQUIRED, missing\n",
+			    strerror(err));
 		all_ns = false;
 	}
 
 	abi = landlock_abi();
 	if (abi > 0)
-		addf(&b,
-		     "  Landlock:           ABI %d; use: yes (read the view, write workdir and "
-		     "/tmp)\n",
-		     abi);
+		strbuf_addf(
+			&b,
+			"  Landlock:           ABI %d; use: yes (read the view, write workdir and "
+			"/tmp)\n",
+			abi);
 	else
-		addf(&b, "  Landlock:           no; use: no (the mount namespace is the only file "
-			 "wall; a profile with require = landlock refuses to run)\n");
+		strbuf_addf(
+			&b,
+			"  Landlock:           no; use: no (the mount namespace is the only file "
+			"wall; a profile with require = landlock refuses to run)\n");
 
 	cg = cgroup_detect(reason, sizeof(reason));
 	read_line("/sys/fs/cgroup/cgroup.controllers", v2c, sizeof(v2c));
 	if (!v2c[0])
 		read_line("/sys/fs/cgroup/unified/cgroup.controllers", v2c, sizeof(v2c));
 	v1_controllers(v1c, sizeof(v1c));
-	addf(&b, "  cgroup v2:          %s%s%s\n", v2c[0] ? "controllers: " : "no controllers", v2c,
-	     "");
-	addf(&b, "  cgroup v1:          %s%s\n", v1c[0] ? "controllers: " : "none", v1c);
+	strbuf_addf(&b, "  cgroup v2:          %s%s%s\n",
+		    v2c[0] ? "controllers: " : "no controllers", v2c, "");
+	strbuf_addf(&b, "  cgroup v1:          %s%s\n", v1c[0] ? "controllers: " : "none", v1c);
 	switch (cg) {
 	case CGROUP_V2:
-		addf(&b, "  cgroup use:         v2 (memory, pids, CPU, peak memory, OOM, kill)\n");
+		strbuf_addf(
+			&b,
+			"  cgroup use:         v2 (memory, pids, CPU, peak memory, OOM, kill)\n");
 		break;
 	case CGROUP_V1:
-		addf(&b, "  cgroup use:         v1 memory/pids/cpuacct (%s)\n",
-		     reason[0] ? reason : "no usable v2 controllers");
+		strbuf_addf(&b, "  cgroup use:         v1 memory/pids/cpuacct (%s)\n",
+			    reason[0] ? reason : "no usable v2 controllers");
 		break;
 	default:
-		addf(&b,
-		     "  cgroup use:         none (%s): RLIMIT_AS and wait4 rusage instead, "
-		     "the pid namespace kills the run\n",
-		     reason[0] ? reason : "unavailable");
+		strbuf_addf(&b,
+			    "  cgroup use:         none (%s): RLIMIT_AS and wait4 rusage instead, "
+			    "the pid namespace kills the run\n",
+			    reason[0] ? reason : "unavailable");
 		break;
 	}
 
 	err = probe(P_IDMAP, 0);
-	addf(&b, "  idmapped mounts:    %s; use: %s\n", err ? strerror(err) : "yes",
-	     geteuid() == 0 ? "for a root-owned workdir (its files stay root's on the host; "
-			      "setuid/setgid bits refused by seccomp)"
-			    : "no (an ordinary caller's command runs as itself)");
+	strbuf_addf(&b, "  idmapped mounts:    %s; use: %s\n", err ? strerror(err) : "yes",
+		    geteuid() == 0 ? "for a root-owned workdir (its files stay root's on the host; "
+				     "setuid/setgid bits refused by seccomp)"
+				   : "no (an ordinary caller's command runs as itself)");
 
-	addf(&b, "  verdict:            %s\n",
-	     all_ns ? "full isolation available"
-		    : "the local sandbox cannot run here (a required facility is missing)");
-	if (b.oom) {
-		free(b.s);
-		return cordon_err(e, ENOMEM, "out of memory");
-	}
-	*ret_text = b.s;
-	return 0;
+	strbuf_addf(&b, "  verdict:            %s\n",
+		    all_ns ? "full isolation available"
+			   : "the local sandbox cannot run here (a required facility is missing)");
+	*ret_text = strbuf_steal(&b, NULL);
+	return *ret_text ? 0 : cordon_err(e, ENOMEM, "out of memory");
 }

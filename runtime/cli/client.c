@@ -23,19 +23,6 @@
 #define DEFAULT_SOCKET "/run/cordon/cordon.sock"
 #define MAX_REPLY (512u << 20)
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("cordon: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return CORDON_EXIT_FAILURE;
-}
-
 const char *client_socket_path(void)
 {
 	const char *s = getenv("CORDON_SOCKET");
@@ -258,7 +245,7 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 	*ret_unreachable = false;
 	body = build_body(r);
 	if (!body)
-		return fail("out of memory");
+		return cli_fail("out of memory");
 	fd = connect_socket(r->socket_path);
 	if (fd < 0) {
 		*ret_unreachable = true;
@@ -270,29 +257,30 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 		     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 		     blen) < 0) {
 		head = NULL;
-		return fail("out of memory");
+		return cli_fail("out of memory");
 	}
 	if (fsutil_write_all(fd, head, strlen(head)) < 0 || fsutil_write_all(fd, body, blen) < 0)
-		return fail("cordond at %s: sending the request: %s", r->socket_path,
-			    strerror(errno));
+		return cli_fail("cordond at %s: sending the request: %s", r->socket_path,
+				strerror(errno));
 	if (read_reply(fd, &reply, &reply_len) < 0)
-		return fail("cordond at %s: reading the reply: %s", r->socket_path,
-			    strerror(errno));
+		return cli_fail("cordond at %s: reading the reply: %s", r->socket_path,
+				strerror(errno));
 	if (sscanf(reply, "HTTP/1.%*d %d", &status) != 1 || !(sep = strstr(reply, "\r\n\r\n")))
-		return fail("cordond at %s: not an HTTP reply", r->socket_path);
+		return cli_fail("cordond at %s: not an HTTP reply", r->socket_path);
 	payload = sep + 4;
 	j = json_loadb(payload, reply_len - (size_t)(payload - reply), JSON_ALLOW_NUL, &je);
 	if (status != 200) {
 		json_t *err = j ? json_object_get(j, "error") : NULL;
 
-		rc = fail("cordond: %s (HTTP %d)",
-			  json_is_string(err) ? json_string_value(err) : "request failed", status);
+		rc = cli_fail("cordond: %s (HTTP %d)",
+			      json_is_string(err) ? json_string_value(err) : "request failed",
+			      status);
 		json_decref(j);
 		return rc;
 	}
 	if (!j || !json_is_object(j) || !json_is_string(json_object_get(j, "output"))) {
 		json_decref(j);
-		return fail("cordond at %s: malformed result", r->socket_path);
+		return cli_fail("cordond at %s: malformed result", r->socket_path);
 	}
 	if (r->keep && !r->workdir && json_is_string(json_object_get(j, "workdir")))
 		fprintf(stderr, "cordon: kept workdir %s\n",

@@ -30,3 +30,7 @@ const char *client_unsupported(const char *profile, bool pass_stdin, const char 
  * daemon answers, *ret_unreachable is set and nothing is printed.
  */
 int client_run(const struct client_request *r, bool *ret_unreachable);
+
+/* Print "cordon: <message>" as one line on stderr; returns 125 (cordon failed). Defined in main.c,
+ * shared by every part of the CLI so that all its errors look alike. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -33,8 +33,7 @@ static void on_signal(int sig)
 	cancelled = sig;
 }
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
+int cli_fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -50,7 +49,7 @@ static int fail_err(const cordon_error *e)
 {
 	char buf[512];
 
-	return fail("%s", cordon_err_str(e, buf, sizeof(buf)));
+	return cli_fail("%s", cordon_err_str(e, buf, sizeof(buf)));
 }
 
 static const char usage_main[] =
@@ -196,7 +195,7 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_op
 		case 'b':
 			if (strcmp(optarg, "local") && strcmp(optarg, "docker") &&
 			    strcmp(optarg, "daytona"))
-				return fail(
+				return cli_fail(
 					"--backend: unknown backend '%s' (expected local, docker "
 					"or daytona)",
 					optarg);
@@ -204,7 +203,7 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_op
 			break;
 		case 'w':
 			if (!*optarg)
-				return fail("--workdir: empty path");
+				return cli_fail("--workdir: empty path");
 			o->workdir = optarg;
 			break;
 		case OPT_KEEP:
@@ -231,17 +230,19 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_op
 			else if (!strcmp(optarg, "strict"))
 				o->mode = CORDON_MODE_STRICT;
 			else
-				return fail("--policy-mode: invalid mode '%s' (expected compat or "
-					    "strict)",
-					    optarg);
+				return cli_fail(
+					"--policy-mode: invalid mode '%s' (expected compat or "
+					"strict)",
+					optarg);
 			break;
 		case 'e': {
 			const char *eq = strchr(optarg, '=');
 
 			if (!eq || !valid_env_name(optarg, (size_t)(eq - optarg)))
-				return fail("--env: expected KEY=VALUE with a valid variable name, "
-					    "got '%s'",
-					    optarg);
+				return cli_fail(
+					"--env: expected KEY=VALUE with a valid variable name, "
+					"got '%s'",
+					optarg);
 			if (cordon_list_add(&o->env, optarg, &e) < 0)
 				return fail_err(&e);
 			break;
@@ -250,7 +251,7 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_op
 			double d;
 
 			if (profile_parse_seconds(optarg, &d, &e) < 0)
-				return fail("--timeout: %s", e.msg);
+				return cli_fail("--timeout: %s", e.msg);
 			o->timeout = optarg;
 			break;
 		}
@@ -258,7 +259,7 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_op
 			int64_t n;
 
 			if (profile_parse_count(optarg, &n, &e) < 0)
-				return fail("--max-output: %s", e.msg);
+				return cli_fail("--max-output: %s", e.msg);
 			o->max_output = optarg;
 			break;
 		}
@@ -268,27 +269,30 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_op
 			else if (!strcmp(optarg, "host"))
 				o->network = CORDON_NET_HOST;
 			else
-				return fail("--network: invalid value '%s' (expected none or host)",
-					    optarg);
+				return cli_fail(
+					"--network: invalid value '%s' (expected none or host)",
+					optarg);
 			break;
 		case OPT_IMAGE:
 			if (!*optarg)
-				return fail("--image: empty image name");
+				return cli_fail("--image: empty image name");
 			o->image = optarg;
 			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "json"))
 				o->json = true;
 			else if (strcmp(optarg, "text"))
-				return fail("--format: invalid value '%s' (expected text or json)",
-					    optarg);
+				return cli_fail(
+					"--format: invalid value '%s' (expected text or json)",
+					optarg);
 			break;
 		case OPT_VIA:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "daemon") &&
 			    strcmp(optarg, "direct"))
-				return fail("--via: invalid value '%s' (expected auto, daemon or "
-					    "direct)",
-					    optarg);
+				return cli_fail(
+					"--via: invalid value '%s' (expected auto, daemon or "
+					"direct)",
+					optarg);
 			o->via = optarg;
 			break;
 		case OPT_STDIN:
@@ -299,10 +303,10 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_op
 			*done = true;
 			return 0;
 		case ':':
-			return fail("option '%s' needs a value", argv[optind - 1]);
+			return cli_fail("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return fail("unknown option '%s' (see cordon run --help)",
-				    argv[optind - 1]);
+			return cli_fail("unknown option '%s' (see cordon run --help)",
+					argv[optind - 1]);
 		}
 	}
 	*ret_optind = optind;
@@ -403,16 +407,16 @@ static int cmd_run(int argc, char **argv, bool check_only)
 	if (rc || done)
 		goto out;
 	if (first >= argc) {
-		rc = fail("%s: no command given (see cordon run --help)", argv[0]);
+		rc = cli_fail("%s: no command given (see cordon run --help)", argv[0]);
 		goto out;
 	}
 	command = join_words(argc - first, argv + first);
 	if (!command) {
-		rc = fail("out of memory");
+		rc = cli_fail("out of memory");
 		goto out;
 	}
 	if (command[strspn(command, " \t\n")] == '\0') {
-		rc = fail("%s: empty command", argv[0]);
+		rc = cli_fail("%s: empty command", argv[0]);
 		goto out;
 	}
 	if (resolve_profile(&o, &profile, &e) < 0) {
@@ -420,7 +424,7 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		goto out;
 	}
 	if (strcmp(profile->backend, "local") != 0) {
-		rc = fail("backend '%s' is not available in this build", profile->backend);
+		rc = cli_fail("backend '%s' is not available in this build", profile->backend);
 		goto out;
 	}
 
@@ -466,7 +470,7 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
 
 		if (why && daemon_only) {
-			rc = fail("--via daemon: %s", why);
+			rc = cli_fail("--via daemon: %s", why);
 			goto out;
 		}
 		if (!why) {
@@ -494,7 +498,7 @@ static int cmd_run(int argc, char **argv, bool check_only)
 			if (!unreachable)
 				goto out;
 			if (daemon_only) {
-				rc = fail("--via daemon: cordond is not reachable at %s", sock);
+				rc = cli_fail("--via daemon: cordond is not reachable at %s", sock);
 				goto out;
 			}
 		}
@@ -545,7 +549,7 @@ static int cmd_profiles(int argc, char **argv)
 	cordon_error e = { 0 };
 
 	if (argc > 1)
-		return fail("profiles: unexpected argument '%s'", argv[1]);
+		return cli_fail("profiles: unexpected argument '%s'", argv[1]);
 	if (profile_list(&lines, &e) < 0)
 		return fail_err(&e);
 	for (char **l = lines; l && *l; l++) {
@@ -571,7 +575,7 @@ static int cmd_profile(int argc, char **argv)
 	cordon_error e = { 0 };
 
 	if (argc != 3 || strcmp(argv[1], "show"))
-		return fail("usage: cordon profile show NAME");
+		return cli_fail("usage: cordon profile show NAME");
 	if (cordon_profile_load(argv[2], &p, &e) < 0)
 		return fail_err(&e);
 	if (cordon_profile_format(p, &text, &e) < 0) {
@@ -597,26 +601,26 @@ static int cmd_tool_schema(int argc, char **argv)
 		if (c == 'w')
 			workdir = optarg;
 		else
-			return fail("tool-schema: unknown option '%s'", argv[optind - 1]);
+			return cli_fail("tool-schema: unknown option '%s'", argv[optind - 1]);
 	}
 	if (optind < argc)
-		return fail("tool-schema: unexpected argument '%s'", argv[optind]);
+		return cli_fail("tool-schema: unexpected argument '%s'", argv[optind]);
 	if (workdir && !*workdir)
-		return fail("tool-schema: --workdir: empty path");
+		return cli_fail("tool-schema: --workdir: empty path");
 	/* AG2's SandboxShellTool description, rendered with its workdir. */
 	if (asprintf(&desc, "Execute a shell command in the working directory: %s",
 		     workdir ? workdir : "(a fresh temporary directory per command)") < 0)
-		return fail("out of memory");
+		return cli_fail("out of memory");
 	j = json_pack("{s:s,s:{s:s,s:s,s:{s:s,s:{s:{s:s,s:s}},s:[s]}}}", "type", "function",
 		      "function", "name", "run_shell_command", "description", desc, "parameters",
 		      "type", "object", "properties", "command", "type", "string", "description",
 		      "The shell command to run.", "required", "command");
 	if (!j)
-		return fail("out of memory");
+		return cli_fail("out of memory");
 	out = json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(2));
 	json_decref(j);
 	if (!out)
-		return fail("out of memory");
+		return cli_fail("out of memory");
 	printf("%s\n", out);
 	return 0;
 }
@@ -627,7 +631,7 @@ static int cmd_doctor(int argc, char **argv)
 	cordon_error e = { 0 };
 
 	if (argc > 1)
-		return fail("doctor: unexpected argument '%s'", argv[1]);
+		return cli_fail("doctor: unexpected argument '%s'", argv[1]);
 	if (doctor_report(&text, &e) < 0)
 		return fail_err(&e);
 	fputs(text, stdout);
@@ -657,7 +661,7 @@ int main(int argc, char **argv)
 		return cmd_tool_schema(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		if (argc > 2)
-			return fail("version: unexpected argument '%s'", argv[2]);
+			return cli_fail("version: unexpected argument '%s'", argv[2]);
 		printf("cordon %s\n", CORDON_VERSION);
 		return 0;
 	}
@@ -665,5 +669,5 @@ int main(int argc, char **argv)
 		fputs(usage_main, stdout);
 		return 0;
 	}
-	return fail("unknown command '%s' (see cordon --help)", cmd);
+	return cli_fail("unknown command '%s' (see cordon --help)", cmd);
 }

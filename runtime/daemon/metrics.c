@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* /metrics: Prometheus text exposition format 0.0.4, from lock-free counters. */
 #define _GNU_SOURCE
+#include "runtime/strbuf.h"
 #include "runtime/daemon/daemon.h"
 
 #include <stdarg.h>
@@ -34,57 +35,17 @@ void metrics_run(double ms)
 	atomic_fetch_add(&metrics.dur_sum_us, (unsigned long)(ms * 1e3));
 }
 
-struct buf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void add(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(struct buf *b, const char *fmt, ...)
+static void counter(struct strbuf *b, const char *name, const char *help, unsigned long v)
 {
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if ((size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		char *s = realloc(b->s, b->cap * 2 + (size_t)n);
-		if (!s) {
-			b->oom = true;
-			return;
-		}
-		b->s = s;
-		b->cap = b->cap * 2 + (size_t)n;
-	}
-}
-
-static void counter(struct buf *b, const char *name, const char *help, unsigned long v)
-{
-	add(b, "# HELP %s %s\n# TYPE %s counter\n%s %lu\n", name, help, name, name, v);
+	strbuf_addf(b, "# HELP %s %s\n# TYPE %s counter\n%s %lu\n", name, help, name, name, v);
 }
 
 char *metrics_render(size_t *ret_len)
 {
-	struct buf b = { .cap = 4096 };
+	struct strbuf b = { 0 };
 	unsigned long cum = 0;
 	size_t nb = sizeof(buckets) / sizeof(buckets[0]);
 
-	b.s = malloc(b.cap);
-	if (!b.s)
-		return NULL;
-	b.s[0] = '\0';
 	counter(&b, "cordond_runs_total", "Runs that produced a result (refusals included).",
 		atomic_load(&metrics.runs));
 	counter(&b, "cordond_refusals_total", "Runs the policy refused.",
@@ -100,34 +61,30 @@ char *metrics_render(size_t *ret_len)
 		atomic_load(&metrics.rejected));
 	counter(&b, "cordond_forbidden_total", "Requests from unauthorised callers (403).",
 		atomic_load(&metrics.forbidden));
-	add(&b,
-	    "# HELP cordond_runs_in_flight Runs executing now.\n"
-	    "# TYPE cordond_runs_in_flight gauge\ncordond_runs_in_flight %ld\n",
-	    atomic_load(&metrics.in_flight));
-	add(&b,
-	    "# HELP cordond_sessions Live sessions.\n# TYPE cordond_sessions gauge\n"
-	    "cordond_sessions %u\n",
-	    sessions_count());
-	add(&b, "# HELP cordond_http_responses_total HTTP responses by status code.\n"
-		"# TYPE cordond_http_responses_total counter\n");
+	strbuf_addf(&b,
+		    "# HELP cordond_runs_in_flight Runs executing now.\n"
+		    "# TYPE cordond_runs_in_flight gauge\ncordond_runs_in_flight %ld\n",
+		    atomic_load(&metrics.in_flight));
+	strbuf_addf(&b,
+		    "# HELP cordond_sessions Live sessions.\n# TYPE cordond_sessions gauge\n"
+		    "cordond_sessions %u\n",
+		    sessions_count());
+	strbuf_addf(&b, "# HELP cordond_http_responses_total HTTP responses by status code.\n"
+			"# TYPE cordond_http_responses_total counter\n");
 	for (size_t i = 0; i < sizeof(http_codes) / sizeof(http_codes[0]); i++)
-		add(&b, "cordond_http_responses_total{code=\"%d\"} %lu\n", http_codes[i],
-		    atomic_load(&metrics.http[i]));
-	add(&b, "# HELP cordond_run_duration_seconds Wall-clock duration of runs.\n"
-		"# TYPE cordond_run_duration_seconds histogram\n");
+		strbuf_addf(&b, "cordond_http_responses_total{code=\"%d\"} %lu\n", http_codes[i],
+			    atomic_load(&metrics.http[i]));
+	strbuf_addf(&b, "# HELP cordond_run_duration_seconds Wall-clock duration of runs.\n"
+			"# TYPE cordond_run_duration_seconds histogram\n");
 	for (size_t i = 0; i < nb; i++) {
 		cum += atomic_load(&metrics.hist[i]);
-		add(&b, "cordond_run_duration_seconds_bucket{le=\"%g\"} %lu\n", buckets[i], cum);
+		strbuf_addf(&b, "cordond_run_duration_seconds_bucket{le=\"%g\"} %lu\n", buckets[i],
+			    cum);
 	}
 	cum += atomic_load(&metrics.hist[nb]);
-	add(&b, "cordond_run_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
-	add(&b, "cordond_run_duration_seconds_sum %.6f\n",
-	    (double)atomic_load(&metrics.dur_sum_us) / 1e6);
-	add(&b, "cordond_run_duration_seconds_count %lu\n", cum);
-	if (b.oom) {
-		free(b.s);
-		return NULL;
-	}
-	*ret_len = b.len;
-	return b.s;
+	strbuf_addf(&b, "cordond_run_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
+	strbuf_addf(&b, "cordond_run_duration_seconds_sum %.6f\n",
+		    (double)atomic_load(&metrics.dur_sum_us) / 1e6);
+	strbuf_addf(&b, "cordond_run_duration_seconds_count %lu\n", cum);
+	return strbuf_steal(&b, ret_len);
 }
