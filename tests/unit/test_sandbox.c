@@ -174,7 +174,8 @@ static char *become_user(void)
 }
 
 /* Host processes whose command line contains `marker`. */
-static int host_procs_with(const char *marker)
+/* Count host processes whose command line contains marker (anchored: starts with it). */
+static int host_procs_matching(const char *marker, bool anchored)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -200,11 +201,17 @@ static int host_procs_with(const char *marker)
 			if (buf[i] == '\0')
 				buf[i] = ' ';
 		buf[k] = '\0';
-		if (strstr(buf, marker))
+		if (anchored ? strncmp(buf, marker, strlen(marker)) == 0
+			     : strstr(buf, marker) != NULL)
 			n++;
 	}
 	closedir(d);
 	return n;
+}
+
+static int host_procs_with(const char *marker)
+{
+	return host_procs_matching(marker, false);
 }
 
 static int count_lines(const char *path)
@@ -731,10 +738,15 @@ Test(sandbox, kill_is_fast_and_total)
 				.stderr_fd = 2,
 				.profile = p };
 	cr_assert_eq(local_proc_start(&s, &proc, &e), 0, "%s", e.msg);
-	for (int i = 0; i < 150 && host_procs_with("sleep 71.5") < 2; i++)
+	/* Wait for the settled tree: the detached sleep and the foreground sleep (dash execs
+	 * the last command, so the shell itself becomes "sleep 72.5"). Counting the shell's
+	 * own command line instead races with its fork and exec. */
+	for (int i = 0; i < 150 && (host_procs_matching("sleep 71.5", true) < 1 ||
+				    host_procs_matching("sleep 72.5", true) < 1);
+	     i++)
 		usleep(20 * 1000);
-	/* the shell (its command line holds the marker) and the detached sleep */
-	cr_assert_geq(host_procs_with("sleep 71.5"), 2);
+	cr_assert_eq(host_procs_matching("sleep 71.5", true), 1);
+	cr_assert_eq(host_procs_matching("sleep 72.5", true), 1);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	local_proc_kill(proc);
 	local_proc_kill(proc); /* idempotent */
@@ -782,9 +794,11 @@ Test(sandbox, dies_with_cordon)
 		pause();
 		_exit(0);
 	}
-	for (int i = 0; i < 150 && host_procs_with("sleep 73.5") < 2; i++)
+	for (int i = 0; i < 150 && (host_procs_matching("sleep 73.5", true) < 1 ||
+				    host_procs_matching("sleep 74.5", true) < 1);
+	     i++)
 		usleep(20 * 1000);
-	started = host_procs_with("sleep 73.5");
+	started = host_procs_matching("sleep 73.5", true) + host_procs_matching("sleep 74.5", true);
 	/* cordon is SIGKILLed: no cleanup code of its own runs. */
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
