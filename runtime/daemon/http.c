@@ -79,8 +79,9 @@ static enum MHD_Result send_buf(struct MHD_Connection *c, int status, char *buf,
 	return ret;
 }
 
-/* Takes the reference to j. */
-static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j)
+/* Takes the reference to j; one JSON document and a newline, as every reply of cordond. */
+static enum MHD_Result send_json_allow(struct MHD_Connection *c, int status, json_t *j,
+				       const char *allow)
 {
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	char *line;
@@ -97,33 +98,22 @@ static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j
 	}
 	line[n] = '\n';
 	line[n + 1] = '\0';
-	return send_buf(c, status, line, n + 1, "application/json", NULL);
+	return send_buf(c, status, line, n + 1, "application/json", allow);
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j)
+{
+	return send_json_allow(c, status, j, NULL);
 }
 
 static enum MHD_Result send_error_allow(struct MHD_Connection *c, int status, const char *msg,
 					const char *allow)
 {
-	json_t *j = json_pack("{s:s}", "error", msg);
-	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	char *line;
-	size_t n;
-
-	json_decref(j);
-	if (!s)
-		return MHD_NO;
-	n = strlen(s);
-	line = realloc(s, n + 2);
-	if (!line) {
-		free(s);
-		return MHD_NO;
-	}
-	line[n] = '\n';
-	line[n + 1] = '\0';
 	if (status == 429)
 		atomic_fetch_add(&metrics.rejected, 1);
 	if (status == 403)
 		atomic_fetch_add(&metrics.forbidden, 1);
-	return send_buf(c, status, line, n + 1, "application/json", allow);
+	return send_json_allow(c, status, json_pack("{s:s}", "error", msg), allow);
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, int status, const cordon_error *e)
@@ -655,6 +645,57 @@ static bool request_has_body(struct MHD_Connection *c, const char *content_lengt
 	return content_length && strtoull(content_length, NULL, 10) > 0;
 }
 
+/*
+ * The request head is bounded by cordond, with a JSON error naming what is too long: the
+ * target at CORDOND_MAX_TARGET bytes (414), any one header or all of them together at
+ * CORDOND_MAX_HEADERS (431). libmicrohttpd's pool (CORDOND_HEAD_POOL) is larger, so that only
+ * a head beyond it meets libmicrohttpd's own, non-JSON, 431.
+ */
+#define CORDOND_MAX_TARGET 4096
+#define CORDOND_MAX_HEADERS 16384
+#define CORDOND_HEAD_POOL 65536
+
+struct head_size {
+	size_t total;
+	size_t largest;
+	char name[64];
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	struct head_size *h = cls;
+	size_t n = (key ? strlen(key) : 0) + (value ? strlen(value) : 0) + 4; /* ": " CRLF */
+
+	(void)kind;
+	h->total += n;
+	if (n > h->largest) {
+		h->largest = n;
+		(void)snprintf(h->name, sizeof(h->name), "%s", key ? key : "");
+	}
+	return MHD_YES;
+}
+
+/* 0, or 414/431 with *e naming the part of the head that is too long. */
+static int check_head(struct MHD_Connection *c, const char *url, cordon_error *e)
+{
+	struct head_size q = { 0 }, h = { 0 };
+
+	/* The target is the path and its query arguments (libmicrohttpd splits them off). */
+	(void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_header, &q);
+	if (strlen(url) + q.total > CORDOND_MAX_TARGET) {
+		cordon_err(e, 0, "path: longer than %d bytes", CORDOND_MAX_TARGET);
+		return 414;
+	}
+	(void)MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &h);
+	if (h.total > CORDOND_MAX_HEADERS) {
+		cordon_err(e, 0, "headers: larger than %d bytes (the largest is '%s')",
+			   CORDOND_MAX_HEADERS, h.name);
+		return 431;
+	}
+	return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **con_cls)
@@ -690,6 +731,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		} else if (cn->url_nul) {
 			rq->status = 400;
 			cordon_err(&rq->err, 0, "path: contains a NUL byte");
+		} else if ((rq->status = check_head(c, url, &rq->err)) != 0) {
+			/* 414 or 431, decided */
 		} else {
 			rq->status = route_parse(method, url, &rq->route, &rq->allow, &rq->err);
 		}
@@ -921,11 +964,11 @@ struct MHD_Daemon *http_start(int listen_fd, cordon_error *e)
 		0, NULL, NULL, on_request, NULL, MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
 		MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_CONNECTION_LIMIT,
 		cfg.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, cfg.request_timeout,
-		/* Headers and URL must fit here; a larger request head gets 431/414. */
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_NOTIFY_CONNECTION,
-		on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-		MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-		MHD_OPTION_END);
+		/* Above cordond's own head limits: see check_head. */
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CORDOND_HEAD_POOL,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, NULL, MHD_OPTION_UNESCAPE_CALLBACK, on_unescape, NULL,
+		MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_END);
 	if (!d)
 		return cordon_err(e, errno, "cannot start the HTTP server"), NULL;
 	return d;
