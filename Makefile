@@ -61,6 +61,21 @@ $(B)/obj/%.o: %.c
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The seccomp program is compiled at build time (backends/local/seccomp.c says why): a
+# generator built from the same source without the prebuilt program writes it.
+SECCOMP_INC := $(B)/gen/seccomp_prebuilt.inc
+$(B)/obj/backends/local/seccomp.o: private ALL_CFLAGS += -DCORDON_SECCOMP_PREBUILT='"$(SECCOMP_INC)"'
+$(B)/obj/backends/local/seccomp.o: $(SECCOMP_INC)
+$(B)/obj/gen/seccomp-dyn.o: backends/local/seccomp.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (generator)"
+	@$(CC) $(ALL_CFLAGS) -c $< -o $@
+$(B)/seccomp-gen: $(B)/obj/tools/seccomp-gen.o $(B)/obj/gen/seccomp-dyn.o $(B)/obj/runtime/error.o
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+$(SECCOMP_INC): $(B)/seccomp-gen
+	@mkdir -p $(dir $@)
+	$(B)/seccomp-gen $@.tmp && mv $@.tmp $@
+
 $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^

@@ -380,6 +380,7 @@ void sb_child_main(const struct sb_plan *pl)
 	pid_t pid;
 	int r;
 
+	sb_trace(pl, SB_STEP_START);
 	/*
 	 * Die with cordon, even when cordon is SIGKILLed. The kernel sends PDEATHSIG from outside
 	 * our pid namespace, which is one of the few signals a namespace init cannot ignore; init's

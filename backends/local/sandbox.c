@@ -69,6 +69,7 @@ struct local_proc {
 
 static const char *const step_names[SB_STEP__MAX] = {
 	[SB_STEP_NONE] = "setup",
+	[SB_STEP_START] = "started",
 	[SB_STEP_GATE] = "gate",
 	[SB_STEP_GATE2] = "second gate",
 	[SB_STEP_USERNS] = "user namespace map",
@@ -560,11 +561,10 @@ static pid_t clone_child(struct prep *x, int *ret_pidfd, cordon_error *e)
 	 * host's; user when we are not root. The cgroup namespace is entered by the child after
 	 * the second gate, once it is in the run's cgroup, so that it is rooted there.
 	 *
-	 * Not CLONE_INTO_CGROUP: creating the run's cgroup (mkdir and limit writes in up to four
-	 * v1 hierarchies) and moving a process into it (a cgroup.procs write waits for an RCU
-	 * grace period) take a millisecond or more, so the parent does both while the child
-	 * builds its root, and the second gate holds the child until it is in. No code of the
-	 * command can run outside the cgroup either way.
+	 * Not CLONE_INTO_CGROUP (v2 only, and rarely ours on hybrid hosts): moving a process into
+	 * a cgroup (a cgroup.procs write waits for an RCU grace period) takes a millisecond or
+	 * more, so the parent does it while the child builds its root, and the second gate holds
+	 * the child until it is in. No code of the command can run outside the cgroup either way.
 	 */
 	ca.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
 	if (x->pl.netns)
@@ -650,6 +650,18 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	if (prepare(&x, s, e) < 0)
 		goto out;
 
+	/*
+	 * The run's cgroup is made before clone: after clone every page the parent writes is a
+	 * copy-on-write fault (see prepare), and the child would wait at its second gate for a
+	 * parent slowed down by them. Only the attach, which sleeps for an RCU grace period while
+	 * the child builds its root, is left for after clone.
+	 */
+	if (cgroup_run_create(s->profile, &x.cg, e) < 0) {
+		cordon_err_prefix(e, "sandbox: cgroup");
+		goto out;
+	}
+	trace_line(&x, x.cg ? "prepare: cgroup created" : "prepare: no cgroup", now_ms());
+
 	pid = clone_child(&x, &pidfd, e);
 	if (pid < 0)
 		goto out;
@@ -666,13 +678,12 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 		cordon_err(e, errno, "sandbox: gate");
 		goto out_kill;
 	}
-	/* Meanwhile: the run's cgroup, and the child in it; then the second gate. */
-	if (cgroup_run_create(s->profile, &x.cg, e) < 0 ||
-	    (x.cg && cgroup_run_attach(x.cg, pid, e) < 0)) {
+	/* Meanwhile: the child into the run's cgroup; then the second gate. */
+	if (x.cg && cgroup_run_attach(x.cg, pid, e) < 0) {
 		cordon_err_prefix(e, "sandbox: cgroup");
 		goto out_kill_report;
 	}
-	trace_line(&x, x.cg ? "parent: cgroup created, child attached" : "parent: no cgroup",
+	trace_line(&x, x.cg ? "parent: child attached to the cgroup" : "parent: no cgroup",
 		   now_ms());
 	/* 'c': memory is limited by the cgroup; 'n': no cgroup, RLIMIT_AS instead. */
 	if (send(x.go[1], x.cg ? "c" : "n", 1, MSG_NOSIGNAL) != 1) {

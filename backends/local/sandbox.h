@@ -22,6 +22,7 @@
 /* Setup steps, in the order the child runs them. The names are what an error message shows. */
 enum sb_step {
 	SB_STEP_NONE = 0,
+	SB_STEP_START,
 	SB_STEP_GATE,
 	SB_STEP_GATE2,
 	SB_STEP_USERNS,

@@ -9,10 +9,15 @@
  * what we chose to take away. Everything taken away is in `rules[]` below, one line each with
  * the reason, and nowhere else: `cordon doctor` and docs/security.md print that table.
  *
- * Life cycle: the parent compiles the table with libseccomp into a classic BPF program before
- * clone (libseccomp allocates; a forked child must not). The child loads the ready program as
- * the very last step before execve, after no_new_privs, so nothing the sandbox setup itself
- * needs (mount, pivot_root, unshare...) is refused.
+ * Life cycle: the table is compiled with libseccomp into a classic BPF program at build time
+ * (tools/seccomp-gen.c writes it into build/gen/seccomp_prebuilt.inc, compiled into this
+ * file), because compiling it at run time costs more than a millisecond of every start, on
+ * the critical path (libseccomp probes the kernel, builds and optimises its tree). The table
+ * is the same for every profile, so the program is a constant; tests/unit/test_seccomp.c
+ * checks that it is byte for byte what libseccomp compiles from the table on the machine the
+ * tests run on. A build without the generated file compiles at run time instead. The child
+ * loads the ready program as the very last step before execve, after no_new_privs, so
+ * nothing the sandbox setup itself needs (mount, pivot_root, unshare...) is refused.
  */
 #define _GNU_SOURCE
 #include "backends/local/seccomp.h"
@@ -456,7 +461,7 @@ static int sc_export(scmp_filter_ctx ctx, struct sock_fprog **ret, cordon_error 
 	return 0;
 }
 
-int seccomp_prog_compile(const struct cordon_profile *p, struct sock_fprog **ret, cordon_error *e)
+int seccomp_prog_build(const struct cordon_profile *p, struct sock_fprog **ret, cordon_error *e)
 {
 	__attribute__((cleanup(seccomp_releasep))) scmp_filter_ctx ctx = NULL;
 	int rc;
@@ -489,6 +494,42 @@ int seccomp_prog_compile(const struct cordon_profile *p, struct sock_fprog **ret
 
 	return sc_export(ctx, ret, e);
 }
+
+#ifdef CORDON_SECCOMP_PREBUILT
+/* static const struct sock_filter seccomp_prebuilt[] = { ... }; */
+#include CORDON_SECCOMP_PREBUILT
+
+bool seccomp_prog_prebuilt(void)
+{
+	return true;
+}
+
+int seccomp_prog_compile(const struct cordon_profile *p, struct sock_fprog **ret, cordon_error *e)
+{
+	struct sock_fprog *prog;
+
+	(void)p; /* a profile that changed the table would have to be built at run time */
+	_Static_assert(ARRAY_SIZE(seccomp_prebuilt) <= BPF_MAXINSNS, "seccomp program too long");
+	prog = malloc(sizeof(*prog) + sizeof(seccomp_prebuilt));
+	if (!prog)
+		return cordon_err(e, ENOMEM, "seccomp: program");
+	prog->filter = (struct sock_filter *)(prog + 1);
+	memcpy(prog->filter, seccomp_prebuilt, sizeof(seccomp_prebuilt));
+	prog->len = (unsigned short)ARRAY_SIZE(seccomp_prebuilt);
+	*ret = prog;
+	return 0;
+}
+#else
+bool seccomp_prog_prebuilt(void)
+{
+	return false;
+}
+
+int seccomp_prog_compile(const struct cordon_profile *p, struct sock_fprog **ret, cordon_error *e)
+{
+	return seccomp_prog_build(p, ret, e);
+}
+#endif
 
 void seccomp_prog_free(struct sock_fprog *prog)
 {

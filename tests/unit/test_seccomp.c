@@ -352,6 +352,24 @@ static void allowed_basics(void)
 	EXPECT_OK(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
 }
 
+/* The program compiled into the library at build time is what libseccomp compiles from the
+ * table here and now: a stale or foreign prebuilt program would fail this. */
+Test(seccomp, prebuilt_program_is_the_table)
+{
+	struct sock_fprog *pre = NULL, *now = NULL;
+	cordon_error e = { 0 };
+
+	cr_assert(seccomp_prog_prebuilt(), "the library was built without the prebuilt program");
+	cr_assert_eq(seccomp_prog_compile(NULL, &pre, &e), 0, "%s", e.msg);
+	cr_assert_eq(seccomp_prog_build(NULL, &now, &e), 0, "%s", e.msg);
+	cr_assert_eq(pre->len, now->len, "prebuilt %u instructions, libseccomp %u", pre->len,
+		     now->len);
+	cr_assert_eq(memcmp(pre->filter, now->filter, now->len * sizeof(*now->filter)), 0,
+		     "the prebuilt program differs from libseccomp's");
+	seccomp_prog_free(pre);
+	seccomp_prog_free(now);
+}
+
 Test(seccomp, compiles_and_describes)
 {
 	struct sock_fprog *prog = compile();
