@@ -13,6 +13,7 @@ BINDIR    ?= $(PREFIX)/bin
 SBINDIR   ?= $(PREFIX)/sbin
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 B         := build
+comma     := ,
 
 CC        ?= cc
 PKGS      := libseccomp libcap mount libcurl jansson libmicrohttpd libsystemd inih libpcre2-8
@@ -80,8 +81,14 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# The CLI is exec'd for every command an agent runs: it is linked static-pie (ASLR and full
+# RELRO kept), because loading and relocating six shared libraries cost about 1.3 ms of a
+# 14 ms sandboxed start on the reference VM (bench/RESULTS.md). docs/security.md has the
+# trade-off. cordond, a long-running service, stays dynamic.
+CLI_PKGS  := libseccomp jansson inih libpcre2-8
+CLI_LIBS   = $(shell pkg-config --static --libs $(CLI_PKGS) 2>/dev/null) -lm
 $(CLI): $(CLI_SRCS:%.c=$(B)/obj/%.o) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) -static-pie $(filter-out -pie -Wl$(comma)--as-needed,$(ALL_LDFLAGS)) -o $@ $^ $(CLI_LIBS)
 
 $(DAEMON): $(DAEMON_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lpthread -lm
