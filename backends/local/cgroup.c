@@ -26,9 +26,11 @@
  * wait4's rusage, and the pid namespace for the kill.
  *
  * Never left behind: every error path removes what it created, and destroy kills, waits
- * for the cgroup to empty, and removes the directories, then the `cordon` parent when no
- * other run uses it. What a SIGKILLed cordon could not remove, the next run in the same
- * place removes (cg_reap_stale).
+ * for the cgroup to empty, and removes the run's directories. The empty `cordon` parent
+ * stays, as systemd's slices and Docker's `docker` group stay: creating and removing it in
+ * every hierarchy for every run cost a measurable part of a start, and two runs racing to
+ * remove and re-create it had to retry. What a SIGKILLed cordon could not remove, the next
+ * run in the same place removes (cg_reap_stale).
  */
 #define _GNU_SOURCE
 #include "backends/local/cgroup.h"
@@ -790,9 +792,6 @@ static void cg_remove_dirs(struct cgroup_run *cg, long deadline)
 			if (wait < 16)
 				wait *= 2;
 		}
-		/* Fails with ENOTEMPTY/EBUSY while another run is in it: then it stays. */
-		if (d->parent)
-			(void)rmdir(d->parent);
 		free(d->path);
 		free(d->parent);
 		d->path = d->parent = NULL;
