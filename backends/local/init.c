@@ -52,6 +52,8 @@
 #endif
 
 static volatile pid_t sb_cmd_pid;
+/* Set by the command's process (it shares our memory) when it exec'd without sh. */
+static volatile sig_atomic_t sb_cmd_direct;
 /* The stack the command's process runs on between clone and execve (see sb_child_main). */
 static char sb_cmd_stack[64 * 1024] __attribute__((aligned(64)));
 
@@ -244,9 +246,9 @@ static void drop_privileges(const struct sb_plan *pl)
 }
 
 /* execvp() without its allocations: PATH comes from the command's environment (sandbox.c). */
-static void exec_lookup(const struct sb_plan *pl)
+static void exec_lookup(const struct sb_plan *pl, char *const argv[], char *const envp[])
 {
-	const char *file = pl->argv[0], *p = pl->path_env;
+	const char *file = argv[0], *p = pl->path_env;
 	char buf[PATH_MAX];
 	bool eacces = false;
 
@@ -255,7 +257,7 @@ static void exec_lookup(const struct sb_plan *pl)
 		return;
 	}
 	if (strchr(file, '/')) {
-		execve(file, pl->argv, pl->envp);
+		execve(file, argv, envp);
 		return;
 	}
 	for (;;) {
@@ -271,7 +273,7 @@ static void exec_lookup(const struct sb_plan *pl)
 				buf[dl + 1] = '\0';
 			}
 			sb_strlcat(buf, file, sizeof(buf));
-			execve(buf, pl->argv, pl->envp);
+			execve(buf, argv, envp);
 			switch (errno) {
 			case EACCES:
 				eacces = true;
@@ -320,7 +322,22 @@ static __attribute__((noreturn)) void run_command(const struct sb_plan *pl)
 	 */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		die_step(pl, SB_STEP_STDIO, errno, "close_range");
-	exec_lookup(pl);
+	if (pl->fast_argv) {
+		/* dash keeps an inherited PWD only when it names the current directory. */
+		const char *pwd = pl->fast_pwd_env;
+		struct stat a, b;
+
+		if (!pwd || pwd[4] != '/' || stat(pwd + 4, &a) < 0 || stat(".", &b) < 0 ||
+		    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+			pwd = pl->fast_pwd_cwd;
+		pl->fast_envp[pl->fast_pwd] = (char *)pwd;
+		/* init reads this once we have exec'd (CLONE_VFORK): it then answers for dash. */
+		sb_cmd_direct = 1;
+		exec_lookup(pl, pl->fast_argv, pl->fast_envp);
+		/* Any failure: dash itself, so its message and status are the real ones. */
+		sb_cmd_direct = 0;
+	}
+	exec_lookup(pl, pl->argv, pl->envp);
 	die_step(pl, SB_STEP_EXEC, errno, pl->argv[0]);
 }
 
@@ -349,7 +366,69 @@ static void signals_reset(void)
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static __attribute__((noreturn)) void init_loop(const struct sb_plan *pl, pid_t cmd)
+/*
+ * What dash prints when its foreground command dies of a signal (jobs.c, sprint_status): the
+ * signal's description as strsignal gives it in the C locale, cut to 31 characters,
+ * " (core dumped)" when there is a core, and a newline; nothing for SIGINT and SIGPIPE.
+ */
+static void dash_signal_line(int fd, int sig, bool core)
+{
+	char line[64], num[12];
+	const char *d = sigdescr_np(sig);
+	size_t n = 0, k = 0;
+
+	if (sig == SIGINT || sig == SIGPIPE)
+		return;
+	if (d) {
+		n = sb_strlcpy(line, d, 32);
+	} else {
+		unsigned v;
+
+		if (sig >= SIGRTMIN && sig <= SIGRTMAX) {
+			n = sb_strlcpy(line, "Real-time signal ", sizeof(line));
+			v = (unsigned)(sig - SIGRTMIN);
+		} else {
+			n = sb_strlcpy(line, "Unknown signal ", sizeof(line));
+			v = (unsigned)sig;
+		}
+		do
+			num[k++] = (char)('0' + v % 10);
+		while ((v /= 10) != 0);
+		while (k)
+			line[n++] = num[--k];
+		line[n] = '\0';
+	}
+	if (n > 31)
+		n = 31;
+	line[n] = '\0';
+	if (core)
+		n = sb_strlcat(line, " (core dumped)", sizeof(line));
+	line[n++] = '\n';
+	(void)!write(fd, line, n);
+}
+
+/* Close every fd but a and b (either may be -1). */
+static void close_all_but(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+	unsigned from = 0;
+
+	if (lo == hi)
+		lo = -1;
+	if (lo >= 0) {
+		if (lo > 0)
+			(void)syscall(SYS_close_range, 0, (unsigned int)lo - 1, 0);
+		from = (unsigned int)lo + 1;
+	}
+	if (hi >= 0) {
+		if ((unsigned int)hi > from)
+			(void)syscall(SYS_close_range, from, (unsigned int)hi - 1, 0);
+		from = (unsigned int)hi + 1;
+	}
+	(void)syscall(SYS_close_range, from, ~0U, 0);
+}
+
+static __attribute__((noreturn)) void init_loop(const struct sb_plan *pl, pid_t cmd, int err_fd)
 {
 	int st, code;
 	pid_t r;
@@ -363,6 +442,11 @@ static __attribute__((noreturn)) void init_loop(const struct sb_plan *pl, pid_t 
 		}
 		if (r != cmd)
 			continue; /* an orphan re-parented to us: reaped, forgotten */
+		/* Exec'd without sh: report a signal death as dash would have (shfast.c). */
+		if (err_fd >= 0 && WIFSIGNALED(st)) {
+			dash_signal_line(err_fd, WTERMSIG(st), WCOREDUMP(st));
+			st = (128 + WTERMSIG(st)) << 8;
+		}
 		/* The exact status for the parent; our own exit code is a fallback. */
 		(void)!write(pl->status_fd, &st, sizeof(st));
 		code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -378,7 +462,7 @@ void sb_child_main(const struct sb_plan *pl)
 	mode_t old_umask;
 	bool mem_cg;
 	pid_t pid;
-	int r;
+	int r, err_fd;
 
 	sb_trace(pl, SB_STEP_START);
 	/*
@@ -519,10 +603,11 @@ void sb_child_main(const struct sb_plan *pl)
 	/*
 	 * init keeps only the status pipe: the command's stdio (so the relay sees EOF when the
 	 * command's side closes), the report socket (its EOF is the command's exec) and cordon's
-	 * own stdio are closed here.
+	 * own stdio are closed here. A command exec'd without sh keeps its stderr open in init
+	 * too, where dash would have written about a signal death (the relay's EOF then comes
+	 * when init exits, right after the command, as it came when sh exited).
 	 */
-	if (pl->status_fd > 0)
-		(void)syscall(SYS_close_range, 0, (unsigned int)pl->status_fd - 1, 0);
-	(void)syscall(SYS_close_range, (unsigned int)pl->status_fd + 1, ~0U, 0);
-	init_loop(pl, pid);
+	err_fd = sb_cmd_direct ? pl->stderr_fd : -1;
+	close_all_but(pl->status_fd, err_fd);
+	init_loop(pl, pid, err_fd);
 }

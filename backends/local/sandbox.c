@@ -25,6 +25,7 @@
 #include "backends/local/proc.h"
 #include "backends/local/sandbox.h"
 #include "backends/local/seccomp.h"
+#include "backends/local/shfast.h"
 #include "runtime/cleanup.h"
 
 #include <errno.h>
@@ -133,6 +134,9 @@ struct prep {
 	struct sb_hide_list hides;
 	struct sock_fprog *bpf;
 	char *lookup_path;
+	char **fast_argv; /* shfast: the script's words, dash's environment, "PWD=<workdir>" */
+	char **fast_envp;
+	char *fast_pwd_cwd;
 	char workdir[PATH_MAX];
 	int wd_fd;
 	int wd_tree;	/* root: the workdir's detached, flagged mount tree */
@@ -159,6 +163,9 @@ static void prep_free(struct prep *x)
 	hide_list_free(&x->hides);
 	seccomp_prog_free(x->bpf);
 	free(x->lookup_path);
+	shfast_strv_free(x->fast_argv, true);
+	shfast_strv_free(x->fast_envp, false);
+	free(x->fast_pwd_cwd);
 	closep(&x->wd_fd);
 	closep(&x->wd_tree);
 	for (int i = 0; i < 2; i++) {
@@ -450,6 +457,77 @@ static int prep_lookup_path(struct prep *x, const char *path, cordon_error *e)
 	return 0;
 }
 
+/*
+ * Would `sh`, looked up in the sandbox's PATH, be dash? Only entries under a read-only bind
+ * show the sandbox the same files the parent sees here; an entry anywhere else (the workdir,
+ * /tmp, a relative one) before dash is found makes the answer unknown, so no.
+ */
+static bool sh_is_dash(const struct prep *x)
+{
+	const char *p = x->lookup_path;
+
+	for (;;) {
+		const char *end = strchrnul(p, ':');
+		size_t len = (size_t)(end - p);
+		char path[PATH_MAX], real[PATH_MAX];
+		bool bound = false;
+
+		for (size_t i = 0; !bound && len && p[0] == '/' && i < x->nbinds; i++)
+			bound = under(p, len, x->binds[i].path);
+		if (!bound || len + 4 > sizeof(path))
+			return false;
+		memcpy(path, p, len);
+		memcpy(path + len, "/sh", 4);
+		if (access(path, X_OK) == 0) {
+			const char *base;
+
+			if (!realpath(path, real))
+				return false;
+			base = strrchr(real, '/');
+			return base && strcmp(base, "/dash") == 0;
+		}
+		if (!*end)
+			return false;
+		p = end + 1;
+	}
+}
+
+/* The simple-command fast path (shfast.h), when argv is `sh -c SCRIPT` and it applies. */
+static int prep_fast(struct prep *x, const struct local_spec *s, cordon_error *e)
+{
+	char *const *a = s->argv;
+	const char *pwd_env = NULL;
+	size_t pwd = 0;
+	int r;
+
+	if (!a[0] || !a[1] || !a[2] || a[3] || strcmp(a[0], "sh") != 0 || strcmp(a[1], "-c") != 0)
+		return 0;
+	r = shfast_words(a[2], &x->fast_argv);
+	if (r <= 0)
+		return r < 0 ? cordon_err(e, ENOMEM, "out of memory") : 0;
+	if (!sh_is_dash(x)) {
+		shfast_strv_free(TAKE_PTR(x->fast_argv), true);
+		return 0;
+	}
+	r = shfast_env(s->envp, &x->fast_envp, &pwd, &pwd_env);
+	if (r > 0 && asprintf(&x->fast_pwd_cwd, "PWD=%s", x->workdir) < 0) {
+		x->fast_pwd_cwd = NULL;
+		r = -1;
+	}
+	if (r <= 0) {
+		shfast_strv_free(TAKE_PTR(x->fast_argv), true);
+		shfast_strv_free(TAKE_PTR(x->fast_envp), false);
+		return r < 0 ? cordon_err(e, ENOMEM, "out of memory") : 0;
+	}
+	x->pl.fast_argv = x->fast_argv;
+	x->pl.fast_envp = x->fast_envp;
+	x->pl.fast_pwd = pwd;
+	x->pl.fast_pwd_env = pwd_env;
+	x->pl.fast_pwd_cwd = x->fast_pwd_cwd;
+	trace_line(x, "prepare: a simple command: exec'd without sh", now_ms());
+	return 0;
+}
+
 static int fmt_size(char *buf, size_t n, uint64_t bytes, uint64_t dflt)
 {
 	if (bytes == 0)
@@ -534,6 +612,8 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	if (prep_lookup_path(x, env_path(s->envp), e) < 0)
 		return -1;
 	pl->path_env = x->lookup_path;
+	if (prep_fast(x, s, e) < 0)
+		return -1;
 	pl->profile = p;
 	pl->bpf = x->bpf;
 	/*

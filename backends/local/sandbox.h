@@ -134,6 +134,15 @@ struct sb_plan {
 	char *const *argv;
 	char *const *envp;
 	const char *path_env; /* PATH of envp (or the default), for the lookup of argv[0] */
+	/*
+	 * The simple-command fast path (shfast.h): argv is {"sh", "-c", SCRIPT} and these are
+	 * SCRIPT's words and dash's environment for them, tried first. NULL: no fast path.
+	 */
+	char *const *fast_argv;
+	char **fast_envp;	  /* its PWD slot is filled by the command's process */
+	size_t fast_pwd;	  /* index of that slot */
+	const char *fast_pwd_env; /* the inherited "PWD=...", kept when it names the workdir */
+	const char *fast_pwd_cwd; /* "PWD=<workdir>" otherwise */
 
 	/* confinement */
 	const struct cordon_profile *profile;
