@@ -588,3 +588,120 @@ Test(cli, doctor)
 	cr_expect(strstr(r.err, "--bogus"), "%s", r.err);
 	tu_run_free(&r);
 }
+
+/*
+ * The simple-command fast path (backends/local/shfast.c) changes nothing a user can see: each
+ * simple command gives the same stdout, stderr and status as the same command followed by
+ * ';', which is not simple and runs through sh. The setup trace shows which path ran.
+ */
+static void run_traced(struct tu_run *r, const char *profile, const char *wd, const char *cmd,
+		       char *const env[])
+{
+	const char *argv[] = { tu_cordon(), "run", "--via", "direct", "-p", profile,
+			       "-w",	    wd,	   "--",    cmd,      NULL };
+	char *envv[8];
+	size_t n = 0;
+
+	envv[n++] = "CORDON_TRACE_SETUP=1";
+	for (size_t i = 0; env && env[i] && n < 7; i++)
+		envv[n++] = env[i];
+	envv[n] = NULL;
+	tu_exec(r, NULL, envv, (char *const *)argv);
+}
+
+static bool took_fast_path(const struct tu_run *r)
+{
+	return strstr(r->err, "a simple command: exec'd without sh") != NULL;
+}
+
+/* stderr without cordon's own trace lines */
+static char *command_stderr(const struct tu_run *r)
+{
+	char *out = calloc(1, r->err_len + 1), *line, *save = NULL, *copy = strdup(r->err);
+
+	cr_assert(out && copy);
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, "cordon: setup", 13) != 0) {
+			strcat(out, line);
+			strcat(out, "\n");
+		}
+	free(copy);
+	return out;
+}
+
+Test(cli, simple_command_without_sh_is_the_same, .timeout = 120)
+{
+	static const char *const cmds[] = {
+		"/bin/true",	     "/bin/false",     "ls -a /",	  "env",
+		"nosuchcommand --x", "/tmp",	       "./noshebang a b", "./kill.sh HUP",
+		"./kill.sh INT",     "./kill.sh QUIT", "./kill.sh ABRT",  "./kill.sh KILL",
+		"./kill.sh SEGV",    "./kill.sh PIPE", "./kill.sh TERM",  "./kill.sh USR1",
+		"./kill.sh 34",	     "./kill.sh 40",   "./exit.sh 3",	  "cat missing-file",
+	};
+	/* Odd environments too: names dash drops, IFS, PWD right and wrong, a duplicate. */
+	char *envs[][4] = { { NULL },
+			    { "A-B=1", "IFS=x", "PWD=/nonexistent", NULL },
+			    { "ZZ=1", "ZZ=2", "OLDPWD=/", NULL } };
+	static const char *const profiles[] = { "default", "ag2-compat" };
+	char *wd = tu_tmpdir();
+	int fast = 0, runs = 0;
+
+	tu_write_file(wd, "noshebang", "echo script \"$0\" \"$@\"\n");
+	tu_write_file(wd, "kill.sh", "#!/bin/sh\necho before\nkill -$1 $$\n");
+	tu_write_file(wd, "exit.sh", "#!/bin/sh\nexit $1\n");
+	{
+		char p[4096];
+
+		for (int i = 0; i < 3; i++) {
+			snprintf(p, sizeof(p), "%s/%s", wd,
+				 i == 0	  ? "noshebang"
+				 : i == 1 ? "kill.sh"
+					  : "exit.sh");
+			cr_assert_eq(chmod(p, 0755), 0);
+		}
+		/* the workdir is root's: the sandbox user needs to enter it */
+		cr_assert_eq(chmod(wd, 0755), 0);
+	}
+	for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++)
+		for (size_t e = 0; e < sizeof(envs) / sizeof(envs[0]); e++)
+			for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+				struct tu_run a, b;
+				char *slow, *ea, *eb;
+
+				/* The default profile does not pass the caller's environment. */
+				if (p == 0 && e > 0)
+					continue;
+				cr_assert(asprintf(&slow, "%s;", cmds[i]) > 0);
+				run_traced(&a, profiles[p], wd, cmds[i], envs[e]);
+				run_traced(&b, profiles[p], wd, slow, envs[e]);
+				cr_expect_not(took_fast_path(&b), "'%s' took the fast path", slow);
+				fast += took_fast_path(&a);
+				runs++;
+				ea = command_stderr(&a);
+				eb = command_stderr(&b);
+				cr_expect_str_eq(a.out, b.out, "%s, env %zu: '%s'", profiles[p], e,
+						 cmds[i]);
+				cr_expect_str_eq(ea, eb, "%s, env %zu: '%s' stderr", profiles[p], e,
+						 cmds[i]);
+				cr_expect_eq(a.status, b.status, "%s, env %zu: '%s'", profiles[p],
+					     e, cmds[i]);
+				free(ea);
+				free(eb);
+				free(slow);
+				tu_run_free(&a);
+				tu_run_free(&b);
+			}
+	/* Every one of them is simple (the ones that fail to exec fall back to sh). */
+	cr_expect_eq(fast, runs, "fast path taken %d times of %d", fast, runs);
+	/* A builtin is dash's to run. */
+	{
+		struct tu_run a;
+
+		run_traced(&a, "default", wd, "echo -e x", NULL);
+		cr_expect_not(took_fast_path(&a));
+		cr_expect_str_eq(a.out, "-e x\n");
+		tu_run_free(&a);
+	}
+	tu_rmtree(wd);
+	free(wd);
+}
