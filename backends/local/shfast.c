@@ -29,13 +29,12 @@
 /* dash 0.5's builtins and reserved words (reserved words made of other characters cannot
  * reach this check: those characters are not plain). */
 static const char *const dash_builtins[] = {
-	".",	  ":",	      "[",	"alias",  "bg",	   "break",  "cd",     "chdir",
-	"command", "continue", "echo",	"eval",	  "exec",  "exit",   "export", "false",
-	"fg",	  "getopts",  "hash",	"jobs",	  "kill",  "local",  "printf", "pwd",
-	"read",	  "readonly", "return", "set",	  "shift", "test",   "times",  "trap",
-	"true",	  "type",     "ulimit", "umask",  "unalias", "unset", "wait",   "if",
-	"then",	  "else",     "elif",	"fi",	  "case",  "esac",   "for",    "while",
-	"until",  "do",	      "done",	"in",
+	".",	    ":",     "[",     "alias", "bg",	 "break",  "cd",    "chdir",	"command",
+	"continue", "echo",  "eval",  "exec",  "exit",	 "export", "false", "fg",	"getopts",
+	"hash",	    "jobs",  "kill",  "local", "printf", "pwd",	   "read",  "readonly", "return",
+	"set",	    "shift", "test",  "times", "trap",	 "true",   "type",  "ulimit",	"umask",
+	"unalias",  "unset", "wait",  "if",    "then",	 "else",   "elif",  "fi",	"case",
+	"esac",	    "for",   "while", "until", "do",	 "done",   "in",
 };
 
 bool shfast_is_builtin(const char *word)
@@ -114,9 +113,8 @@ int shfast_words(const char *script, char ***ret_argv)
 
 /* Variables dash creates before it reads its environment, in that order (each one is put at
  * the head of its bucket). They are exported only when the environment sets them. */
-static const char *const dash_varinit[] = { "IFS",    "MAIL",  "MAILPATH", "PATH",
-					    "PS1",    "PS2",   "PS4",	   "OPTIND",
-					    "LINENO", "TERM",  "HISTSIZE" };
+static const char *const dash_varinit[] = { "IFS", "MAIL",   "MAILPATH", "PATH", "PS1",	    "PS2",
+					    "PS4", "OPTIND", "LINENO",	 "TERM", "HISTSIZE" };
 
 static size_t name_len(const char *kv)
 {

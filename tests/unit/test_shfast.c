@@ -28,7 +28,8 @@ static const struct words_case words_cases[] = {
 	{ "  \tls\t  -l  ", "ls|-l" },
 	{ "python3 x.py --n=3 a,b c:d e@f 50% ^x +y", "python3|x.py|--n=3|a,b|c:d|e@f|50%|^x|+y" },
 	{ "./a.out", "./a.out" },
-	{ "/usr/bin/echo hi", "/usr/bin/echo|hi" }, /* a path: dash runs the file, not its builtin */
+	{ "/usr/bin/echo hi",
+	  "/usr/bin/echo|hi" }, /* a path: dash runs the file, not its builtin */
 	{ "", NULL },
 	{ "   ", NULL },
 	{ "echo hi", NULL },	/* builtin */
@@ -160,7 +161,8 @@ static bool plain_name(const char *s)
 	if (!*s)
 		return false;
 	for (; *s; s++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+,:@%^",
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+,:@%"
+			    "^",
 			    *s))
 			return false;
 	return true;
@@ -174,15 +176,17 @@ static bool plain_name(const char *s)
 Test(shfast, builtin_list_is_dash_s, .timeout = 120)
 {
 	static const char *const extra[] = {
-		".",	  ":",	      "[",	  "alias",   "bg",	"break",   "cd",    "chdir",
-		"command", "continue", "echo",	  "eval",    "exec",	"exit",	   "export", "false",
-		"fc",	  "fg",	      "getopts",  "hash",    "jobs",	"kill",	   "local",  "printf",
-		"pwd",	  "read",     "readonly", "return",  "set",	"shift",   "test",   "times",
-		"trap",	  "true",     "type",	  "ulimit",  "umask",	"unalias", "unset",  "wait",
-		"if",	  "then",     "else",	  "elif",    "fi",	"case",	   "esac",   "for",
-		"while",  "until",    "do",	  "done",    "in",	"function", "select", "time",
-		"let",	  "source",   "declare",  "typeset", "history", "help",	   "enable", "logout",
-		"builtin", "caller",  "disown",	  "suspend", "shopt",	"mapfile", "coproc", "nlsprintf",
+		".",	  ":",	       "[",	   "alias",   "bg",	  "break",    "cd",
+		"chdir",  "command",   "continue", "echo",    "eval",	  "exec",     "exit",
+		"export", "false",     "fc",	   "fg",      "getopts",  "hash",     "jobs",
+		"kill",	  "local",     "printf",   "pwd",     "read",	  "readonly", "return",
+		"set",	  "shift",     "test",	   "times",   "trap",	  "true",     "type",
+		"ulimit", "umask",     "unalias",  "unset",   "wait",	  "if",	      "then",
+		"else",	  "elif",      "fi",	   "case",    "esac",	  "for",      "while",
+		"until",  "do",	       "done",	   "in",      "function", "select",   "time",
+		"let",	  "source",    "declare",  "typeset", "history",  "help",     "enable",
+		"logout", "builtin",   "caller",   "disown",  "suspend",  "shopt",    "mapfile",
+		"coproc", "nlsprintf",
 	};
 	static const char *const dirs[] = { "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin",
 					    "/sbin" };
@@ -237,14 +241,14 @@ static const char *settle_pwd(const char *inherited, const char *cwd_entry)
 Test(shfast, environment_is_dash_s, .timeout = 120)
 {
 	static const char *const names[] = {
-		"IFS",	"MAIL",	  "MAILPATH", "PATH",	 "PS1",	   "PS2",     "PS4",  "TERM",
-		"PWD",	"OLDPWD", "HOME",     "LANG",	 "LC_ALL", "USER",    "A",    "B",
-		"_",	"x1",	  "SHELL",    "TMPDIR",	 "Z9",	   "ab",      "ba",   "PYTHONPATH",
-		"bad-name", "9x", "ENV",      "CDPATH",	 "PS3",	   "SHLVL",   "a_b",  "HOSTNAME",
+		"IFS",	    "MAIL",   "MAILPATH", "PATH",   "PS1",    "PS2",   "PS4", "TERM",
+		"PWD",	    "OLDPWD", "HOME",	  "LANG",   "LC_ALL", "USER",  "A",   "B",
+		"_",	    "x1",     "SHELL",	  "TMPDIR", "Z9",     "ab",    "ba",  "PYTHONPATH",
+		"bad-name", "9x",     "ENV",	  "CDPATH", "PS3",    "SHLVL", "a_b", "HOSTNAME",
 	};
 	/* Values; 5 to 7 are the run's directory itself, with a slash, and through "..". */
-	static const char *const values[] = { "1", "x y", "/tmp", "", "a=b", NULL, NULL, NULL,
-					      "/nonexistent" };
+	static const char *const values[] = { "1",  "x y", "/tmp",	  "", "a=b", NULL,
+					      NULL, NULL,  "/nonexistent" };
 	char *dir = tu_tmpdir(), *base = strrchr(dir, '/') + 1, old[4096];
 	char *out = malloc(1 << 16), cwd_entry[4200];
 	unsigned seed = 12345;
@@ -333,7 +337,8 @@ Test(shfast, environment_not_modelled)
 		size_t pwd;
 		const char *pe;
 
-		cr_expect_eq(shfast_env((char *const *)refused[i], &v, &pwd, &pe), 0, "case %zu", i);
+		cr_expect_eq(shfast_env((char *const *)refused[i], &v, &pwd, &pe), 0, "case %zu",
+			     i);
 		cr_expect_null(v);
 	}
 }
