@@ -10,6 +10,13 @@ pass=0 fail=0
 log=$(mktemp /tmp/cordon-testlog.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
+# Every test removes the /tmp/cordon-test-* dirs it makes (tu_tmpdir, the escape suite's
+# workdirs): a run that adds one fails, below.
+test_dirs() {
+	find /tmp -maxdepth 1 -type d -name 'cordon-test-*' 2>/dev/null | LC_ALL=C sort
+}
+dirs_before=$(test_dirs)
+
 # Criterion suites: its synthesis line gives the counts.
 run_criterion() {
 	local name=$1 bin=$2
@@ -58,6 +65,17 @@ if [ -d clients/python/tests ]; then
 		cat "$log"
 		fail=$((fail + 1))
 	fi
+fi
+
+# A test dir that is new since the start was left behind by this run.
+left=$(LC_ALL=C comm -13 <(printf '%s\n' "$dirs_before") <(test_dirs))
+if [ -n "$left" ]; then
+	echo "== leftovers"
+	echo "the run left $(wc -l <<<"$left") test dir(s) in /tmp (owner, mode, entries):"
+	while IFS= read -r d; do
+		echo "  $d $(stat -c '%U %a' "$d" 2>/dev/null): $(find "$d" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null)"
+	done <<<"$left"
+	fail=$((fail + 1))
 fi
 
 echo "$pass passed, $fail failed"

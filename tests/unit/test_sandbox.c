@@ -149,7 +149,8 @@ static void need_root(void)
 
 /*
  * Become the unprivileged test user in this (criterion-forked) test process, and give it a
- * workdir of its own.
+ * workdir of its own. The caller must tu_rmtree() it: root never comes back in this process,
+ * and the user may remove it, since the dir and all that a run makes in it are the user's.
  */
 static char *become_user(void)
 {
@@ -353,6 +354,10 @@ static void fd_over_path(bool as_user)
 	snprintf(want, sizeof(want), "%s\nA\n", a);
 	cr_assert_str_eq(r.out, want);
 	sbx_free(&r);
+	tu_rmtree(a);
+	tu_rmtree(b);
+	free(a);
+	free(b);
 	cordon_profile_free(p);
 }
 
@@ -402,6 +407,8 @@ Test(sandbox, pids_limit_without_cgroup_as_user)
 		waitpid(host[i], NULL, 0);
 	}
 	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
 	cordon_profile_free(p);
 }
 
@@ -426,6 +433,8 @@ Test(sandbox, identity_as_user)
 		cr_assert_eq(st.st_uid, getuid());
 	}
 	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
 	cordon_profile_free(p);
 }
 
@@ -533,6 +542,8 @@ Test(sandbox, proc_is_the_sandboxes)
 			if (pass == 1)
 				uwd = become_user();
 			sbx_run(&r, p, uwd ? uwd : wd, !uwd, cmd);
+			/* uwd is this child's, made as the user: the parent never learns its name */
+			tu_rmtree(uwd);
 			if (!ok(&r) || strcmp(r.out, "done\n") != 0) {
 				fprintf(stderr, "pass %d: %s / %s / %s\n", pass, r.out, r.err,
 					r.e.msg);
@@ -582,6 +593,8 @@ Test(sandbox, writes_only_workdir_and_tmp_as_user)
 	struct cordon_profile *p = load_default();
 
 	check_writes(p, wd, false);
+	tu_rmtree(wd);
+	free(wd);
 	cordon_profile_free(p);
 }
 
@@ -677,6 +690,8 @@ Test(sandbox, ignored_and_masked_hidden_as_user)
 	add(&p->ignore, "alias");
 	make_secrets(wd);
 	check_hidden(p, wd, false);
+	tu_rmtree(wd);
+	free(wd);
 	cordon_profile_free(p);
 }
 
@@ -700,6 +715,8 @@ static void check_daemon_dies(bool as_user)
 	snprintf(cmd, sizeof(cmd), "sleep 4%s", marker);
 	cr_assert_eq(host_procs_with(cmd), 0, "a double-forked daemon survived the run");
 	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
 	cordon_profile_free(p);
 }
 
