@@ -106,8 +106,10 @@ static int sanitize_environment(void)
 {
 	const char *lang = getenv("LANG"), *ns = getenv("NOTIFY_SOCKET");
 	const char *profile_path = getenv("CORDON_PROFILE_PATH");
+	const char *trace = getenv("CORDON_TRACE_SETUP");
 	_cleanup_free_ char *lang_copy = lang ? strdup(lang) : NULL;
 	_cleanup_free_ char *pp_copy = profile_path ? strdup(profile_path) : NULL;
+	_cleanup_free_ char *trace_copy = trace ? strdup(trace) : NULL;
 
 	notify_socket = ns ? strdup(ns) : NULL;
 	if (clearenv() != 0)
@@ -118,6 +120,9 @@ static int sanitize_environment(void)
 		return -1;
 	/* Where profiles are looked up is the administrator's choice, kept for the library. */
 	if (pp_copy && setenv("CORDON_PROFILE_PATH", pp_copy, 1) < 0)
+		return -1;
+	/* The per-step setup timeline on stderr (docs/daemon.md), a diagnostic. */
+	if (trace_copy && setenv("CORDON_TRACE_SETUP", trace_copy, 1) < 0)
 		return -1;
 	return 0;
 }
