@@ -948,8 +948,16 @@ static int cg_make_dir(struct cgroup_run *cg, struct cg_dir *d, const char *base
 
 		if (mkdir(d->parent, 0755) < 0 && errno != EEXIST)
 			return cordon_err(e, errno, "cgroup: create %s", d->parent);
-		if (attempt == 0)
-			cg_reap_stale(d->parent, v2);
+		/*
+		 * cgroupfs counts a directory's subdirectories in its link count (2 + n): with
+		 * none, there is nothing stale to look for, and the common run skips the scan.
+		 */
+		if (attempt == 0) {
+			struct stat pst;
+
+			if (stat(d->parent, &pst) < 0 || pst.st_nlink > 2)
+				cg_reap_stale(d->parent, v2);
+		}
 		if (v2) {
 			r = cg_v2_enable(d->parent, e);
 			if (r < 0)
