@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "policy/internal.h"
+#include "policy/pyspace.h"
 #include "policy/pystr-table.h"
 #include "runtime/cleanup.h"
 
@@ -60,24 +61,7 @@ invalid:
 
 bool py_isspace(uint32_t c)
 {
-	/* Python's _PyUnicode_IsWhitespace: bidi class WS, B or S, or category Zs. Note the
-	 * ASCII information separators \x1c-\x1f, which C's isspace() does not know. */
-	switch (c) {
-	case 0x09 ... 0x0d:
-	case 0x1c ... 0x20:
-	case 0x85:
-	case 0xa0:
-	case 0x1680:
-	case 0x2000 ... 0x200a:
-	case 0x2028:
-	case 0x2029:
-	case 0x202f:
-	case 0x205f:
-	case 0x3000:
-		return true;
-	default:
-		return false;
-	}
+	return py_space(c);
 }
 
 bool pystr_isprintable(uint32_t c)

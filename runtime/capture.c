@@ -24,6 +24,8 @@
  * and only non-ASCII bytes and CRs go through the byte-wise decoder.
  */
 #include "runtime/capture.h"
+
+#include "policy/pyspace.h"
 #include "runtime/cleanup.h"
 
 #include <errno.h>
@@ -132,31 +134,6 @@ static inline size_t u8_encode(uint32_t cp, char *s)
 	return 4;
 }
 
-/*
- * Python's str.strip() set (Py_UNICODE_ISSPACE): bidi classes WS, B, S and category Zs. Checked
- * against python3 over every code point.
- */
-static inline bool is_space(uint32_t cp)
-{
-	if (cp <= 0x20)
-		return (cp >= 0x09 && cp <= 0x0d) || cp >= 0x1c;
-	if (cp < 0x85)
-		return false;
-	switch (cp) {
-	case 0x85:
-	case 0xa0:
-	case 0x1680:
-	case 0x2028:
-	case 0x2029:
-	case 0x202f:
-	case 0x205f:
-	case 0x3000:
-		return true;
-	default:
-		return cp >= 0x2000 && cp <= 0x200a;
-	}
-}
-
 struct capture {
 	size_t max; /* max_output, in code points */
 
@@ -248,7 +225,7 @@ static void keep(struct capture *c, uint32_t cp)
 /* One decoded, newline-translated code point. */
 static inline void emit(struct capture *c, uint32_t cp)
 {
-	bool ws = is_space(cp);
+	bool ws = py_space(cp);
 
 	c->total++;
 	c->trail = ws ? c->trail + 1 : 0;
@@ -379,7 +356,7 @@ static inline size_t u8_sequence(const uint8_t *p, const uint8_t *end, uint32_t 
 		if (len < 4 || p[1] < lo || p[1] > hi || (p[2] & 0xc0) != 0x80 ||
 		    (p[3] & 0xc0) != 0x80)
 			return 0;
-		/* The code point only matters for is_space(), and nothing above U+FFFF is space. */
+		/* The code point only matters for py_space(), and nothing above U+FFFF is space. */
 		*ret_cp = 0x10000;
 		return 4;
 	}
@@ -466,7 +443,7 @@ static uint64_t trailing_run(const uint8_t *start, const uint8_t *p, uint64_t be
 		uint8_t b = p[-1];
 
 		if (b < 0x80) {
-			if (!is_space(b))
+			if (!py_space(b))
 				return n;
 			p -= b == '\n' && p - 1 > start && p[-2] == '\r' ? 2 : 1;
 		} else {
@@ -476,7 +453,7 @@ static uint64_t trailing_run(const uint8_t *start, const uint8_t *p, uint64_t be
 			while ((*q & 0xc0) == 0x80)
 				q--;
 			(void)u8_sequence(q, p, &cp);
-			if (!is_space(cp))
+			if (!py_space(cp))
 				return n;
 			p = q;
 		}

@@ -320,3 +320,25 @@ Test(policy_pystr, pathlib)
 			     match_rows[k].match, "match row %zu: %s ~ %s", k, match_rows[k].path,
 			     match_rows[k].pattern);
 }
+
+/* Every code point against python3's own str.isspace() (what strip() and split() use). */
+Test(policy_pystr, isspace_is_pythons_for_every_code_point)
+{
+	FILE *f = popen("python3 -c 'import sys; print(\" \".join(str(c) for c in "
+			"range(0x110000) if chr(c).isspace()))'",
+			"r");
+	bool want[0x3001] = { false };
+	unsigned long c;
+	int n = 0;
+
+	cr_assert_not_null(f);
+	while (fscanf(f, "%lu", &c) == 1) {
+		cr_assert_lt(c, 0x3001, "python3 says U+%04lX is space", c);
+		want[c] = true;
+		n++;
+	}
+	cr_assert_eq(pclose(f), 0);
+	cr_assert_gt(n, 20);
+	for (uint32_t cp = 0; cp < 0x110000; cp++)
+		cr_assert_eq(py_isspace(cp), cp < 0x3001 && want[cp], "U+%04X", cp);
+}
