@@ -8,32 +8,52 @@ N=${BENCH_RUNS:-200}
 W=${BENCH_WARMUP:-20}
 mkdir -p "$B/bench"
 cc -O2 -o "$B/bench/spawnbench" bench/spawnbench.c
-for p in bubblewrap bc; do dpkg-query -W -f="${Status}" $p 2>/dev/null | grep -q "ok installed" || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $p >/dev/null; done
+for p in bubblewrap bc; do dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q "ok installed" || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $p >/dev/null; done
 work=$(mktemp -d /tmp/cordon-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/w"
 
 med() { sed -n 's/.*median=\([0-9.]*\).*/\1/p'; }
-sb() { "$B/bench/spawnbench" "$N" "$W" "$@"; }
+BW=(bwrap --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib
+	--symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --dev /dev
+	--proc /proc --tmpfs /tmp --bind "$work/w" /work --chdir /work --unshare-all
+	--die-with-parent --new-session --cap-drop ALL --clearenv --setenv PATH /usr/bin)
 
-echo "== start latency ($N runs after $W warm-up)"
-bare=$(sb /bin/true); echo "bare fork+exec /bin/true: $bare"
-bw=$(sb bwrap --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib \
-	--symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --dev /dev \
-	--proc /proc --tmpfs /tmp --bind "$work/w" /work --chdir /work --unshare-all \
-	--die-with-parent --new-session --cap-drop ALL --clearenv --setenv PATH /usr/bin /bin/true)
-echo "bwrap agent-realistic: $bw"
-co=$(sb "$C" run --via direct -w "$work/w" -- /bin/true); echo "cordon run (default profile, -w): $co"
-cot=$(sb "$C" run --via direct -- /bin/true); echo "cordon run (default profile, temp workdir): $cot"
-# Through sh: a script that is not a simple command ('/bin/true;') runs as sh -c, like AG2;
-# against bwrap running the same sh -c.
-bws=$(sb bwrap --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib \
-	--symlink usr/lib64 /lib64 --symlink usr/sbin /sbin --ro-bind /etc /etc --dev /dev \
-	--proc /proc --tmpfs /tmp --bind "$work/w" /work --chdir /work --unshare-all \
-	--die-with-parent --new-session --cap-drop ALL --clearenv --setenv PATH /usr/bin \
-	/bin/sh -c '/bin/true;')
-echo "bwrap agent-realistic, sh -c '/bin/true;': $bws"
-cos=$(sb "$C" run --via direct -w "$work/w" -- '/bin/true;'); echo "cordon run '/bin/true;' (through sh): $cos"
+# The rows, run interleaved in ROUNDS rounds of N/ROUNDS runs each, so that a change in the
+# machine's load during the benchmark weighs on every row alike; a row's figure is the median of
+# its rounds' medians. Through sh: a script that is not a simple command ('/bin/true;') runs as
+# sh -c, like AG2; against bwrap running the same sh -c.
+ROUNDS=${BENCH_ROUNDS:-5}
+n=$((N / ROUNDS)); w=$(((W + ROUNDS - 1) / ROUNDS))
+row() {
+	case $1 in
+	bare) "$B/bench/spawnbench" $n $w /bin/true ;;
+	bw) "$B/bench/spawnbench" $n $w "${BW[@]}" /bin/true ;;
+	co) "$B/bench/spawnbench" $n $w "$C" run --via direct -w "$work/w" -- /bin/true ;;
+	cot) "$B/bench/spawnbench" $n $w "$C" run --via direct -- /bin/true ;;
+	bws) "$B/bench/spawnbench" $n $w "${BW[@]}" /bin/sh -c '/bin/true;' ;;
+	cos) "$B/bench/spawnbench" $n $w "$C" run --via direct -w "$work/w" -- '/bin/true;' ;;
+	esac
+}
+declare -A rounds
+echo "== start latency ($ROUNDS interleaved rounds of $n runs after $w warm-up)"
+for r in $(seq 1 "$ROUNDS"); do
+	for k in bare bw co cot bws cos; do
+		out=$(row $k)
+		case $out in *failed=0*) ;; *) echo "bench: $k failed: $out" >&2; exit 1 ;; esac
+		rounds[$k]+="$(echo "$out" | med) "
+	done
+	line="round $r:"
+	for k in bare bw co cot bws cos; do
+		set -- ${rounds[$k]}
+		line+=" $k=${!#}"
+	done
+	echo "$line"
+done
+median_of() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+bare_m=$(echo "${rounds[bare]}" | median_of); bw_m=$(echo "${rounds[bw]}" | median_of)
+co_m=$(echo "${rounds[co]}" | median_of); cot_m=$(echo "${rounds[cot]}" | median_of)
+bws_m=$(echo "${rounds[bws]}" | median_of); cos_m=$(echo "${rounds[cos]}" | median_of)
 
 echo "== output relay (1 GB)"
 t() { local s e; s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N); echo "$e - $s" | bc; }
@@ -45,13 +65,12 @@ cord_dd=$(best "$C" run --via direct -t 120 -- 'dd if=/dev/zero bs=65536 count=1
 echo "head: pipe ${pipe_head}s cordon ${cord_head}s; dd 64KiB: pipe ${pipe_dd}s cordon ${cord_dd}s"
 
 r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
-bare_m=$(echo "$bare" | med); bw_m=$(echo "$bw" | med); co_m=$(echo "$co" | med); cot_m=$(echo "$cot" | med)
-bws_m=$(echo "$bws" | med); cos_m=$(echo "$cos" | med)
 {
 	echo "# Benchmarks"
 	echo
 	echo "Produced by \`make bench\` on $(date -u +%Y-%m-%d) ($(uname -r), $(nproc) cores)."
-	echo "Every figure is a median of $N runs after $W warm-up runs, measured in the same invocation;"
+	echo "Start latency: $N runs a row, in $ROUNDS interleaved rounds (the median of the rounds' medians),"
+	echo "all in the same invocation;"
 	echo "compare ratios, not milliseconds, across machines."
 	echo
 	echo "## Start latency: run /bin/true and exit"
