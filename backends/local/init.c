@@ -504,10 +504,10 @@ void sb_child_main(const struct sb_plan *pl)
 	}
 
 	/*
-	 * The second gate: the parent creates the run's cgroup and moves us into it while we
-	 * build the root (both take a millisecond or more: mkdirs in up to four v1 hierarchies,
-	 * and a write to cgroup.procs waits for an RCU grace period); nothing of the command's
-	 * may run before that is done. The byte says whether the cgroup bounds memory.
+	 * The second gate: the parent moves us into the run's cgroup while we build the root (a
+	 * write to cgroup.procs waits for an RCU grace period, in up to four v1 hierarchies);
+	 * nothing of the command's may run before that is done. The byte says whether the
+	 * cgroup bounds memory.
 	 */
 	mem_cg = gate(pl) == 'c';
 	sb_trace(pl, SB_STEP_GATE2);

@@ -2,8 +2,8 @@
 /*
  * The namespace sandbox behind proc.h: the parent side. It prepares everything the child will
  * need (identity, the checked ro_bind list, what to hide in the workdir, the environment's
- * PATH, the seccomp program), clones the child into new namespaces, creates the run's cgroup
- * and attaches the child to it while the child builds its root, and reads the child's report
+ * PATH, the seccomp program, the run's cgroup), clones the child into new namespaces, attaches
+ * the child to the cgroup while the child builds its root, and reads the child's report
  * until the command's execve closes it. Then it kills, reaps and accounts the run.
  *
  * The handshake (crun's and nsjail's idiom):
@@ -12,7 +12,7 @@
  *           EOF. EOF with no error means execve succeeded: the last holder of the child's end
  *           is the command, and close-on-exec closed it.
  *   go      a stream socketpair with two gates: the first lets the child build its root,
- *           the second, sent once the parent has created the run's cgroup and moved the
+ *           the second, sent once the parent has moved the
  *           child into it (meanwhile), lets it go on to the command. A dead parent reads as
  *           EOF.
  *   status  a pipe from the sandbox's init: the command's exact wait status.
