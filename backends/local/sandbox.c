@@ -12,9 +12,8 @@
  *           EOF. EOF with no error means execve succeeded: the last holder of the child's end
  *           is the command, and close-on-exec closed it.
  *   go      a stream socketpair with two gates: the first lets the child build its root,
- *           the second, sent once the parent has moved the
- *           child into it (meanwhile), lets it go on to the command. A dead parent reads as
- *           EOF.
+ *           the second, sent once the parent has moved the child into the run's cgroup
+ *           (meanwhile), lets it go on to the command. A dead parent reads as EOF.
  *   status  a pipe from the sandbox's init: the command's exact wait status.
  * Setup errors thus travel as data and are never printed into the command's output.
  */
