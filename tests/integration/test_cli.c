@@ -705,3 +705,37 @@ Test(cli, simple_command_without_sh_is_the_same, .timeout = 120)
 	tu_rmtree(wd);
 	free(wd);
 }
+
+/* A command exec'd without sh is confined exactly like one run through it. */
+Test(cli, simple_command_without_sh_is_confined)
+{
+	static const char *const fields[] = { "Uid:",	 "CapInh:", "CapPrm:",	   "CapEff:",
+					      "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:" };
+	char *wd = tu_tmpdir();
+	struct tu_run a, b;
+
+	cr_assert_eq(chmod(wd, 0755), 0);
+	run_traced(&a, "default", wd, "cat /proc/self/status", NULL);
+	run_traced(&b, "default", wd, "cat /proc/self/status;", NULL);
+	cr_assert(took_fast_path(&a), "%s", a.err);
+	cr_assert_not(took_fast_path(&b));
+	cr_expect_eq(a.status, 0, "%s", a.err);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *la = strstr(a.out, fields[i]), *lb = strstr(b.out, fields[i]);
+
+		cr_assert(la && lb, "%s missing", fields[i]);
+		cr_expect_eq(strcspn(la, "\n"), strcspn(lb, "\n"));
+		cr_expect_eq(strncmp(la, lb, strcspn(la, "\n")), 0, "%.*s vs %.*s",
+			     (int)strcspn(la, "\n"), la, (int)strcspn(lb, "\n"), lb);
+	}
+	cr_expect(strstr(a.out, "NoNewPrivs:\t1\n"), "%s", a.out);
+	cr_expect(strstr(a.out, "Seccomp:\t2\n"), "%s", a.out);
+	cr_expect(strstr(a.out, "CapEff:\t0000000000000000\n"), "%s", a.out);
+	cr_expect(strstr(a.out, "Uid:\t65534\t"), "%s", a.out);
+	/* Its parent is the sandbox's init, not a shell. */
+	cr_expect(strstr(a.out, "PPid:\t1\n"), "%s", a.out);
+	tu_run_free(&a);
+	tu_run_free(&b);
+	tu_rmtree(wd);
+	free(wd);
+}
