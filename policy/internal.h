@@ -41,8 +41,6 @@ int pystr_asprintf(char **ret, cordon_error *e, const char *fmt, ...)
 
 /* --- pypath.c: posixpath and pathlib.PurePosixPath ----------------------------------------- */
 
-/* posixpath.normpath(). */
-int pypath_normpath(const char *path, char **ret, cordon_error *e);
 /* posixpath.join(a, b) for two arguments. */
 int pypath_join(const char *a, const char *b, char **ret, cordon_error *e);
 /* str(PurePosixPath(path)): "//" root kept, "." and empty parts and trailing '/' dropped. */

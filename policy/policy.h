@@ -17,6 +17,8 @@
 typedef int (*policy_resolve_fn)(const char *workdir, const char *token, char **ret_abs,
 				 cordon_error *e);
 
+/* posixpath.normpath() (pure; the host resolver uses it too). */
+int pypath_normpath(const char *path, char **ret, cordon_error *e);
 /* Lexical resolution, for remote backends: normpath(join(workdir, token)). Pure. */
 int policy_resolve_lexical(const char *workdir, const char *token, char **ret_abs, cordon_error *e);
 

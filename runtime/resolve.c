@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "policy/policy.h"
 #include "runtime/cleanup.h"
 #include "runtime/resolve.h"
 
@@ -260,49 +261,6 @@ static char *resolve_pure(const char *path)
 	return out;
 }
 
-/* posixpath.normpath(), for the final abspath(). */
-static char *resolve_normpath(const char *path)
-{
-	_cleanup_free_ char *copy = strdup(path);
-	_cleanup_free_ char **comps = NULL;
-	size_t n = 0, slashes = 0, len = 0;
-	char *save = NULL, *c, *out;
-
-	if (!copy)
-		return NULL;
-	if (!path[0])
-		return strdup(".");
-	if (path[0] == '/')
-		slashes = (path[1] == '/' && path[2] != '/') ? 2 : 1;
-	comps = calloc(strlen(path) + 1, sizeof(*comps));
-	if (!comps)
-		return NULL;
-	for (c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(c, "."))
-			continue;
-		if (strcmp(c, "..") || (!slashes && n == 0) ||
-		    (n > 0 && !strcmp(comps[n - 1], "..")))
-			comps[n++] = c;
-		else if (n > 0)
-			n--;
-	}
-	out = malloc(strlen(path) + 2);
-	if (!out)
-		return NULL;
-	memcpy(out, "//", slashes);
-	len = slashes;
-	for (size_t k = 0; k < n; k++) {
-		if (k > 0)
-			out[len++] = '/';
-		memcpy(out + len, comps[k], strlen(comps[k]));
-		len += strlen(comps[k]);
-	}
-	if (len == 0)
-		out[len++] = '.';
-	out[len] = '\0';
-	return out;
-}
-
 int resolve_host(const char *workdir, const char *token, char **ret_abs, cordon_error *e)
 {
 	_cleanup_free_ char *joined = NULL, *path = NULL, *abs = NULL;
@@ -341,9 +299,9 @@ int resolve_host(const char *workdir, const char *token, char **ret_abs, cordon_
 		free(path);
 		path = TAKE_PTR(j);
 	}
-	abs = resolve_normpath(path);
-	if (!abs)
-		return cordon_err(e, ENOMEM, "out of memory");
+	/* posixpath.normpath(), for the final abspath(). */
+	if (pypath_normpath(path, &abs, e) < 0)
+		return -1;
 	/* Path.resolve() stats the result so a loop left unresolved by realpath() raises
 	 * RuntimeError("Symlink loop ..."); any other stat error is ignored. */
 	if (stat(abs, &st) < 0 && errno == ELOOP)
