@@ -458,8 +458,9 @@ static int prep_lookup_path(struct prep *x, const char *path, cordon_error *e)
 
 /*
  * Would `sh`, looked up in the sandbox's PATH, be dash? Only entries under a read-only bind
- * show the sandbox the same files the parent sees here; an entry anywhere else (the workdir,
- * /tmp, a relative one) before dash is found makes the answer unknown, so no.
+ * show the sandbox the same files the parent sees here; an entry anywhere else before dash is
+ * found makes the answer unknown, so no: a relative one, and the workdir (where hidden paths
+ * are over-mounted), /tmp, /dev and /proc (built by the sandbox), even under a bind of "/".
  */
 static bool sh_is_dash(const struct prep *x)
 {
@@ -473,7 +474,8 @@ static bool sh_is_dash(const struct prep *x)
 
 		for (size_t i = 0; !bound && len && p[0] == '/' && i < x->nbinds; i++)
 			bound = under(p, len, x->binds[i].path);
-		if (!bound || len + 4 > sizeof(path))
+		if (!bound || len + 4 > sizeof(path) || under(p, len, x->workdir) ||
+		    under(p, len, "/tmp") || under(p, len, "/dev") || under(p, len, "/proc"))
 			return false;
 		memcpy(path, p, len);
 		memcpy(path + len, "/sh", 4);

@@ -739,3 +739,18 @@ Test(cli, simple_command_without_sh_is_confined)
 	tu_rmtree(wd);
 	free(wd);
 }
+
+/* Where the sandbox's `sh` cannot be known from outside (a PATH entry the sandbox builds
+ * itself comes first), the command runs through sh. */
+Test(cli, simple_command_through_sh_when_sh_is_unknown)
+{
+	const char *argv[] = { tu_cordon(), "run",	 "--via",
+			       "direct",    "-e",	 "PATH=/tmp:/usr/bin:/bin",
+			       "--",	    "/bin/true", NULL };
+	struct tu_run r;
+
+	tu_exec(&r, NULL, (char *[]){ "CORDON_TRACE_SETUP=1", NULL }, (char *const *)argv);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_not(took_fast_path(&r), "%s", r.err);
+	tu_run_free(&r);
+}
