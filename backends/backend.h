@@ -20,6 +20,11 @@ struct cordon_exec {
 	uid_t uid;
 	gid_t gid;
 	volatile int *cancel; /* non-zero: kill the run now (SIGINT/SIGTERM to cordon) */
+	/*
+	 * NULL, or where exec may leave its processes' teardown when the result is final before
+	 * they are gone (set to NULL when it does not); the caller passes it to finish().
+	 */
+	void **ret_pending;
 };
 
 struct cordon_backend_ops {
@@ -31,6 +36,8 @@ struct cordon_backend_ops {
 	int (*put_file)(void *h, const char *rel, const void *buf, size_t n, cordon_error *e);
 	int (*get_file)(void *h, const char *rel, void **ret_buf, size_t *ret_n, cordon_error *e);
 	void (*close)(void *h); /* NULL-safe, cannot fail */
+	/* Tear down what exec left in *ret_pending (blocking). NULL-safe, cannot fail. */
+	void (*finish)(void *pending);
 };
 
 /* NULL when no backend has that name. */

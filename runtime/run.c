@@ -226,6 +226,53 @@ static int set_str(char **dst, const char *s, cordon_error *e)
 	return *dst ? 0 : cordon_err(e, ENOMEM, "out of memory");
 }
 
+struct cordon_teardown {
+	const struct cordon_backend_ops *ops;
+	void *pending; /* the backend's: its processes, not yet reaped */
+	char *workdir; /* a temp workdir to remove, or NULL */
+};
+
+int cordon_teardown_finish(struct cordon_teardown *t, cordon_error *e)
+{
+	int rc = 0;
+
+	if (!t)
+		return 0;
+	/* The sandbox first: nothing of the run may still write while its workdir goes. */
+	if (t->pending)
+		t->ops->finish(t->pending);
+	if (t->workdir && fsutil_rmtree(t->workdir, e) < 0)
+		rc = -1;
+	free(t->workdir);
+	free(t);
+	return rc;
+}
+
+/*
+ * What is left of a run that gave a result: handed to the caller when it asked for that
+ * (rq->teardown) and this much memory can be had, else done now. True when handed over.
+ */
+static bool hand_over_teardown(const struct cordon_request *rq,
+			       const struct cordon_backend_ops *ops, void **pending,
+			       const char *temp_workdir)
+{
+	struct cordon_teardown *t;
+
+	if (!rq->teardown || (!*pending && !temp_workdir))
+		return false;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return false;
+	if (temp_workdir && !(t->workdir = strdup(temp_workdir))) {
+		free(t);
+		return false;
+	}
+	t->ops = ops;
+	t->pending = TAKE_PTR(*pending);
+	*rq->teardown = t;
+	return true;
+}
+
 static int refusal_result(char *msg, struct cordon_result *r, cordon_error *e)
 {
 	r->output_len = strlen(msg);
@@ -249,9 +296,11 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	char *shell_argv[] = { "sh", "-c", (char *)rq->command, NULL };
 	char *const *argv = rq->argv ? rq->argv : shell_argv;
 	bool temp = !rq->workdir;
-	void *h = NULL;
+	void *h = NULL, *pending = NULL;
 	int rc = -1;
 
+	if (rq->teardown)
+		*rq->teardown = NULL;
 	if (validate_request(rq, e) < 0)
 		return -1;
 	ops = backend_lookup(p->backend);
@@ -308,6 +357,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.uid = rq->uid,
 		.gid = rq->gid,
 		.cancel = rq->cancel,
+		.ret_pending = rq->teardown ? &pending : NULL,
 	};
 	if (ops->open(p, workdir, &h, e) < 0)
 		goto out;
@@ -315,6 +365,10 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	ops->close(h);
 out:
 	policy_strv_free(split);
+	if (rc == 0 && hand_over_teardown(rq, ops, &pending, temp && !rq->keep ? workdir : NULL))
+		temp = false; /* the caller's now */
+	if (pending)
+		ops->finish(pending);
 	if (temp && !rq->keep) {
 		cordon_error e2;
 

@@ -447,10 +447,20 @@ static __attribute__((noreturn)) void init_loop(const struct sb_plan *pl, pid_t 
 			dash_signal_line(err_fd, WTERMSIG(st), WCOREDUMP(st));
 			st = (128 + WTERMSIG(st)) << 8;
 		}
+		if (err_fd >= 0)
+			(void)close(err_fd);
+		/*
+		 * The run is over: SIGKILL every other process of the namespace now (we are its
+		 * pid 1, so -1 means exactly them), before reporting. Our exit would do it too,
+		 * but only after the slow teardown of our namespaces, and the parent may answer
+		 * as soon as it has the status (cordon_request.teardown): by then nothing of the
+		 * run may still be running.
+		 */
+		if (getpid() == 1)
+			(void)kill(-1, SIGKILL);
 		/* The exact status for the parent; our own exit code is a fallback. */
 		(void)!write(pl->status_fd, &st, sizeof(st));
 		code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		/* Our exit makes the kernel SIGKILL every other process of the namespace. */
 		_exit(code);
 	}
 }

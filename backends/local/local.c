@@ -112,6 +112,8 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	_cleanup_free_ char *buf = NULL;
 	int fds[2], rc = -1, wstatus = 0;
 	bool out_open = true, err_open = true, exited = false, timed_out = false;
+	/* May the result go before init is gone (x->ret_pending), and has init reported? */
+	bool early = x->ret_pending != NULL, reported = false;
 	double start = now_ms(), deadline = start + p->timeout * 1e3;
 
 	if (make_pipe(fds, e) < 0)
@@ -154,8 +156,8 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	closep(&err_w), err_w = -1;
 
 	while (out_open || err_open || !exited) {
-		struct pollfd pfd[3];
-		int nfds = 0, timeout_ms, ix_out = -1, ix_err = -1, ix_pid = -1;
+		struct pollfd pfd[4];
+		int nfds = 0, timeout_ms, ix_out = -1, ix_err = -1, ix_pid = -1, ix_st = -1;
 		double left = deadline - now_ms();
 
 		if (x->cancel && *x->cancel) {
@@ -178,6 +180,10 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		if (!exited)
 			ix_pid = nfds, pfd[nfds++] = (struct pollfd){ .fd = local_proc_pidfd(proc),
 								      .events = POLLIN };
+		if (!exited && early)
+			ix_st = nfds,
+			pfd[nfds++] = (struct pollfd){ .fd = local_proc_status_fd(proc),
+						       .events = POLLIN };
 		timeout_ms = (int)(left + 1);
 		if (x->cancel && timeout_ms > CANCEL_POLL_MS)
 			timeout_ms = CANCEL_POLL_MS;
@@ -191,6 +197,16 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 			out_open = drain(out_r, cap_out, buf);
 		if (ix_err >= 0 && pfd[ix_err].revents)
 			err_open = drain(err_r, cap_err, buf);
+		if (ix_st >= 0 && pfd[ix_st].revents && !(pfd[ix_pid].revents)) {
+			/*
+			 * init reported the command's end and is exiting now, which kills whatever
+			 * else is in its pid namespace: the same end as the pidfd's below, minus the
+			 * wait for the namespaces' teardown, which the caller does after answering.
+			 */
+			reported = local_proc_reported(proc, &wstatus, &usage);
+			exited = reported;
+			early = reported;
+		}
 		if (ix_pid >= 0 && pfd[ix_pid].revents) {
 			/*
 			 * The shell is done. Whatever it left behind (background jobs holding the
@@ -208,7 +224,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	capture_end(cap_out);
 	capture_end(cap_err);
 
-	if (local_proc_wait(proc, &wstatus, &usage, e) < 0)
+	if (!reported && local_proc_wait(proc, &wstatus, &usage, e) < 0)
 		goto out;
 
 	r->duration_ms = now_ms() - start;
@@ -243,6 +259,10 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 			goto out;
 	}
 	rc = 0;
+	if (reported) {
+		*x->ret_pending = proc;
+		proc = NULL;
+	}
 out:
 	local_proc_free(proc);
 	capture_free(cap_out);
@@ -250,9 +270,15 @@ out:
 	return rc;
 }
 
+static void local_finish(void *pending)
+{
+	local_proc_free(pending);
+}
+
 const struct cordon_backend_ops backend_local = {
 	.name = "local",
 	.open = local_open,
 	.exec = local_exec,
 	.close = local_close,
+	.finish = local_finish,
 };

@@ -45,6 +45,19 @@ struct local_proc;
 int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon_error *e);
 /* A pidfd that becomes readable when the command's main process (the shell) exits. */
 int local_proc_pidfd(const struct local_proc *p);
+/*
+ * Readable when init has reported the command's end (it exits right after, and its exit, the
+ * teardown of the namespaces, is the slow part), or when init is gone without reporting.
+ */
+int local_proc_status_fd(const struct local_proc *p);
+/*
+ * The command's wait status and the run's usage as init reported them, without waiting for
+ * init to be gone: true when both are known now (never blocks). Then only local_proc_free()
+ * is left to do; a status read here is not read again by local_proc_wait(), so call one or the
+ * other. False when init has not reported (or died without doing so), or when the usage needs
+ * init's reaping (no cgroup): then wait for the pidfd and use local_proc_wait().
+ */
+bool local_proc_reported(struct local_proc *p, int *ret_wstatus, struct local_usage *ret_usage);
 /* SIGKILL every process of the run, detached and double-forked ones included. Idempotent. */
 void local_proc_kill(struct local_proc *p);
 /*

@@ -32,6 +32,7 @@
 #include <limits.h>
 #include <linux/mount.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -65,6 +66,8 @@ struct local_proc {
 	bool reaped;
 	int wstatus;
 	struct rusage ru;
+	bool have_status; /* the command's status, already read from status_fd */
+	int status;
 };
 
 static const char *const step_names[SB_STEP__MAX] = {
@@ -830,6 +833,32 @@ int local_proc_pidfd(const struct local_proc *p)
 	return p->pidfd;
 }
 
+int local_proc_status_fd(const struct local_proc *p)
+{
+	return p->status_fd;
+}
+
+bool local_proc_reported(struct local_proc *p, int *ret_wstatus, struct local_usage *ret_usage)
+{
+	struct pollfd pfd = { .fd = p->status_fd, .events = POLLIN };
+	struct local_usage u = { .peak_memory_bytes = -1 };
+	cordon_error e;
+	int st;
+
+	/* Without a cgroup the usage is init's rusage, which only its reaping gives. */
+	if (p->reaped || !p->cg || poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLIN))
+		return false;
+	if (p->have_status || read(p->status_fd, &st, sizeof(st)) != (ssize_t)sizeof(st))
+		return false;
+	p->have_status = true;
+	p->status = st;
+	if (cgroup_run_usage(p->cg, &u, &e) < 0)
+		return false;
+	*ret_wstatus = st;
+	*ret_usage = u;
+	return true;
+}
+
 static bool init_exited(const struct local_proc *p)
 {
 	siginfo_t si = { 0 };
@@ -866,8 +895,12 @@ int local_proc_wait(struct local_proc *p, int *ret_wstatus, struct local_usage *
 		p->reaped = true;
 	}
 	/* The command's own status, when init lived to report it. */
-	n = read(p->status_fd, &st, sizeof(st));
-	*ret_wstatus = n == (ssize_t)sizeof(st) ? st : p->wstatus;
+	if (p->have_status) {
+		*ret_wstatus = p->status;
+	} else {
+		n = read(p->status_fd, &st, sizeof(st));
+		*ret_wstatus = n == (ssize_t)sizeof(st) ? st : p->wstatus;
+	}
 	if (ret_usage) {
 		struct local_usage u = { .peak_memory_bytes = -1 };
 		cordon_error e2;

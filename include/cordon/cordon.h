@@ -142,6 +142,8 @@ CORDON_PUBLIC int cordon_profile_format(const struct cordon_profile *p, char **r
 CORDON_PUBLIC void cordon_profile_free(struct cordon_profile *p);
 
 /* One run. The profile already carries the command line's overrides. */
+struct cordon_teardown;
+
 struct cordon_request {
 	const char *command; /* the shell command (words joined by single spaces) */
 	char *const *argv;   /* alternative to command: run without a shell (daemon) */
@@ -160,6 +162,15 @@ struct cordon_request {
 	gid_t gid;
 	bool run_as;
 	volatile int *cancel; /* set non-zero (from a signal handler) to kill the run */
+	/*
+	 * NULL, or where to leave the run's teardown: cordon_run then returns as soon as the
+	 * result is final (the command has exited, its output is read, everything of it is
+	 * killed) and stores here what is left to do (reaping the sandbox, whose namespaces take
+	 * about a millisecond to go, removing its cgroup and the temp workdir), or NULL when
+	 * nothing is. The caller must pass it to cordon_teardown_finish() (cordond does, after
+	 * sending the answer).
+	 */
+	struct cordon_teardown **teardown;
 };
 
 /* The outcome of a run (SPEC §5). */
@@ -192,6 +203,12 @@ struct cordon_result {
  */
 CORDON_PUBLIC int cordon_run(const struct cordon_request *rq, struct cordon_result *ret,
 			     cordon_error *e);
+/*
+ * Finish what cordon_run left in *rq->teardown: wait for the sandbox to be gone, remove its
+ * cgroup and the temp workdir. Blocks; NULL-safe; frees t. -1 with *e only when the temp
+ * workdir could not be removed (everything else is done regardless).
+ */
+CORDON_PUBLIC int cordon_teardown_finish(struct cordon_teardown *t, cordon_error *e);
 /* Policy decision only: *ret_refusal is NULL (allowed) or the message. */
 CORDON_PUBLIC int cordon_check(const struct cordon_request *rq, char **ret_refusal,
 			       cordon_error *e);

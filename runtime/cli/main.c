@@ -419,6 +419,64 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		rc = cli_fail("%s: empty command", argv[0]);
 		goto out;
 	}
+	/* Option values are checked here whichever way the run goes (the daemon checks again). */
+	if (o.timeout && profile_parse_seconds(o.timeout, &(double){ 0 }, &e) < 0) {
+		rc = fail_err(&e);
+		goto out;
+	}
+	if (o.max_output && profile_parse_count(o.max_output, &(int64_t){ 0 }, &e) < 0) {
+		rc = fail_err(&e);
+		goto out;
+	}
+	if (o.backend && strcmp(o.backend, "local") != 0) {
+		rc = cli_fail("backend '%s' is not available in this build", o.backend);
+		goto out;
+	}
+	if (!check_only && strcmp(o.via, "direct") != 0) {
+		/*
+		 * Through cordond (runtime/cli/client.c): auto falls back to a direct run only when
+		 * no daemon answers or the daemon cannot express the request. The daemon loads the
+		 * profile itself (by name), so it is not loaded here first.
+		 */
+		const char *sock = client_socket_path();
+		const char *why = client_unsupported(o.profile, o.pass_stdin, o.image);
+		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
+
+		if (why && daemon_only) {
+			rc = cli_fail("--via daemon: %s", why);
+			goto out;
+		}
+		if (!why) {
+			struct client_request cr = {
+				.socket_path = sock,
+				.command = command,
+				.profile = o.profile,
+				.workdir = o.workdir,
+				.keep = o.keep,
+				.allow = &o.allow,
+				.block = &o.block,
+				.ignore = &o.ignore,
+				.env = &o.env,
+				.readonly = o.readonly,
+				.mode = o.mode,
+				.network = o.network,
+				.timeout = o.timeout,
+				.max_output = o.max_output,
+				.backend = o.backend,
+				.json = o.json,
+			};
+
+			(void)signal(SIGPIPE, SIG_IGN);
+			rc = client_run(&cr, &unreachable);
+			if (!unreachable)
+				goto out;
+			if (daemon_only) {
+				rc = cli_fail("--via daemon: cordond is not reachable at %s", sock);
+				goto out;
+			}
+		}
+	}
+
 	if (resolve_profile(&o, &profile, &e) < 0) {
 		rc = fail_err(&e);
 		goto out;
@@ -460,48 +518,6 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		}
 		rc = refusal ? CORDON_EXIT_REFUSED : 0;
 		goto out;
-	}
-
-	if (strcmp(o.via, "direct") != 0) {
-		/* Through cordond (runtime/cli/client.c): auto falls back to a direct run only when
-		 * no daemon answers or the daemon cannot express the request. */
-		const char *sock = client_socket_path();
-		const char *why = client_unsupported(o.profile, o.pass_stdin, o.image);
-		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
-
-		if (why && daemon_only) {
-			rc = cli_fail("--via daemon: %s", why);
-			goto out;
-		}
-		if (!why) {
-			struct client_request cr = {
-				.socket_path = sock,
-				.command = command,
-				.profile = o.profile,
-				.workdir = o.workdir,
-				.keep = o.keep,
-				.allow = &o.allow,
-				.block = &o.block,
-				.ignore = &o.ignore,
-				.env = &o.env,
-				.readonly = o.readonly,
-				.mode = o.mode,
-				.network = o.network,
-				.timeout = o.timeout,
-				.max_output = o.max_output,
-				.backend = o.backend,
-				.json = o.json,
-			};
-
-			(void)signal(SIGPIPE, SIG_IGN);
-			rc = client_run(&cr, &unreachable);
-			if (!unreachable)
-				goto out;
-			if (daemon_only) {
-				rc = cli_fail("--via daemon: cordond is not reachable at %s", sock);
-				goto out;
-			}
-		}
 	}
 
 	struct sigaction sa = { .sa_handler = on_signal };

@@ -53,6 +53,12 @@ struct req {
 	size_t len, cap, limit;
 	bool too_big;
 	size_t discarded;
+	/*
+	 * A run's teardown, done once its answer is sent (on_completed): the sandbox's reaping
+	 * and cgroup (libcordon), and a temp workdir made as the caller.
+	 */
+	struct cordon_teardown *teardown;
+	char *temp_workdir;
 };
 
 /* ---- replies ---- */
@@ -320,12 +326,26 @@ static json_t *empty_argv_result(void)
 			 -1, "oom_killed", 0, "backend", "local", "workdir");
 }
 
+/* The end of a run after its answer: reap the sandbox, remove the temp workdir. */
+static void finish_teardown(const struct conn *cn, struct cordon_teardown *td, char *temp_workdir)
+{
+	cordon_error e;
+	char buf[512];
+
+	if (cordon_teardown_finish(td, &e) < 0)
+		daemon_log("tearing down a run: %s", cordon_err_str(&e, buf, sizeof(buf)));
+	if (temp_workdir && ident_rmtree(&cn->caller, temp_workdir, &e) < 0)
+		daemon_log("removing %s: %s", temp_workdir, cordon_err_str(&e, buf, sizeof(buf)));
+	free(temp_workdir);
+}
+
 static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, struct req *rq,
 				  struct session *s)
 {
 	struct run_body b;
 	struct cordon_profile *p = NULL;
 	struct cordon_result res;
+	struct cordon_teardown *td = NULL;
 	cordon_error e = { 0 };
 	_cleanup_free_ char *workdir = NULL, *joined = NULL, *js = NULL;
 	_cleanup_close_ int wdfd = -1;
@@ -432,6 +452,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		.uid = cn->caller.uid,
 		.gid = cn->caller.gid,
 		.cancel = &cn->cancel,
+		.teardown = &td,
 	};
 	double t0 = now_s();
 
@@ -453,15 +474,15 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		goto fail;
 	}
 	cordon_result_free(&res);
-	if (temp && !b.keep) {
-		if (ident_rmtree(&cn->caller, workdir, &e) < 0) {
-			char buf[512];
-
-			daemon_log("removing %s: %s", workdir,
-				   cordon_err_str(&e, buf, sizeof(buf)));
-		}
-		temp = false;
-	}
+	/*
+	 * The result is final: answer now, tear down after (on_completed, in this thread, before
+	 * the connection's next request). The slot goes now too: the client may send its next
+	 * run the moment it has this answer, and each connection holds at most one teardown.
+	 */
+	rq->teardown = TAKE_PTR(td);
+	if (temp && !b.keep)
+		rq->temp_workdir = TAKE_PTR(workdir);
+	temp = false;
 	if (s)
 		session_run_end(s);
 	slot_release(cn);
@@ -479,6 +500,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		return send_buf(c, 200, line, n + 1, "application/json", NULL);
 	}
 fail:
+	finish_teardown(cn, td, NULL);
 	if (temp && workdir) {
 		cordon_error e2;
 
@@ -833,6 +855,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct conn *cn = ci ? ci->socket_context : NULL;
 
 	if (rq) {
+		if (cn)
+			finish_teardown(cn, TAKE_PTR(rq->teardown), TAKE_PTR(rq->temp_workdir));
 		free(rq->body);
 		free(rq);
 		*con_cls = NULL;

@@ -984,3 +984,154 @@ Test(sandbox, usage_and_oom_from_the_cgroup)
 	free(wd);
 	cordon_profile_free(p);
 }
+
+/*
+ * Is every host process whose command line starts with marker dead or dying: gone, a zombie,
+ * exiting (PF_EXITING in /proc/<pid>/stat) or with a SIGKILL pending? Returns how many were
+ * found still running with none of that.
+ */
+static int procs_not_killed(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int alive = 0;
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d))) {
+		char path[300], buf[4096], *p;
+		unsigned long long flags = 0;
+		bool killed = false;
+		ssize_t k;
+		FILE *f;
+		int fd;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue; /* a zombie has no command line */
+		for (ssize_t i = 0; i < k; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[k] = '\0';
+		if (strncmp(buf, marker, strlen(marker)) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* gone */
+		k = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[k > 0 ? k : 0] = '\0';
+		/* After "(comm)": state ppid pgrp session tty_nr tpgid flags */
+		p = strrchr(buf, ')');
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %llu", &flags) == 1 &&
+		    (flags & 0x4 /* PF_EXITING */))
+			killed = true;
+		if (p && (p[2] == 'Z' || p[2] == 'X'))
+			killed = true;
+		snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
+		f = fopen(path, "re");
+		if (f) {
+			char line[256];
+			unsigned long long mask;
+
+			while (fgets(line, sizeof(line), f))
+				if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+				     sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+				    (mask & (1ULL << (SIGKILL - 1))))
+					killed = true;
+			fclose(f);
+		} else {
+			killed = true; /* gone */
+		}
+		alive += !killed;
+	}
+	closedir(d);
+	return alive;
+}
+
+/* Directories of this process's run cgroups (cordon-<pid>-...) anywhere under /sys/fs/cgroup. */
+static int own_run_cgroups(void)
+{
+	char cmd[256], out[64] = "";
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "find /sys/fs/cgroup -maxdepth 8 -type d -name 'cordon-%d-*' 2>/dev/null | wc -l",
+		 (int)getpid());
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(out, sizeof(out), f));
+	pclose(f);
+	return atoi(out);
+}
+
+/*
+ * cordon_request.teardown (cordond): cordon_run gives the result as soon as init has reported
+ * the command's end, when every other process of the run has already been sent SIGKILL; init's
+ * own exit (the namespaces' teardown), the cgroup and the temp workdir are left for
+ * cordon_teardown_finish. The result is the same as without it.
+ */
+Test(sandbox, result_before_teardown)
+{
+	static const char *const cmds[] = {
+		"setsid sleep 74.5 >/dev/null 2>&1 & sleep 75.5 >/dev/null 2>&1 & "
+		"sleep 0.3; echo out; echo err >&2; exit 3",
+		"echo x; kill -9 $$",
+		"sleep 76.5 & echo bg",
+	};
+	static const int want_exit[] = { 3, -9, 0 };
+	static const char *const want_output[] = { "out\nerr\n[exit code: 3]", "x\n[exit code: -9]",
+						   "bg" };
+	struct cordon_profile *p;
+
+	need_root();
+	p = load_default();
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct cordon_teardown *td = (void *)1;
+		struct cordon_result r, plain;
+		struct stat st;
+		cordon_error e;
+		struct cordon_request rq = { .command = cmds[i],
+					     .profile = p,
+					     .workdir_fd = -1,
+					     .stdin_fd = -1,
+					     .teardown = &td };
+
+		cr_assert_eq(cordon_run(&rq, &r, &e), 0, "%s", e.msg);
+		cr_assert_eq(procs_not_killed("sleep 74.5"), 0, "a process of the run still runs");
+		cr_assert_eq(procs_not_killed("sleep 75.5"), 0, "a process of the run still runs");
+		cr_assert_eq(procs_not_killed("sleep 76.5"), 0, "a process of the run still runs");
+		cr_assert_eq(r.exit_code, want_exit[i], "%s: exit %d", cmds[i], r.exit_code);
+		cr_assert_str_eq(r.output, want_output[i]);
+		cr_assert_not_null(td, "%s: no teardown left", cmds[i]);
+		cr_assert_neq(td, (void *)1);
+		/* Left to do, really: the workdir and the cgroup are still there. */
+		cr_assert_eq(stat(r.workdir, &st), 0, "%s: %s", r.workdir, strerror(errno));
+		cr_assert_geq(own_run_cgroups(), 1);
+		cr_assert_eq(cordon_teardown_finish(td, &e), 0, "%s", e.msg);
+		cr_assert_eq(stat(r.workdir, &st), -1);
+		cr_assert_eq(errno, ENOENT);
+		cr_assert_eq(own_run_cgroups(), 0);
+		cr_assert_eq(host_procs_with("sleep 74.5") + host_procs_with("sleep 75.5") +
+				     host_procs_with("sleep 76.5"),
+			     0);
+
+		/* The same run without a teardown to leave: the same result. */
+		rq.teardown = NULL;
+		cr_assert_eq(cordon_run(&rq, &plain, &e), 0, "%s", e.msg);
+		cr_assert_eq(plain.exit_code, r.exit_code);
+		cr_assert_str_eq(plain.output, r.output);
+		cr_assert_eq(stat(plain.workdir, &st), -1);
+		cordon_result_free(&plain);
+		cordon_result_free(&r);
+	}
+	cr_assert_eq(cordon_teardown_finish(NULL, NULL), 0);
+	cordon_profile_free(p);
+}
