@@ -16,10 +16,10 @@ B         := build
 comma     := ,
 
 CC        ?= cc
-PKGS      := libseccomp libcap mount libcurl jansson libmicrohttpd libsystemd inih libpcre2-8
+PKGS      := libseccomp libcap mount libcurl jansson libmicrohttpd inih libpcre2-8
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 DEB_DEPS  := gcc make pkg-config libseccomp-dev libcap-dev libmount-dev libcurl4-openssl-dev \
-             libjansson-dev libmicrohttpd-dev libsystemd-dev libinih-dev libpcre2-dev \
+             libjansson-dev libmicrohttpd-dev libinih-dev libpcre2-dev \
              libcriterion-dev scdoc clang-format python3 libc6-dev strace iproute2 curl
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

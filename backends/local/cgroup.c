@@ -43,6 +43,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1103,13 +1104,78 @@ static bool cg_required(const struct cordon_profile *p)
 	return false;
 }
 
-int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, cordon_error *e)
+/*
+ * A long-lived process (cordond: cgroup_cache_plans) plans once: reading mountinfo and
+ * /proc/self/cgroup and probing the hierarchies is about 0.2 ms of every run. The cached plan
+ * is dropped, and the layout read again, as soon as creating a run's cgroup with it fails. Only
+ * a usable plan is kept: a host without cgroups is asked again each time.
+ */
+static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool plan_caching;
+static struct cg_plan plan_cache; /* mode CGROUP_NONE: nothing cached */
+
+void cgroup_cache_plans(void)
+{
+	pthread_mutex_lock(&plan_lock);
+	plan_caching = true;
+	pthread_mutex_unlock(&plan_lock);
+}
+
+static int cg_plan_copy(struct cg_plan *dst, const struct cg_plan *src)
+{
+	*dst = *src;
+	dst->v2_base = NULL;
+	for (int i = 0; i < V1_N; i++)
+		dst->v1_base[i] = NULL;
+	if (src->v2_base && !(dst->v2_base = strdup(src->v2_base)))
+		goto oom;
+	for (int i = 0; i < V1_N; i++)
+		if (src->v1_base[i] && !(dst->v1_base[i] = strdup(src->v1_base[i])))
+			goto oom;
+	return 0;
+oom:
+	cg_plan_free(dst);
+	return -1;
+}
+
+/* cg_plan, or (may_reuse) a copy of the cached plan (*ret_cached). */
+static enum cgroup_mode cg_plan_reuse(struct cg_plan *pl, bool may_reuse, bool *ret_cached,
+				      char *why, size_t whyn)
+{
+	enum cgroup_mode mode;
+
+	*ret_cached = false;
+	pthread_mutex_lock(&plan_lock);
+	if (may_reuse && plan_caching && plan_cache.mode != CGROUP_NONE &&
+	    cg_plan_copy(pl, &plan_cache) == 0)
+		*ret_cached = true;
+	pthread_mutex_unlock(&plan_lock);
+	if (*ret_cached)
+		return pl->mode;
+	mode = cg_plan(pl, why, whyn);
+	pthread_mutex_lock(&plan_lock);
+	if (plan_caching && mode != CGROUP_NONE && plan_cache.mode == CGROUP_NONE)
+		(void)cg_plan_copy(&plan_cache, pl);
+	pthread_mutex_unlock(&plan_lock);
+	return mode;
+}
+
+static void cg_plan_forget(void)
+{
+	pthread_mutex_lock(&plan_lock);
+	cg_plan_free(&plan_cache);
+	pthread_mutex_unlock(&plan_lock);
+}
+
+static int cg_create(const struct cordon_profile *p, bool may_reuse, struct cgroup_run **ret,
+		     cordon_error *e)
 {
 	struct cg_plan pl;
 	char why[512] = "";
+	bool cached;
 	int r;
 
-	switch (cg_plan(&pl, why, sizeof(why))) {
+	switch (cg_plan_reuse(&pl, may_reuse, &cached, why, sizeof(why))) {
 	case CGROUP_V2:
 		r = cgroup_run_create_v2_at(p, pl.v2_base, pl.v2_enable_base, ret, e);
 		break;
@@ -1125,7 +1191,17 @@ int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, c
 		return 0;
 	}
 	cg_plan_free(&pl);
+	if (r < 0 && cached) {
+		/* The host may have changed under the cached plan: plan again, once. */
+		cg_plan_forget();
+		return cg_create(p, false, ret, e);
+	}
 	return r;
+}
+
+int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, cordon_error *e)
+{
+	return cg_create(p, true, ret, e);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -16,6 +16,11 @@ enum cgroup_mode { CGROUP_NONE = 0, CGROUP_V1, CGROUP_V2 };
 
 /* Which mode this host offers to this process, with a reason when NONE. */
 enum cgroup_mode cgroup_detect(char *reason, size_t n);
+/*
+ * From now on, keep the host's cgroup layout between runs (a long-lived process: cordond), and
+ * read it again only when using it fails.
+ */
+void cgroup_cache_plans(void);
 /* Create the run's cgroup(s) with the profile's limits. *ret is NULL (and 0 returned) when the
  * host has no usable cgroup and the profile does not require one. */
 int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, cordon_error *e);

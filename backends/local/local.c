@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "backends/backend.h"
+#include "backends/local/cgroup.h"
 #include "backends/local/proc.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
@@ -268,6 +269,11 @@ out:
 	capture_free(cap_out);
 	capture_free(cap_err);
 	return rc;
+}
+
+void cordon_cache_host_layout(void)
+{
+	cgroup_cache_plans();
 }
 
 static void local_finish(void *pending)

@@ -209,6 +209,12 @@ CORDON_PUBLIC int cordon_run(const struct cordon_request *rq, struct cordon_resu
  * workdir could not be removed (everything else is done regardless).
  */
 CORDON_PUBLIC int cordon_teardown_finish(struct cordon_teardown *t, cordon_error *e);
+/*
+ * For a process that makes many runs (cordond): keep what is learnt about the host between
+ * runs (the cgroup layout) instead of reading it again for each, and read it again only when it
+ * no longer works. Call once, early; a one-run process (cordon run) gains nothing from it.
+ */
+CORDON_PUBLIC void cordon_cache_host_layout(void);
 /* Policy decision only: *ret_refusal is NULL (allowed) or the message. */
 CORDON_PUBLIC int cordon_check(const struct cordon_request *rq, char **ret_refusal,
 			       cordon_error *e);

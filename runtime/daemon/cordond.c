@@ -27,7 +27,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 struct daemon_config cfg = {
@@ -125,6 +124,65 @@ static int sanitize_environment(void)
 	if (trace_copy && setenv("CORDON_TRACE_SETUP", trace_copy, 1) < 0)
 		return -1;
 	return 0;
+}
+
+/*
+ * systemd's socket activation (sd_listen_fds(3)), without libsystemd and the half-dozen
+ * libraries it would load into the daemon (each one more mapping to copy at every clone of a
+ * sandbox): the fds from 3 on, LISTEN_FDS of them, when LISTEN_PID is ours. The variables are
+ * removed either way. Negative errno on a malformed value.
+ */
+#define LISTEN_FDS_START 3
+
+static int listen_fds(void)
+{
+	const char *pid_s = getenv("LISTEN_PID"), *fds_s = getenv("LISTEN_FDS");
+	unsigned long long pid, n;
+	char *end;
+	int r = 0;
+
+	if (!pid_s || !fds_s)
+		goto out;
+	errno = 0;
+	pid = strtoull(pid_s, &end, 10);
+	if (errno || end == pid_s || *end) {
+		r = -EINVAL;
+		goto out;
+	}
+	if (pid != (unsigned long long)getpid())
+		goto out;
+	errno = 0;
+	n = strtoull(fds_s, &end, 10);
+	if (errno || end == fds_s || *end || n > 64) {
+		r = -EINVAL;
+		goto out;
+	}
+	for (int fd = LISTEN_FDS_START; fd < LISTEN_FDS_START + (int)n; fd++)
+		if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+			r = -errno;
+			goto out;
+		}
+	r = (int)n;
+out:
+	(void)unsetenv("LISTEN_PID");
+	(void)unsetenv("LISTEN_FDS");
+	(void)unsetenv("LISTEN_FDNAMES");
+	return r;
+}
+
+static bool is_listening_unix_stream(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int type = 0, listening = 0;
+	socklen_t l = sizeof(type);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 || type != SOCK_STREAM)
+		return false;
+	l = sizeof(listening);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) < 0 || !listening)
+		return false;
+	return getsockname(fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_UNIX;
 }
 
 static ino_t own_socket_ino;
@@ -490,9 +548,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	/* Before the environment is cleaned: LISTEN_PID and LISTEN_FDS live there. */
-	n = sd_listen_fds(1);
+	n = listen_fds();
 	if (n < 0) {
-		daemon_log("sd_listen_fds: %s", strerror(-n));
+		daemon_log("LISTEN_PID/LISTEN_FDS: %s", strerror(-n));
 		return 1;
 	}
 	if (sanitize_environment() < 0) {
@@ -505,13 +563,12 @@ int main(int argc, char **argv)
 	}
 	if (n == 1) {
 		/* systemd's socket wins: --socket in a unit is then only documentation. */
-		lfd = SD_LISTEN_FDS_START;
-		if (sd_is_socket_unix(lfd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+		lfd = LISTEN_FDS_START;
+		if (!is_listening_unix_stream(lfd)) {
 			daemon_log(
 				"the socket systemd passed is not a listening Unix stream socket");
 			return 1;
 		}
-		(void)fcntl(lfd, F_SETFD, FD_CLOEXEC);
 		activated = true;
 	} else {
 		if (!cfg.socket_path)
@@ -525,6 +582,8 @@ int main(int argc, char **argv)
 	/* Files the daemon creates for a caller (uploads, their directories) get 0644/0755. */
 	umask(022);
 
+	/* Many runs from one process: the cgroup layout is read once, not for each run. */
+	cordon_cache_host_layout();
 	d = http_start(lfd, &e);
 	if (!d) {
 		daemon_log("%s", cordon_err_str(&e, ebuf, sizeof(ebuf)));

@@ -728,3 +728,73 @@ Test(cgroup, v2_limit_without_controller_fails_clean)
 	}
 	free(mnt);
 }
+
+/* Write our pid into the cgroup directory dir (every thread of this test process moves). */
+static void move_self(const char *dir)
+{
+	char path[600], pid[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, pid, strlen(pid)), (ssize_t)strlen(pid), "%s: %s", path,
+		     strerror(errno));
+	close(fd);
+}
+
+/*
+ * cordond keeps the cgroup layout between runs (cgroup_cache_plans). When the host changes
+ * under it (here: the cgroup the daemon was in is gone), the next run must not fail: the cached
+ * plan is dropped and the layout read again.
+ */
+Test(cgroup, cached_layout_is_read_again_when_stale)
+{
+	struct cordon_profile p = { .memory = 64 << 20, .pids = 16 };
+	struct cgroup_run *cg = create_or_skip(&p);
+	char base[4][512], tmp[4][512], paths[4][512];
+	size_t n = run_paths(cg, paths);
+
+	destroy(cg);
+	if (geteuid() != 0) {
+		cr_assert_not(strict_ci(), "needs root to make cgroups");
+		cr_skip_test("needs root to make cgroups");
+	}
+	/* Our own cgroup in each hierarchy: the run's path minus "/cordon/<run>". */
+	for (size_t i = 0; i < n; i++) {
+		char *cut;
+
+		snprintf(base[i], sizeof(base[i]), "%s", paths[i]);
+		cut = strstr(base[i], "/cordon/cordon-");
+		cr_assert_not_null(cut, "%s", paths[i]);
+		*cut = '\0';
+		snprintf(tmp[i], sizeof(tmp[i]), "%s/cordon-test-stale-%d", base[i], (int)getpid());
+		cr_assert_eq(mkdir(tmp[i], 0755), 0, "%s: %s", tmp[i], strerror(errno));
+		move_self(tmp[i]);
+	}
+	/* Cache a plan made in the temporary cgroup... */
+	cgroup_cache_plans();
+	cg = create_or_skip(&p);
+	run_paths(cg, paths);
+	cr_assert(strstr(paths[0], "/cordon-test-stale-"), "%s", paths[0]);
+	destroy(cg);
+	/* ...then leave it and remove it: the cached plan now names directories that are gone. */
+	for (size_t i = 0; i < n; i++) {
+		char sub[600];
+
+		move_self(base[i]);
+		snprintf(sub, sizeof(sub), "%s/cordon", tmp[i]);
+		(void)rmdir(sub);
+		cr_assert_eq(rmdir(tmp[i]), 0, "%s: %s", tmp[i], strerror(errno));
+	}
+	cg = create_or_skip(&p);
+	n = run_paths(cg, paths);
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		cr_assert_null(strstr(paths[i], "/cordon-test-stale-"), "%s", paths[i]);
+		cr_assert_eq(stat(paths[i], &st), 0, "%s", paths[i]);
+	}
+	destroy(cg);
+}
