@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_GROUPS 1024
@@ -48,6 +50,119 @@ static bool has_group(const struct caller *c, gid_t g)
 	return false;
 }
 
+/*
+ * Identities resolved a moment ago, reused: the passwd lookup and the user's groups are about a
+ * quarter of a millisecond of every connection (NSS reads and parses the files, and asks
+ * systemd's module too). An entry serves only while /etc/passwd, /etc/group and
+ * /etc/nsswitch.conf are still the files it was read from (so `gpasswd -d alice cordon`
+ * applies to alice's next connection, exactly as without the cache), and for at most
+ * IDENT_TTL seconds, which bounds what another NSS source (LDAP through sssd, systemd's
+ * dynamic users) could change unseen; those keep caches of their own far longer than that.
+ */
+#define IDENT_CACHE 16
+#define IDENT_TTL 1.0
+
+static const char *const ident_files[] = { "/etc/passwd", "/etc/group", "/etc/nsswitch.conf" };
+
+struct file_sig {
+	bool present;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+struct ident_entry {
+	bool used;
+	uid_t uid;
+	gid_t gid;
+	double at;
+	struct file_sig sig[3];
+	struct caller c; /* name, home, groups */
+};
+
+static pthread_mutex_t ident_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ident_entry ident_cache[IDENT_CACHE];
+static unsigned ident_next;
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void file_sigs(struct file_sig sig[3])
+{
+	for (int i = 0; i < 3; i++) {
+		struct stat st;
+
+		memset(&sig[i], 0, sizeof(sig[i]));
+		if (stat(ident_files[i], &st) == 0)
+			sig[i] = (struct file_sig){ true,	st.st_dev,  st.st_ino,
+						    st.st_size, st.st_mtim, st.st_ctim };
+	}
+}
+
+static bool sigs_equal(const struct file_sig a[3], const struct file_sig b[3])
+{
+	for (int i = 0; i < 3; i++)
+		if (a[i].present != b[i].present || a[i].dev != b[i].dev || a[i].ino != b[i].ino ||
+		    a[i].size != b[i].size || a[i].mtime.tv_sec != b[i].mtime.tv_sec ||
+		    a[i].mtime.tv_nsec != b[i].mtime.tv_nsec ||
+		    a[i].ctime.tv_sec != b[i].ctime.tv_sec ||
+		    a[i].ctime.tv_nsec != b[i].ctime.tv_nsec)
+			return false;
+	return true;
+}
+
+/* dst's name, home and groups: copies of src's. */
+static int caller_copy(struct caller *dst, const struct caller *src)
+{
+	dst->ngroups = src->ngroups;
+	dst->name = src->name ? strdup(src->name) : NULL;
+	dst->home = src->home ? strdup(src->home) : NULL;
+	dst->groups = malloc((size_t)(src->ngroups ? src->ngroups : 1) * sizeof(gid_t));
+	if ((src->name && !dst->name) || (src->home && !dst->home) || !dst->groups) {
+		caller_free(dst);
+		return -1;
+	}
+	memcpy(dst->groups, src->groups, (size_t)src->ngroups * sizeof(gid_t));
+	return 0;
+}
+
+static bool ident_lookup(struct caller *c, const struct file_sig sig[3], double now)
+{
+	bool hit = false;
+
+	pthread_mutex_lock(&ident_lock);
+	for (int i = 0; i < IDENT_CACHE && !hit; i++) {
+		const struct ident_entry *x = &ident_cache[i];
+
+		if (x->used && x->uid == c->uid && x->gid == c->gid && now - x->at < IDENT_TTL &&
+		    now >= x->at && sigs_equal(x->sig, sig))
+			hit = caller_copy(c, &x->c) == 0;
+	}
+	pthread_mutex_unlock(&ident_lock);
+	return hit;
+}
+
+static void ident_store(const struct caller *c, const struct file_sig sig[3], double now)
+{
+	struct ident_entry *x;
+
+	pthread_mutex_lock(&ident_lock);
+	x = &ident_cache[ident_next++ % IDENT_CACHE];
+	caller_free(&x->c);
+	x->used = caller_copy(&x->c, c) == 0;
+	x->uid = c->uid;
+	x->gid = c->gid;
+	x->at = now;
+	memcpy(x->sig, sig, sizeof(x->sig));
+	pthread_mutex_unlock(&ident_lock);
+}
+
 int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *ret,
 		      cordon_error *e)
 {
@@ -55,6 +170,8 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct passwd pw, *pwp = NULL;
+	struct file_sig sig[3];
+	double now;
 	char buf[4096];
 
 	/*
@@ -66,6 +183,11 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 	c.uid = cred.uid;
 	c.gid = cred.gid;
 	c.pid = cred.pid;
+	/* The files' state before the lookup: a change during it makes the entry stale at once. */
+	file_sigs(sig);
+	now = mono_s();
+	if (ident_lookup(&c, sig, now))
+		goto decide;
 
 	/*
 	 * Supplementary groups come from the peer uid's passwd entry (as login would set them),
@@ -109,6 +231,8 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 		if (!c.home)
 			goto oom;
 	}
+	ident_store(&c, sig, now);
+decide:
 	c.authorised = c.uid == 0 || (have_group && has_group(&c, cordon_gid));
 	*ret = c;
 	return 0;

@@ -733,6 +733,48 @@ Test(daemon, authorisation, .timeout = 90)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+/*
+ * Group membership is read at each connection: adding a user to group cordon, or taking them
+ * out, applies to their very next connection (cordond keeps resolved identities only while
+ * /etc/passwd, /etc/group and /etc/nsswitch.conf are unchanged). A user of its own, so that
+ * the other tests' users never change under them.
+ */
+#define CHANGER "cordon-tc"
+
+Test(daemon, group_changes_apply_at_once, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+
+	ensure_users();
+	cr_assert_eq(system("flock /tmp/cordon-test-users.lock sh -c '"
+			    "id " CHANGER " >/dev/null 2>&1 || useradd -M -N -s /bin/sh " CHANGER
+			    "; gpasswd -d " CHANGER " cordon' >/dev/null 2>&1 || true"),
+		     0);
+	daemon_start(&d, NULL);
+	cr_assert(chmod(d.sock, 0666) == 0);
+	for (int round = 0; round < 2; round++) {
+		/* Out: refused (twice, so that a cached answer would be the one tested next). */
+		for (int i = 0; i < 2; i++) {
+			cr_assert(http_as(CHANGER, d.sock, "GET", "/v1/health", NULL, &r) == 0);
+			EXPECT(&r, 403, "not authorised: uid");
+			res_free(&r);
+		}
+		cr_assert_eq(system("gpasswd -a " CHANGER " cordon >/dev/null"), 0);
+		for (int i = 0; i < 2; i++) {
+			cr_assert(http_as(CHANGER, d.sock, "GET", "/v1/health", NULL, &r) == 0);
+			cr_expect_eq(r.status, 200, "round %d: added to cordon, still %d: %s",
+				     round, r.status, r.body);
+			res_free(&r);
+		}
+		cr_assert_eq(system("gpasswd -d " CHANGER " cordon >/dev/null"), 0);
+	}
+	cr_assert(http_as(CHANGER, d.sock, "GET", "/v1/health", NULL, &r) == 0);
+	EXPECT(&r, 403, "not authorised: uid");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
 Test(daemon, workdir_attacks, .timeout = 90)
 {
 	struct daemon d;
