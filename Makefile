@@ -30,7 +30,7 @@ WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wv
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) $(HARDEN) -fvisibility=hidden -MMD -MP \
              -Iinclude -I. -DCORDON_VERSION_STR='"$(VERSION)"' \
-             -DCORDON_SYSCONFDIR='"$(SYSCONFDIR)"' -DCORDON_SRCDIR='"$(CURDIR)"' $(PKG_CFLAGS)
+             -DCORDON_SYSCONFDIR='"$(SYSCONFDIR)"' -DCORDON_BINDIR='"$(BINDIR)"' -DCORDON_SRCDIR='"$(CURDIR)"' $(PKG_CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 # Criterion re-executes the test binary for each test and hands it the parameter tables by
 # value: pointers in them (strings of table rows) are only valid when the binary is not PIE.
@@ -40,7 +40,10 @@ LIB_SRCS  := $(sort $(wildcard runtime/*.c policy/*.c backends/*.c backends/*/*.
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LIB       := $(B)/libcordon.a
 CLI       := $(B)/cordon
-CLI_SRCS  := $(sort $(wildcard runtime/cli/*.c))
+# The CLI is also cordond's runner (runtime/daemon/runner.c): it carries the run half of the
+# daemon's code.
+CLI_SRCS  := $(sort $(wildcard runtime/cli/*.c)) runtime/daemon/body.c runtime/daemon/job.c \
+             runtime/daemon/frame.c runtime/daemon/runner.c
 DAEMON    := $(B)/cordond
 DAEMON_SRCS := $(sort $(wildcard runtime/daemon/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))

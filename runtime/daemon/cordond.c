@@ -584,6 +584,8 @@ int main(int argc, char **argv)
 
 	/* Many runs from one process: the cgroup layout is read once, not for each run. */
 	cordon_cache_host_layout();
+	/* Runs happen in runner processes, not in this one (runners.c). */
+	runners_start();
 	d = http_start(lfd, &e);
 	if (!d) {
 		daemon_log("%s", cordon_err_str(&e, ebuf, sizeof(ebuf)));
@@ -644,6 +646,8 @@ int main(int argc, char **argv)
 		}
 	}
 	MHD_stop_daemon(d);
+	/* Every connection is finished, so every runner is back: stop them. */
+	runners_stop();
 	sessions_shutdown();
 	daemon_log("stopped");
 	return 0;

@@ -140,6 +140,66 @@ bool body_valid_profile_name(const char *s);
 /* shlex.join: the command AG2 would have judged for an argv. */
 char *body_shlex_join(const char *const *argv);
 
+/* ---- job.c: one run of a request (in a runner, or in cordond itself) ---- */
+
+struct job {
+	const struct run_body *body;
+	const char *profile; /* the body's, the session's, or "default" */
+	uid_t uid;	     /* the caller */
+	gid_t gid;
+	const char *name; /* NULL when the uid has no passwd entry */
+	const char *home;
+	const char *workdir; /* NULL: a temp dir of libcordon's own (root callers) */
+	int workdir_fd;	     /* the workdir, opened as the caller; -1 with workdir NULL */
+	volatile int *cancel;
+};
+
+/*
+ * The profile the request sees, the command the policy judges, and the run. 0 with *res and
+ * *td (what is left to tear down, cordon_request.teardown); -1 with *status (400: the
+ * request's profile is the problem; 500: cordon failed) and *e.
+ */
+int job_run(const struct job *j, struct cordon_result *res, struct cordon_teardown **td,
+	    int *status, cordon_error *e);
+
+/* ---- frame.c: cordond <-> runner messages ---- */
+
+/* Far above any request (bodies are bounded by cfg.max_body) or result (max_output_cap). */
+#define FRAME_MAX (256u << 20)
+
+/* header: one line of JSON; payload: n bytes (may be NULL when n is 0); pass_fd: -1 or an fd. */
+int frame_send(int fd, const char *header, const char *payload, size_t n, int pass_fd);
+/*
+ * 1 with *ret_header (malloc'd; free it, and only it), *ret_payload and *ret_n (inside the same
+ * allocation) and, when the frame brought one and ret_fd is not NULL, *ret_fd; 0 at EOF; -1.
+ */
+int frame_recv(int fd, char **ret_header, char **ret_payload, size_t *ret_n, int *ret_fd);
+
+/* ---- runner.c: `cordon __cordond-runner`, serving cordond on fd (3) ---- */
+
+int runner_main(int fd);
+
+/* ---- runners.c: cordond's pool of runners ---- */
+
+struct runner;
+
+/* Find the runner binary and start the pool; runs stay in cordond when there is none. */
+void runners_start(void);
+void runners_stop(void);
+/* An idle runner, or NULL: none can be had (the run then happens in cordond itself). */
+struct runner *runner_get(void);
+/*
+ * Hand j (and the request body) to r and wait for the result. 0: *ret_status is the HTTP
+ * status; with 200, *ret_json is the result (one line, malloc'd) and *ret_refused,
+ * *ret_timed_out say what it was; otherwise *e says why. A non-zero *j->cancel is passed on.
+ * -1 with *e: the runner failed; it is gone, and nothing of the run is left.
+ */
+int runner_run(struct runner *r, const struct job *j, bool session, const char *body, size_t n,
+	       int *ret_status, char **ret_json, bool *ret_refused, bool *ret_timed_out,
+	       cordon_error *e);
+/* After the answer: wait until r has torn its run down, then keep it for the next (NULL-safe). */
+void runner_put(struct runner *r);
+
 /* ---- session.c ---- */
 
 struct session;

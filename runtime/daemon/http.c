@@ -57,6 +57,7 @@ struct req {
 	 * A run's teardown, done once its answer is sent (on_completed): the sandbox's reaping
 	 * and cgroup (libcordon), and a temp workdir made as the caller.
 	 */
+	struct runner *runner;
 	struct cordon_teardown *teardown;
 	char *temp_workdir;
 };
@@ -232,90 +233,6 @@ void http_watch_once(int timeout_ms)
 
 /* ---- the run ---- */
 
-static int add_kv(struct cordon_list *l, const char *k, const char *v, cordon_error *e)
-{
-	_cleanup_free_ char *kv = NULL;
-
-	if (asprintf(&kv, "%s=%s", k, v) < 0) {
-		kv = NULL;
-		return cordon_err(e, ENOMEM, "out of memory");
-	}
-	return cordon_list_add(l, kv, e);
-}
-
-static int append_list(struct cordon_list *dst, const struct cordon_list *src, cordon_error *e)
-{
-	if (!src->set)
-		return 0;
-	dst->set = true;
-	for (size_t i = 0; i < src->n; i++)
-		if (cordon_list_add(dst, src->v[i], e) < 0)
-			return -1;
-	return 0;
-}
-
-/* The profile as this request sees it: the named profile, then the body's settings. */
-static int request_profile(const struct run_body *b, const struct caller *c, const char *name,
-			   struct cordon_profile **ret, int *status, cordon_error *e)
-{
-	struct cordon_profile *p = NULL;
-	const char *key;
-	json_t *v;
-
-	*status = 400;
-	if (cordon_profile_load(name, &p, e) < 0)
-		return cordon_err_prefix(e, "profile");
-	if (strcmp(p->backend, "local")) {
-		cordon_profile_free(p);
-		return cordon_err(e, 0, "profile: uses backend '%s'; cordond serves local only",
-				  p->backend);
-	}
-	*status = 500;
-	if (append_list(&p->allowed, &b->allowed, e) < 0 ||
-	    append_list(&p->blocked, &b->blocked, e) < 0 ||
-	    append_list(&p->ignore, &b->ignore, e) < 0)
-		goto fail;
-	if (b->readonly >= 0)
-		p->readonly = b->readonly;
-	if (b->mode >= 0)
-		p->mode = (enum cordon_mode)b->mode;
-	if (b->network >= 0)
-		p->network = (enum cordon_network)b->network;
-	if (b->has_max_output)
-		p->max_output = b->max_output;
-	if (b->has_timeout) {
-		char *t = strdup(b->timeout_text);
-
-		if (!t)
-			goto oom;
-		free(p->timeout_text);
-		p->timeout_text = t;
-		p->timeout = b->timeout;
-	}
-	/*
-	 * The daemon's environment is not the caller's: HOME, USER and LOGNAME are the caller's
-	 * own, from their passwd entry, and the request's env comes last so it can override them.
-	 */
-	if (c->home && add_kv(&p->env, "HOME", c->home, e) < 0)
-		goto fail;
-	if (c->name &&
-	    (add_kv(&p->env, "USER", c->name, e) < 0 || add_kv(&p->env, "LOGNAME", c->name, e) < 0))
-		goto fail;
-	if (b->env)
-		json_object_foreach(b->env, key, v)
-		{
-			if (add_kv(&p->env, key, json_string_value(v), e) < 0)
-				goto fail;
-		}
-	*ret = p;
-	return 0;
-oom:
-	cordon_err(e, ENOMEM, "out of memory");
-fail:
-	cordon_profile_free(p);
-	return -1;
-}
-
 /* AG2: an empty argv gives ExecResult("", 2) in every backend. */
 static json_t *empty_argv_result(void)
 {
@@ -343,16 +260,12 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 				  struct session *s)
 {
 	struct run_body b;
-	struct cordon_profile *p = NULL;
-	struct cordon_result res;
 	struct cordon_teardown *td = NULL;
+	struct runner *runner = NULL;
 	cordon_error e = { 0 };
-	_cleanup_free_ char *workdir = NULL, *joined = NULL, *js = NULL;
+	_cleanup_free_ char *workdir = NULL, *js = NULL;
 	_cleanup_close_ int wdfd = -1;
-	const char *command = NULL;
-	char *const *argv = NULL;
-	bool temp = false, have_slot = false;
-	enum MHD_Result ret;
+	bool temp = false, have_slot = false, refused = false, timed_out = false;
 	int status = 400;
 
 	if (body_parse(s ? BODY_SESSION_RUN : BODY_RUN, rq->body ? rq->body : "", rq->len,
@@ -376,11 +289,6 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	have_slot = true;
 	if (s)
 		session_run_begin(s);
-
-	if (request_profile(&b, &cn->caller,
-			    b.profile ? b.profile : (s ? session_profile(s) : "default"), &p,
-			    &status, &e) < 0)
-		goto fail;
 
 	/* The workdir, always opened or made as the caller (ident.c). */
 	if (s) {
@@ -413,72 +321,55 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		}
 	}
 
-	/*
-	 * argv: run without a shell, as AG2's Sandbox.exec(argv) does, but let the policy judge
-	 * the command AG2 would have judged: the script of ["sh", "-c", X], else the argv joined
-	 * with shell quoting. libcordon checks `command` and runs `argv` when both are given.
-	 */
-	if (b.command) {
-		command = b.command;
-	} else if (b.argc == 3 && !strcmp(b.argv[0], "sh") && !strcmp(b.argv[1], "-c") &&
-		   b.argv[2][strspn(b.argv[2], " \t\n")] != '\0') {
-		command = b.argv[2];
-	} else {
-		joined = body_shlex_join(b.argv);
-		if (!joined) {
-			status = 500;
-			cordon_err(&e, ENOMEM, "out of memory");
-			goto fail;
-		}
-		command = joined;
-		argv = (char *const *)b.argv;
-	}
-
-	struct cordon_request req = {
-		.command = command,
-		.argv = argv,
-		.profile = p,
-		.workdir = workdir,
-		/*
-		 * The directory opened (and access-checked) as the caller above: the sandbox
-		 * mounts exactly it, whatever the path names by then (a symlink swapped in after
-		 * the check cannot redirect root's mount). NULL workdir (root, no workdir): -1.
-		 */
-		.workdir_fd = s ? session_dirfd(s) : wdfd,
-		.keep = b.keep,
-		.stdin_fd = -1,
-		/* Root's own runs are what a direct `cordon run` as root would be. */
-		.run_as = cn->caller.uid != 0,
+	struct job j = {
+		.body = &b,
+		.profile = b.profile ? b.profile : (s ? session_profile(s) : "default"),
 		.uid = cn->caller.uid,
 		.gid = cn->caller.gid,
+		.name = cn->caller.name,
+		.home = cn->caller.home,
+		.workdir = workdir,
+		.workdir_fd = s ? session_dirfd(s) : wdfd,
 		.cancel = &cn->cancel,
-		.teardown = &td,
 	};
 	double t0 = now_s();
 
-	if (cordon_run(&req, &res, &e) < 0) {
-		status = 500;
-		atomic_fetch_add(&metrics.errors, 1);
-		cordon_err_prefix(&e, "run");
-		goto fail;
+	/* In a runner (runners.c), or, without one, here. */
+	runner = runner_get();
+	if (runner) {
+		if (runner_run(runner, &j, s != NULL, rq->body ? rq->body : "", rq->len, &status,
+			       &js, &refused, &timed_out, &e) < 0) {
+			runner = NULL; /* gone */
+			status = 500;
+		}
+		if (status != 200)
+			goto fail;
+	} else {
+		struct cordon_result res;
+
+		if (job_run(&j, &res, &td, &status, &e) < 0)
+			goto fail;
+		refused = res.refused != NULL;
+		timed_out = res.timed_out;
+		if (cordon_result_to_json(&res, &js, &e) < 0) {
+			cordon_result_free(&res);
+			status = 500;
+			goto fail;
+		}
+		cordon_result_free(&res);
 	}
 	metrics_run((now_s() - t0) * 1e3);
 	atomic_fetch_add(&metrics.runs, 1);
-	if (res.refused)
+	if (refused)
 		atomic_fetch_add(&metrics.refusals, 1);
-	if (res.timed_out)
+	if (timed_out)
 		atomic_fetch_add(&metrics.timeouts, 1);
-	if (cordon_result_to_json(&res, &js, &e) < 0) {
-		cordon_result_free(&res);
-		status = 500;
-		goto fail;
-	}
-	cordon_result_free(&res);
 	/*
 	 * The result is final: answer now, tear down after (on_completed, in this thread, before
 	 * the connection's next request). The slot goes now too: the client may send its next
 	 * run the moment it has this answer, and each connection holds at most one teardown.
 	 */
+	rq->runner = TAKE_PTR(runner);
 	rq->teardown = TAKE_PTR(td);
 	if (temp && !b.keep)
 		rq->temp_workdir = TAKE_PTR(workdir);
@@ -486,7 +377,6 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	if (s)
 		session_run_end(s);
 	slot_release(cn);
-	cordon_profile_free(p);
 	run_body_free(&b);
 	{
 		size_t n = strlen(js);
@@ -500,20 +390,16 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		return send_buf(c, 200, line, n + 1, "application/json", NULL);
 	}
 fail:
-	finish_teardown(cn, td, NULL);
-	if (temp && workdir) {
-		cordon_error e2;
-
-		(void)ident_rmtree(&cn->caller, workdir, &e2);
-	}
+	if (status >= 500)
+		atomic_fetch_add(&metrics.errors, 1);
+	runner_put(runner);
+	finish_teardown(cn, td, temp && workdir ? TAKE_PTR(workdir) : NULL);
 	if (s)
 		session_run_end(s);
 	if (have_slot)
 		slot_release(cn);
-	cordon_profile_free(p);
 	run_body_free(&b);
-	ret = send_error(c, status, &e);
-	return ret;
+	return send_error(c, status, &e);
 }
 
 /* ---- other endpoints ---- */
@@ -855,6 +741,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct conn *cn = ci ? ci->socket_context : NULL;
 
 	if (rq) {
+		/* The runner's teardown first: nothing of the run is left when its workdir goes. */
+		runner_put(TAKE_PTR(rq->runner));
 		if (cn)
 			finish_teardown(cn, TAKE_PTR(rq->teardown), TAKE_PTR(rq->temp_workdir));
 		free(rq->body);

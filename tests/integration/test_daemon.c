@@ -81,13 +81,13 @@ static bool sock_answers(const char *path)
 	return ok;
 }
 
-/* Start cordond --socket DIR/s with extra args (NULL-terminated). */
-static void daemon_start(struct daemon *d, const char *const extra[])
+/* Start bin --socket DIR/s with extra args (NULL-terminated). */
+static void daemon_start_bin(struct daemon *d, const char *bin, const char *const extra[])
 {
-	const char *argv[32] = { cordond_bin(), "--socket", d->sock };
+	const char *argv[32] = { bin, "--socket", d->sock };
 	int n = 3;
 
-	if (access(cordond_bin(), X_OK) != 0)
+	if (access(bin, X_OK) != 0)
 		DAEMON_SKIP("build/cordond is not built");
 	snprintf(d->dir, sizeof(d->dir), "/tmp/cordond-test-XXXXXX");
 	cr_assert(mkdtemp(d->dir));
@@ -116,6 +116,11 @@ static void daemon_start(struct daemon *d, const char *const extra[])
 			break;
 	}
 	cr_assert_fail("cordond did not start");
+}
+
+static void daemon_start(struct daemon *d, const char *const extra[])
+{
+	daemon_start_bin(d, cordond_bin(), extra);
 }
 
 /* SIGTERM; returns the exit status (or 128+signal) and removes the directory. */
@@ -432,20 +437,44 @@ static int count_fds(pid_t pid)
 	return n;
 }
 
-static int count_children(pid_t pid)
+static void cmdline_of(pid_t pid, char *buf, size_t n)
+{
+	char path[64];
+	ssize_t k;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	k = read(fd, buf, n - 1);
+	close(fd);
+	for (ssize_t i = 0; i < k; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[k > 0 ? k : 0] = '\0';
+}
+
+/*
+ * The children of pid (every thread's), runners apart when !runners, runners only when
+ * runners; *ret_fds (optional) adds up the open fds of those counted.
+ */
+static int children_of(pid_t pid, bool runners, int *ret_fds)
 {
 	char path[320], buf[8192];
-	int fd, n = 0;
-	ssize_t len;
-
-	/* Every thread's children, not just the main thread's. */
-	DIR *d;
 	struct dirent *de;
+	int n = 0;
+	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	cr_assert(d);
 	while ((de = readdir(d))) {
+		char *tok, *save = NULL;
+		ssize_t len;
+		int fd;
+
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)pid, de->d_name);
@@ -454,12 +483,27 @@ static int count_children(pid_t pid)
 			continue;
 		len = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
-		for (ssize_t i = 0; i < len; i++)
-			if (buf[i] == ' ')
-				n++;
+		buf[len > 0 ? len : 0] = '\0';
+		for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			char cmd[256];
+			pid_t c = (pid_t)atoi(tok);
+
+			cmdline_of(c, cmd, sizeof(cmd));
+			if ((strstr(cmd, "__cordond-runner") != NULL) != runners)
+				continue;
+			n++;
+			if (ret_fds)
+				*ret_fds += count_fds(c);
+		}
 	}
 	closedir(d);
 	return n;
+}
+
+/* The daemon's children other than its runners (runs, helpers: none should outlive a run). */
+static int count_children(pid_t pid)
+{
+	return children_of(pid, false, NULL);
 }
 
 /* The "workdir" string of a result. */
@@ -1203,7 +1247,7 @@ Test(daemon, no_leaks, .timeout = 120)
 {
 	struct daemon d;
 	struct res r;
-	int fds0, fds1;
+	int fds0, fds1, runners0, runners1, rfds0 = 0, rfds1 = 0;
 	char *id;
 
 	daemon_start(&d, NULL);
@@ -1212,6 +1256,7 @@ Test(daemon, no_leaks, .timeout = 120)
 	res_free(&r);
 	usleep(200 * 1000);
 	fds0 = count_fds(d.pid);
+	runners0 = children_of(d.pid, true, &rfds0);
 	for (int i = 0; i < 30; i++) {
 		http(d.sock, "POST", "/v1/run", "{\"command\":\"echo x; exit 1\"}", &r);
 		res_free(&r);
@@ -1240,9 +1285,196 @@ Test(daemon, no_leaks, .timeout = 120)
 	usleep(200 * 1000);
 	fds1 = count_fds(d.pid);
 	cr_expect_eq(fds1, fds0, "fds of cordond: %d before, %d after", fds0, fds1);
+	/* The runners are reused, and keep nothing of a run either. */
+	runners1 = children_of(d.pid, true, &rfds1);
+	cr_expect_gt(runners0, 0, "no runners");
+	cr_expect_eq(runners1, runners0, "runners: %d before, %d after", runners0, runners1);
+	cr_expect_eq(rfds1, rfds0, "fds of the runners: %d before, %d after", rfds0, rfds1);
 	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
 	cr_expect(!process_alive("sleep 3.25"), "background job left behind");
 	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/* ---- runners ---- */
+
+/* The host pid of the process whose command line starts with marker, or -1. */
+static pid_t find_proc(const char *marker)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	pid_t found = -1;
+
+	cr_assert_not_null(dir);
+	while (found < 0 && (de = readdir(dir))) {
+		char path[300], buf[512];
+		ssize_t k;
+		int fd;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		for (ssize_t i = 0; i < k; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[k] = '\0';
+		if (!strncmp(buf, marker, strlen(marker)))
+			found = (pid_t)atoi(de->d_name);
+	}
+	closedir(dir);
+	return found;
+}
+
+static pid_t parent_of(pid_t pid);
+
+/* How many children of pid are runners. */
+static int runner_children(pid_t pid)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(dir);
+	while ((de = readdir(dir))) {
+		char cmd[256];
+		pid_t p = (pid_t)atoi(de->d_name);
+
+		if (p <= 0 || parent_of(p) != pid)
+			continue;
+		cmdline_of(p, cmd, sizeof(cmd));
+		n += strstr(cmd, "__cordond-runner") != NULL;
+	}
+	closedir(dir);
+	return n;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	FILE *f;
+	int pp = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		(void)sscanf(p + 2, "%*c %d", &pp);
+	fclose(f);
+	return pp;
+}
+
+/* POST body to /v1/run in a child process; returns its pid (its exit code is the HTTP status / 100). */
+static pid_t run_in_background(const char *sock, const char *body)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct res r;
+
+		if (http(sock, "POST", "/v1/run", body, &r) < 0)
+			_exit(99);
+		_exit(r.status / 100);
+	}
+	return pid;
+}
+
+static pid_t wait_for_proc(const char *marker)
+{
+	pid_t p = -1;
+
+	for (int i = 0; i < 500 && (p = find_proc(marker)) < 0; i++)
+		usleep(10000);
+	cr_assert_gt(p, 0, "no '%s' process appeared", marker);
+	return p;
+}
+
+/*
+ * A sandbox is cloned by a runner (`cordon __cordond-runner`, cordond's child), not by
+ * cordond: its init is a copy of that small process, not of the daemon and everything the
+ * daemon holds for other callers.
+ */
+Test(daemon, runs_happen_in_runners, .timeout = 60)
+{
+	struct daemon d;
+	char cmd[512];
+	pid_t client, sleeper, init, runner;
+	int st;
+
+	daemon_start(&d, NULL);
+	client = run_in_background(d.sock, "{\"command\":\"sleep 78.5\",\"timeout\":30}");
+	sleeper = wait_for_proc("sleep 78.5");
+	init = parent_of(sleeper);
+	runner = parent_of(init);
+	cmdline_of(runner, cmd, sizeof(cmd));
+	cr_expect(strstr(cmd, "cordon __cordond-runner") != NULL, "the sandbox's init's parent: %s",
+		  cmd);
+	cr_expect_eq(parent_of(runner), d.pid, "the runner is not cordond's child");
+	/* The run still ends as a run does: killed when its client goes. */
+	kill(client, SIGKILL);
+	waitpid(client, &st, 0);
+	for (int i = 0; i < 300 && find_proc("sleep 78.5") > 0; i++)
+		usleep(10000);
+	cr_expect_lt(find_proc("sleep 78.5"), 0, "the run outlived its client");
+	cr_expect_eq(daemon_stop(&d), 0);
+	cmdline_of(runner, cmd, sizeof(cmd));
+	cr_expect(strstr(cmd, "__cordond-runner") == NULL, "a runner outlived cordond");
+}
+
+/* A runner that dies mid-run: that run gets a 500, nothing of it is left, the next one runs. */
+Test(daemon, runner_killed_mid_run, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	pid_t client, sleeper, runner;
+	int st;
+
+	daemon_start(&d, NULL);
+	client = run_in_background(d.sock, "{\"command\":\"sleep 79.5\",\"timeout\":30}");
+	sleeper = wait_for_proc("sleep 79.5");
+	runner = parent_of(parent_of(sleeper));
+	cr_assert_gt(runner, 1);
+	kill(runner, SIGKILL);
+	waitpid(client, &st, 0);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 5, "the client got %#x, not a 500", st);
+	for (int i = 0; i < 300 && find_proc("sleep 79.5") > 0; i++)
+		usleep(10000);
+	cr_expect_lt(find_proc("sleep 79.5"), 0, "the run outlived its runner");
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo again\"}", &r) == 0);
+	EXPECT_FIELD(&r, "output", "again");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/* Without a runner binary (cordond alone in a directory), runs happen in cordond itself. */
+Test(daemon, runs_without_a_runner_binary, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	char dir[] = "/tmp/cordond-alone-XXXXXX", bin[64], cmd[128];
+	struct stat st;
+	bool installed =
+		stat(CORDON_BINDIR "/cordon", &st) == 0 && st.st_uid == 0 && !(st.st_mode & 022);
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(bin, sizeof(bin), "%s/cordond", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", cordond_bin(), bin);
+	cr_assert_eq(system(cmd), 0);
+	daemon_start_bin(&d, bin, NULL);
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo alone; exit 4\"}", &r) == 0);
+	EXPECT_FIELD(&r, "output", "alone\n[exit code: 4]");
+	res_free(&r);
+	cr_expect_eq(runner_children(d.pid) > 0, installed,
+		     "runners without a runner binary (or none with one in " CORDON_BINDIR ")");
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(dir);
 }
 
 /* ---- starting: stale sockets, socket activation ---- */

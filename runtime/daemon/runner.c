@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A runner: `cordon __cordond-runner`, started by cordond (runners.c) with a socketpair on
+ * fd 3, runs requests one at a time (job.c) and answers each with two frames (frame.c): the
+ * result as soon as it is final, then "done" once the run is torn down.
+ *
+ * Why a separate process: every sandbox is a clone of the process that starts it, and its
+ * init stays a copy of that process for the whole run. Cloned from cordond (threads,
+ * libmicrohttpd and the TLS libraries it brings, everything every connection touched), each
+ * start copied far more mappings than from this small static process, and every page cordond
+ * then wrote during the run was a copy-on-write fault, about 15 us each on the reference VM.
+ * bench/DAEMON.md has the figures.
+ *
+ * A runner trusts its socket and nothing else: it is cordond's child, gets its requests from
+ * it (already checked there: the caller authorised and resolved, the body parsed, the workdir
+ * opened as the caller) and runs as root, as cordond does. Started by hand, by anyone, it only
+ * has its starter's own privileges. It dies with cordond (PR_SET_PDEATHSIG) and at EOF.
+ * SIGUSR1 cancels the run in progress (the client went away, or cordond is stopping).
+ */
+#define _GNU_SOURCE
+#include "runtime/daemon/daemon.h"
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+static volatile int runner_cancel;
+
+static void on_cancel(int sig)
+{
+	(void)sig;
+	runner_cancel = 1;
+}
+
+static void runner_log(const cordon_error *e)
+{
+	char buf[512];
+
+	fprintf(stderr, "cordon runner: %s\n", cordon_err_str(e, buf, sizeof(buf)));
+}
+
+/* The first answer: the status, and the result (200) or the error. -1: the socket is gone. */
+static int answer(int fd, int status, const struct cordon_result *res, const char *json,
+		  const cordon_error *e)
+{
+	char buf[512];
+	json_t *h = status == 200 ? json_pack("{s:i,s:b,s:b,s:f}", "status", 200, "refused",
+					      res->refused != NULL, "timed_out", res->timed_out,
+					      "duration_ms", res->duration_ms) :
+				    json_pack("{s:i,s:s}", "status", status, "error",
+					      cordon_err_str(e, buf, sizeof(buf)));
+	char *hs = h ? json_dumps(h, JSON_COMPACT) : NULL;
+	int r = hs ? frame_send(fd, hs, json, json ? strlen(json) : 0, -1) : -1;
+
+	free(hs);
+	json_decref(h);
+	return r;
+}
+
+/* One request; -1 when the socket is gone (the runner then exits). */
+static int serve_one(int fd, const char *header, const char *body, size_t n, int wd_fd)
+{
+	json_error_t je;
+	json_t *h = json_loads(header, 0, &je);
+	struct run_body b;
+	struct cordon_result res;
+	struct cordon_teardown *td = NULL;
+	cordon_error e = { 0 };
+	_cleanup_free_ char *js = NULL;
+	const char *profile = NULL, *name = NULL, *home = NULL, *workdir = NULL;
+	json_int_t uid = -1, gid = -1, cap = 0;
+	int session = 0, status = 400, r;
+	bool parsed = false, ran = false;
+
+	if (!h || json_unpack_ex(h, &je, 0, "{s:s,s:b,s:I,s:I,s:I,s?s,s?s,s?s}", "profile",
+				 &profile, "session", &session, "uid", &uid, "gid", &gid, "cap",
+				 &cap, "name", &name, "home", &home, "workdir", &workdir) < 0 ||
+	    uid < 0 || gid < 0 || (workdir != NULL) != (wd_fd >= 0)) {
+		status = 500;
+		cordon_err(&e, EPROTO, "runner: a malformed request from cordond");
+		goto reply;
+	}
+	if (body_parse(session ? BODY_SESSION_RUN : BODY_RUN, body, n, cap, &b, &e) < 0)
+		goto reply; /* cordond parsed it already: cannot happen, but a 400 if it does */
+	parsed = true;
+
+	struct job j = {
+		.body = &b,
+		.profile = b.profile ? b.profile : profile,
+		.uid = (uid_t)uid,
+		.gid = (gid_t)gid,
+		.name = name,
+		.home = home,
+		.workdir = workdir,
+		.workdir_fd = wd_fd,
+		.cancel = &runner_cancel,
+	};
+	if (job_run(&j, &res, &td, &status, &e) < 0)
+		goto reply;
+	ran = true;
+	status = 200;
+	if (cordon_result_to_json(&res, &js, &e) < 0)
+		status = 500;
+reply:
+	r = answer(fd, status, ran ? &res : NULL, status == 200 ? js : NULL, &e);
+	if (ran)
+		cordon_result_free(&res);
+	if (parsed)
+		run_body_free(&b);
+	json_decref(h);
+	/* After the answer: the sandbox's exit, its cgroup, the temp workdir; then "done". */
+	if (cordon_teardown_finish(td, &e) < 0)
+		runner_log(&e);
+	if (r < 0)
+		return -1;
+	return frame_send(fd, "{\"done\":true}", NULL, 0, -1);
+}
+
+int runner_main(int fd)
+{
+	struct sigaction sa = { .sa_handler = on_cancel };
+
+	/* Die with cordond; and if it is gone already, now. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+		return 1;
+	(void)signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) < 0)
+		return 1;
+	/* Many runs from one process, as in cordond: the cgroup layout is read once. */
+	cordon_cache_host_layout();
+	for (;;) {
+		char *header = NULL, *payload = NULL;
+		size_t n = 0;
+		int wd_fd = -1, r;
+
+		r = frame_recv(fd, &header, &payload, &n, &wd_fd);
+		if (r <= 0)
+			return r == 0 ? 0 : 1; /* EOF: cordond is done with us */
+		runner_cancel = 0;
+		r = serve_one(fd, header, payload, n, wd_fd);
+		free(header);
+		if (wd_fd >= 0)
+			(void)close(wd_fd);
+		if (r < 0)
+			return 1;
+	}
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cordond's runners (runner.c): `cordon __cordond-runner` processes, each serving one run at a
+ * time on its socketpair. One thread of ours starts them, because a runner's PR_SET_PDEATHSIG
+ * fires when the thread that created it ends, and connection threads end with their
+ * connection; it keeps one spare ready, so that a request normally finds an idle runner
+ * waiting. Runners are reused, up to RUNNERS_IDLE_MAX idle at a time; one that breaks the
+ * protocol, dies or takes too long is killed and replaced. With no runner binary (or none
+ * that will start), runs happen in cordond itself, as before runners existed.
+ */
+#define _GNU_SOURCE
+#include "runtime/daemon/daemon.h"
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUNNERS_IDLE_MAX 4
+#define RUNNERS_SPARE 1
+/* How long a request waits for a runner to start before it runs in cordond itself. */
+#define RUNNER_WAIT_S 5
+/* How long the teardown of a finished run may take before its runner is killed. */
+#define RUNNER_DONE_S 60
+/* While a run is in progress, how often the cancel flag is looked at. */
+#define RUNNER_POLL_MS 20
+
+extern char **environ;
+
+struct runner {
+	int fd;
+	pid_t pid;
+	struct runner *next;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static struct runner *idle;
+static unsigned n_idle, n_waiting;
+static bool enabled, stopping, spawner_started;
+static char exe[PATH_MAX];
+static pthread_t spawner;
+
+static void runner_discard(struct runner *r)
+{
+	if (!r)
+		return;
+	(void)close(r->fd); /* EOF: an idle runner exits by itself */
+	(void)kill(r->pid, SIGKILL);
+	while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	free(r);
+}
+
+static struct runner *runner_spawn(void)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[] = { exe, "__cordond-runner", NULL };
+	struct runner *r = calloc(1, sizeof(*r));
+	int sv[2], err;
+
+	if (!r)
+		return NULL;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		free(r);
+		return NULL;
+	}
+	/* dup2 onto 3 clears close-on-exec there; every other fd of cordond is CLOEXEC. */
+	err = posix_spawn_file_actions_init(&fa);
+	if (!err)
+		err = posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
+	if (!err)
+		err = posix_spawn(&r->pid, exe, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	(void)close(sv[1]);
+	if (err) {
+		(void)close(sv[0]);
+		free(r);
+		errno = err;
+		return NULL;
+	}
+	r->fd = sv[0];
+	return r;
+}
+
+static void *spawner_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	while (!stopping) {
+		struct runner *r;
+
+		if (n_idle >= RUNNERS_SPARE && n_idle >= n_waiting) {
+			pthread_cond_wait(&changed, &lock);
+			continue;
+		}
+		pthread_mutex_unlock(&lock);
+		r = runner_spawn();
+		pthread_mutex_lock(&lock);
+		if (!r) {
+			daemon_log("cannot start a runner (%s: %s): runs go on in cordond itself", exe,
+				   strerror(errno));
+			enabled = false;
+			pthread_cond_broadcast(&changed);
+			break;
+		}
+		r->next = idle;
+		idle = r;
+		n_idle++;
+		pthread_cond_broadcast(&changed);
+	}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+/* A runner binary trusted as much as cordond itself: a regular file of root's that no one
+ * else can write. */
+static bool trusted(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && access(path, X_OK) == 0;
+}
+
+void runners_start(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	/* `cordon` next to cordond (the build tree), else where make install puts it. */
+	exe[0] = '\0';
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash && (size_t)(slash - self) + sizeof("/cordon") <= sizeof(exe)) {
+			memcpy(exe, self, (size_t)(slash - self));
+			memcpy(exe + (slash - self), "/cordon", sizeof("/cordon"));
+		}
+	}
+	if (!exe[0] || !trusted(exe))
+		(void)snprintf(exe, sizeof(exe), "%s/cordon", CORDON_BINDIR);
+	if (!trusted(exe)) {
+		daemon_log("no runner (cordon, owned by root, next to cordond or in %s): runs go "
+			   "on in cordond itself",
+			   CORDON_BINDIR);
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	enabled = true;
+	pthread_mutex_unlock(&lock);
+	if (pthread_create(&spawner, NULL, spawner_main, NULL) != 0) {
+		daemon_log("cannot start the runner thread: runs go on in cordond itself");
+		enabled = false;
+		return;
+	}
+	spawner_started = true;
+}
+
+void runners_stop(void)
+{
+	pthread_mutex_lock(&lock);
+	stopping = true;
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&lock);
+	if (spawner_started)
+		pthread_join(spawner, NULL);
+	spawner_started = false;
+	pthread_mutex_lock(&lock);
+	while (idle) {
+		struct runner *r = idle;
+
+		idle = r->next;
+		n_idle--;
+		runner_discard(r);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+struct runner *runner_get(void)
+{
+	struct runner *r = NULL;
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += RUNNER_WAIT_S;
+	pthread_mutex_lock(&lock);
+	n_waiting++;
+	pthread_cond_broadcast(&changed);
+	while (enabled && !stopping && !idle)
+		if (pthread_cond_timedwait(&changed, &lock, &deadline) == ETIMEDOUT)
+			break;
+	n_waiting--;
+	if (enabled && !stopping && idle) {
+		r = idle;
+		idle = r->next;
+		n_idle--;
+		r->next = NULL;
+		pthread_cond_broadcast(&changed); /* the spawner keeps a spare ready */
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* Wait until fd is readable; the cancel flag, when given, is passed on to the runner once. */
+static int wait_readable(const struct runner *r, volatile int *cancel, double limit_s)
+{
+	bool told = false;
+	double waited = 0;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+		int k = poll(&pfd, 1, RUNNER_POLL_MS);
+
+		if (k < 0 && errno != EINTR)
+			return -1;
+		if (k > 0)
+			return 0;
+		if (cancel && *cancel && !told) {
+			/* Our own unreaped child: its pid cannot have been reused. */
+			(void)kill(r->pid, SIGUSR1);
+			told = true;
+		}
+		waited += RUNNER_POLL_MS / 1000.0;
+		if (limit_s > 0 && waited > limit_s)
+			return errno = ETIMEDOUT, -1;
+	}
+}
+
+int runner_run(struct runner *r, const struct job *j, bool session, const char *body, size_t n,
+	       int *ret_status, char **ret_json, bool *ret_refused, bool *ret_timed_out,
+	       cordon_error *e)
+{
+	_cleanup_free_ char *hs = NULL, *rh = NULL;
+	json_t *h = json_pack("{s:s,s:b,s:I,s:I,s:I,s:s*,s:s*,s:s*}", "profile", j->profile,
+			      "session", session, "uid", (json_int_t)j->uid, "gid",
+			      (json_int_t)j->gid, "cap", (json_int_t)cfg.max_output_cap, "name",
+			      j->name, "home", j->home, "workdir", j->workdir);
+	json_t *reply = NULL;
+	json_error_t je;
+	char *payload = NULL;
+	size_t pn = 0;
+	int status, k;
+
+	hs = h ? json_dumps(h, JSON_COMPACT) : NULL;
+	json_decref(h);
+	if (!hs) {
+		runner_discard(r);
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	if (frame_send(r->fd, hs, body, n, j->workdir_fd) < 0)
+		goto broken;
+	if (wait_readable(r, j->cancel, 0) < 0)
+		goto broken;
+	k = frame_recv(r->fd, &rh, &payload, &pn, NULL);
+	if (k <= 0)
+		goto broken;
+	reply = json_loads(rh, 0, &je);
+	if (!reply || !json_is_integer(json_object_get(reply, "status")))
+		goto broken;
+	status = (int)json_integer_value(json_object_get(reply, "status"));
+	*ret_status = status;
+	if (status == 200) {
+		*ret_json = strndup(payload, pn);
+		*ret_refused = json_is_true(json_object_get(reply, "refused"));
+		*ret_timed_out = json_is_true(json_object_get(reply, "timed_out"));
+		if (!*ret_json)
+			*ret_status = 500, cordon_err(e, ENOMEM, "out of memory");
+	} else {
+		const char *msg = json_string_value(json_object_get(reply, "error"));
+
+		cordon_err(e, 0, "%s", msg ? msg : "the runner failed");
+	}
+	json_decref(reply);
+	return 0;
+broken:
+	json_decref(reply);
+	daemon_log("runner %d: %s", (int)r->pid,
+		   errno ? strerror(errno) : "broke the protocol or died");
+	runner_discard(r);
+	return cordon_err(e, EPROTO, "run: the runner failed");
+}
+
+void runner_put(struct runner *r)
+{
+	_cleanup_free_ char *rh = NULL;
+	char *payload;
+	size_t pn;
+	bool keep;
+
+	if (!r)
+		return;
+	/* "done": the run's sandbox, cgroup and temp workdir are gone. */
+	if (wait_readable(r, NULL, RUNNER_DONE_S) < 0 ||
+	    frame_recv(r->fd, &rh, &payload, &pn, NULL) <= 0 || strcmp(rh, "{\"done\":true}")) {
+		daemon_log("runner %d: no end of its run's teardown; killed", (int)r->pid);
+		runner_discard(r);
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	keep = enabled && !stopping && n_idle < RUNNERS_IDLE_MAX;
+	if (keep) {
+		r->next = idle;
+		idle = r;
+		n_idle++;
+		pthread_cond_broadcast(&changed);
+	}
+	pthread_mutex_unlock(&lock);
+	if (!keep)
+		runner_discard(r);
+}
