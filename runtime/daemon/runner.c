@@ -51,8 +51,8 @@ static int answer(int fd, int status, const struct cordon_result *res, const cha
 	char buf[512];
 	json_t *h = status == 200 ? json_pack("{s:i,s:b,s:b,s:f}", "status", 200, "refused",
 					      res->refused != NULL, "timed_out", res->timed_out,
-					      "duration_ms", res->duration_ms) :
-				    json_pack("{s:i,s:s}", "status", status, "error",
+					      "duration_ms", res->duration_ms)
+				  : json_pack("{s:i,s:s}", "status", status, "error",
 					      cordon_err_str(e, buf, sizeof(buf)));
 	char *hs = h ? json_dumps(h, JSON_COMPACT) : NULL;
 	int r = hs ? frame_send(fd, hs, json, json ? strlen(json) : 0, -1) : -1;
@@ -77,9 +77,10 @@ static int serve_one(int fd, const char *header, const char *body, size_t n, int
 	int session = 0, status = 400, r;
 	bool parsed = false, ran = false;
 
-	if (!h || json_unpack_ex(h, &je, 0, "{s:s,s:b,s:I,s:I,s:I,s?s,s?s,s?s}", "profile",
-				 &profile, "session", &session, "uid", &uid, "gid", &gid, "cap",
-				 &cap, "name", &name, "home", &home, "workdir", &workdir) < 0 ||
+	if (!h ||
+	    json_unpack_ex(h, &je, 0, "{s:s,s:b,s:I,s:I,s:I,s?s,s?s,s?s}", "profile", &profile,
+			   "session", &session, "uid", &uid, "gid", &gid, "cap", &cap, "name",
+			   &name, "home", &home, "workdir", &workdir) < 0 ||
 	    uid < 0 || gid < 0 || (workdir != NULL) != (wd_fd >= 0)) {
 		status = 500;
 		cordon_err(&e, EPROTO, "runner: a malformed request from cordond");

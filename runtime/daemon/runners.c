@@ -110,8 +110,8 @@ static void *spawner_main(void *arg)
 		r = runner_spawn();
 		pthread_mutex_lock(&lock);
 		if (!r) {
-			daemon_log("cannot start a runner (%s: %s): runs go on in cordond itself", exe,
-				   strerror(errno));
+			daemon_log("cannot start a runner (%s: %s): runs go on in cordond itself",
+				   exe, strerror(errno));
 			enabled = false;
 			pthread_cond_broadcast(&changed);
 			break;
