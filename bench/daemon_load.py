@@ -165,31 +165,28 @@ def main() -> int:
 
         # ---- overhead: the CLI through the daemon vs the CLI direct, interleaved ----
         env = dict(os.environ, CORDON_SOCKET=sock)
-        via = {"daemon": [], "direct": []}
-        for i in range(a.overhead_runs + 10):
-            for mode in ("daemon", "direct") if i % 2 else ("direct", "daemon"):
-                s = time.perf_counter()
-                r = subprocess.run([str(cordon), "run", "--via", mode, "--", "true"], env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                el = time.perf_counter() - s
-                if r.returncode != 0:
-                    failures.append(f"cordon run --via {mode}: exit {r.returncode}: {r.stderr!r}")
-                if i >= 10:  # warm-up
-                    via[mode].append(el)
+
+        def interleaved(pause: float) -> dict:
+            times = {"daemon": [], "direct": []}
+            for i in range(a.overhead_runs + 10):
+                for mode in ("daemon", "direct") if i % 2 else ("direct", "daemon"):
+                    time.sleep(pause)
+                    s = time.perf_counter()
+                    r = subprocess.run([str(cordon), "run", "--via", mode, "--", "true"],
+                                       env=env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE)
+                    el = time.perf_counter() - s
+                    if r.returncode != 0:
+                        failures.append(
+                            f"cordon run --via {mode}: exit {r.returncode}: {r.stderr!r}")
+                    if i >= 10:  # warm-up
+                        times[mode].append(el)
+            return times
+
+        via = interleaved(0)
         # The same, with the machine idle between runs (as between an agent's commands): the
         # part of a run that follows its answer (the sandbox's teardown) then lands on no one.
-        gap = {"daemon": [], "direct": []}
-        for i in range(a.overhead_runs + 10):
-            for mode in ("daemon", "direct") if i % 2 else ("direct", "daemon"):
-                time.sleep(0.02)
-                s = time.perf_counter()
-                r = subprocess.run([str(cordon), "run", "--via", mode, "--", "true"], env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                el = time.perf_counter() - s
-                if r.returncode != 0:
-                    failures.append(f"cordon run --via {mode}: exit {r.returncode}: {r.stderr!r}")
-                if i >= 10:
-                    gap[mode].append(el)
+        gap = interleaved(0.02)
         time.sleep(0.5)
         final = snapshot(proc.pid)
         # And the HTTP path alone: one client, sequential, vs the run's own duration.

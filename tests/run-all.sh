@@ -11,9 +11,11 @@ log=$(mktemp /tmp/cordon-testlog.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
 # Every test removes the /tmp/cordon-test-* dirs it makes (tu_tmpdir, the escape suite's
-# workdirs): a run that adds one fails, below.
+# workdirs), every run its temp workdir (/tmp/cordon-XXXXXX) and every cordond its runners'
+# (/tmp/cordond-runner-XXXXXX): a test run that adds one fails, below.
 test_dirs() {
-	find /tmp -maxdepth 1 -type d -name 'cordon-test-*' 2>/dev/null | LC_ALL=C sort
+	find /tmp -maxdepth 1 -type d \( -name 'cordon-test-*' -o -name 'cordon-??????' \
+		-o -name 'cordond-runner-*' \) 2>/dev/null | LC_ALL=C sort
 }
 dirs_before=$(test_dirs)
 

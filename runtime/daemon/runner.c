@@ -30,6 +30,12 @@
 #include <unistd.h>
 
 static volatile int runner_cancel;
+/*
+ * The TMPDIR cordond gave us, private to this runner: root's runs make their temp workdirs
+ * there, and cordond removes it with whatever is left in it when this runner goes (killed
+ * mid-run, say). A run asked to keep its temp workdir makes it in /tmp instead.
+ */
+static char *private_tmp;
 
 static void on_cancel(int sig)
 {
@@ -89,6 +95,10 @@ static int serve_one(int fd, const char *header, const char *body, size_t n, int
 	if (body_parse(session ? BODY_SESSION_RUN : BODY_RUN, body, n, cap, &b, &e) < 0)
 		goto reply; /* cordond parsed it already: cannot happen, but a 400 if it does */
 	parsed = true;
+	if (private_tmp && !b.keep)
+		(void)setenv("TMPDIR", private_tmp, 1);
+	else
+		(void)unsetenv("TMPDIR");
 
 	struct job j = {
 		.body = &b,
@@ -133,6 +143,8 @@ int runner_main(int fd)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL) < 0)
 		return 1;
+	if (getenv("TMPDIR"))
+		private_tmp = strdup(getenv("TMPDIR"));
 	/* Many runs from one process, as in cordond: the cgroup layout is read once. */
 	cordon_cache_host_layout();
 	for (;;) {

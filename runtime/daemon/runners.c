@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
 #include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +43,11 @@ extern char **environ;
 struct runner {
 	int fd;
 	pid_t pid;
+	/*
+	 * The runner's TMPDIR, where the temp workdirs of root's runs are made: whatever a runner
+	 * killed mid-run leaves there goes with it (runner_discard).
+	 */
+	char tmp[64];
 	struct runner *next;
 };
 
@@ -61,6 +67,13 @@ static void runner_discard(struct runner *r)
 	(void)kill(r->pid, SIGKILL);
 	while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	if (r->tmp[0]) {
+		cordon_error e;
+		char buf[512];
+
+		if (fsutil_rmtree(r->tmp, &e) < 0)
+			daemon_log("removing %s: %s", r->tmp, cordon_err_str(&e, buf, sizeof(buf)));
+	}
 	free(r);
 }
 
@@ -69,24 +82,50 @@ static struct runner *runner_spawn(void)
 	posix_spawn_file_actions_t fa;
 	char *argv[] = { exe, "__cordond-runner", NULL };
 	struct runner *r = calloc(1, sizeof(*r));
+	_cleanup_free_ char **envp = NULL;
+	char tmpdir_env[80];
+	size_t n = 0;
 	int sv[2], err;
 
 	if (!r)
 		return NULL;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+	snprintf(r->tmp, sizeof(r->tmp), "/tmp/cordond-runner-XXXXXX");
+	if (!mkdtemp(r->tmp)) {
 		free(r);
 		return NULL;
 	}
+	/* 0711: the runs' workdirs inside are reached by path; the list of them is root's. */
+	if (chmod(r->tmp, 0711) < 0) {
+		(void)rmdir(r->tmp);
+		free(r);
+		return NULL;
+	}
+	/* cordond's environment (sanitized), and the runner's own TMPDIR. */
+	while (environ[n])
+		n++;
+	envp = calloc(n + 2, sizeof(char *));
+	if (!envp || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		(void)rmdir(r->tmp);
+		free(r);
+		return NULL;
+	}
+	n = 0;
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "TMPDIR=", 7) != 0)
+			envp[n++] = *e;
+	snprintf(tmpdir_env, sizeof(tmpdir_env), "TMPDIR=%s", r->tmp);
+	envp[n] = tmpdir_env;
 	/* dup2 onto 3 clears close-on-exec there; every other fd of cordond is CLOEXEC. */
 	err = posix_spawn_file_actions_init(&fa);
 	if (!err)
 		err = posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
 	if (!err)
-		err = posix_spawn(&r->pid, exe, &fa, NULL, argv, environ);
+		err = posix_spawn(&r->pid, exe, &fa, NULL, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	(void)close(sv[1]);
 	if (err) {
 		(void)close(sv[0]);
+		(void)rmdir(r->tmp);
 		free(r);
 		errno = err;
 		return NULL;

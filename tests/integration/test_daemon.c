@@ -388,38 +388,30 @@ static char *jfield(const struct res *r, const char *key)
 		free(_v);                                                                          \
 	} while (0)
 
+struct proc_find {
+	const char *needle;
+	bool anchored;
+	pid_t pid; /* the first match, or -1 */
+};
+
+static bool find_first(pid_t pid, const char *cmdline, void *arg)
+{
+	struct proc_find *f = arg;
+
+	if (f->anchored ? strncmp(cmdline, f->needle, strlen(f->needle)) != 0
+			: !strstr(cmdline, f->needle) || strstr(cmdline, "cordond-test"))
+		return true;
+	f->pid = pid;
+	return false;
+}
+
 /* Is a process with this string in its command line alive? */
 static bool process_alive(const char *needle)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	bool found = false;
+	struct proc_find f = { needle, false, -1 };
 
-	cr_assert(d);
-	while (!found && (de = readdir(d))) {
-		char path[300], buf[4096];
-		ssize_t n;
-		int fd;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		for (ssize_t i = 0; i < n; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		buf[n] = '\0';
-		if (strstr(buf, needle) && !strstr(buf, "cordond-test"))
-			found = true;
-	}
-	closedir(d);
-	return found;
+	tu_each_proc(find_first, &f);
+	return f.pid > 0;
 }
 
 static int count_fds(pid_t pid)
@@ -435,25 +427,6 @@ static int count_fds(pid_t pid)
 		n++;
 	closedir(d);
 	return n;
-}
-
-static void cmdline_of(pid_t pid, char *buf, size_t n)
-{
-	char path[64];
-	ssize_t k;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	buf[0] = '\0';
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	k = read(fd, buf, n - 1);
-	close(fd);
-	for (ssize_t i = 0; i < k; i++)
-		if (!buf[i])
-			buf[i] = ' ';
-	buf[k > 0 ? k : 0] = '\0';
 }
 
 /*
@@ -488,7 +461,7 @@ static int children_of(pid_t pid, bool runners, int *ret_fds)
 			char cmd[256];
 			pid_t c = (pid_t)atoi(tok);
 
-			cmdline_of(c, cmd, sizeof(cmd));
+			tu_cmdline(c, cmd, sizeof(cmd));
 			if ((strstr(cmd, "__cordond-runner") != NULL) != runners)
 				continue;
 			n++;
@@ -1300,58 +1273,10 @@ Test(daemon, no_leaks, .timeout = 120)
 /* The host pid of the process whose command line starts with marker, or -1. */
 static pid_t find_proc(const char *marker)
 {
-	DIR *dir = opendir("/proc");
-	struct dirent *de;
-	pid_t found = -1;
+	struct proc_find f = { marker, true, -1 };
 
-	cr_assert_not_null(dir);
-	while (found < 0 && (de = readdir(dir))) {
-		char path[300], buf[512];
-		ssize_t k;
-		int fd;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		k = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (k <= 0)
-			continue;
-		for (ssize_t i = 0; i < k; i++)
-			if (!buf[i])
-				buf[i] = ' ';
-		buf[k] = '\0';
-		if (!strncmp(buf, marker, strlen(marker)))
-			found = (pid_t)atoi(de->d_name);
-	}
-	closedir(dir);
-	return found;
-}
-
-static pid_t parent_of(pid_t pid);
-
-/* How many children of pid are runners. */
-static int runner_children(pid_t pid)
-{
-	DIR *dir = opendir("/proc");
-	struct dirent *de;
-	int n = 0;
-
-	cr_assert_not_null(dir);
-	while ((de = readdir(dir))) {
-		char cmd[256];
-		pid_t p = (pid_t)atoi(de->d_name);
-
-		if (p <= 0 || parent_of(p) != pid)
-			continue;
-		cmdline_of(p, cmd, sizeof(cmd));
-		n += strstr(cmd, "__cordond-runner") != NULL;
-	}
-	closedir(dir);
-	return n;
+	tu_each_proc(find_first, &f);
+	return f.pid;
 }
 
 static pid_t parent_of(pid_t pid)
@@ -1413,7 +1338,7 @@ Test(daemon, runs_happen_in_runners, .timeout = 60)
 	sleeper = wait_for_proc("sleep 78.5");
 	init = parent_of(sleeper);
 	runner = parent_of(init);
-	cmdline_of(runner, cmd, sizeof(cmd));
+	tu_cmdline(runner, cmd, sizeof(cmd));
 	cr_expect(strstr(cmd, "cordon __cordond-runner") != NULL, "the sandbox's init's parent: %s",
 		  cmd);
 	cr_expect_eq(parent_of(runner), d.pid, "the runner is not cordond's child");
@@ -1424,7 +1349,7 @@ Test(daemon, runs_happen_in_runners, .timeout = 60)
 		usleep(10000);
 	cr_expect_lt(find_proc("sleep 78.5"), 0, "the run outlived its client");
 	cr_expect_eq(daemon_stop(&d), 0);
-	cmdline_of(runner, cmd, sizeof(cmd));
+	tu_cmdline(runner, cmd, sizeof(cmd));
 	cr_expect(strstr(cmd, "__cordond-runner") == NULL, "a runner outlived cordond");
 }
 
@@ -1433,6 +1358,7 @@ Test(daemon, runner_killed_mid_run, .timeout = 60)
 {
 	struct daemon d;
 	struct res r;
+	char wd[512];
 	pid_t client, sleeper, runner;
 	int st;
 
@@ -1441,12 +1367,24 @@ Test(daemon, runner_killed_mid_run, .timeout = 60)
 	sleeper = wait_for_proc("sleep 79.5");
 	runner = parent_of(parent_of(sleeper));
 	cr_assert_gt(runner, 1);
+	/* The run's temp workdir (the command's cwd, mounted at its host path). */
+	{
+		char link[64];
+		ssize_t k;
+
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)sleeper);
+		k = readlink(link, wd, sizeof(wd) - 1);
+		cr_assert_gt(k, 0);
+		wd[k] = '\0';
+		cr_assert_eq(access(wd, F_OK), 0, "%s", wd);
+	}
 	kill(runner, SIGKILL);
 	waitpid(client, &st, 0);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 5, "the client got %#x, not a 500", st);
 	for (int i = 0; i < 300 && find_proc("sleep 79.5") > 0; i++)
 		usleep(10000);
 	cr_expect_lt(find_proc("sleep 79.5"), 0, "the run outlived its runner");
+	cr_expect_neq(access(wd, F_OK), 0, "the dead runner's temp workdir %s is left", wd);
 	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo again\"}", &r) == 0);
 	EXPECT_FIELD(&r, "output", "again");
 	res_free(&r);
@@ -1471,7 +1409,7 @@ Test(daemon, runs_without_a_runner_binary, .timeout = 60)
 	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo alone; exit 4\"}", &r) == 0);
 	EXPECT_FIELD(&r, "output", "alone\n[exit code: 4]");
 	res_free(&r);
-	cr_expect_eq(runner_children(d.pid) > 0, installed,
+	cr_expect_eq(children_of(d.pid, true, NULL) > 0, installed,
 		     "runners without a runner binary (or none with one in " CORDON_BINDIR ")");
 	cr_expect_eq(daemon_stop(&d), 0);
 	tu_rmtree(dir);

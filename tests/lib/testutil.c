@@ -208,6 +208,46 @@ void tu_write_file(const char *dir, const char *name, const char *content)
 	free(p);
 }
 
+void tu_cmdline(pid_t pid, char *buf, size_t n)
+{
+	char path[64];
+	ssize_t k;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	k = read(fd, buf, n - 1);
+	close(fd);
+	for (ssize_t i = 0; i < k; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[k > 0 ? k : 0] = '\0';
+}
+
+void tu_each_proc(bool (*fn)(pid_t pid, const char *cmdline, void *arg), void *arg)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	bool more = true;
+
+	cr_assert(d);
+	while (more && (de = readdir(d))) {
+		char buf[4096];
+		pid_t pid;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		tu_cmdline(pid, buf, sizeof(buf));
+		if (buf[0])
+			more = fn(pid, buf, arg);
+	}
+	closedir(d);
+}
+
 int tu_count_cordon_tmp(void)
 {
 	DIR *d = opendir("/tmp");

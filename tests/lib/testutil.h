@@ -34,6 +34,13 @@ void tu_rmtree(const char *path);
 void tu_write_file(const char *dir, const char *name, const char *content);
 /* Number of entries in /tmp named cordon-* (to check that runs leave none behind). */
 int tu_count_cordon_tmp(void);
+/* /proc/<pid>/cmdline with its NULs as spaces; "" when the process is gone or a zombie. */
+void tu_cmdline(pid_t pid, char *buf, size_t n);
+/*
+ * fn(pid, command line, arg) for every process of the host that has a command line (zombies
+ * have none); stops when fn returns false.
+ */
+void tu_each_proc(bool (*fn)(pid_t pid, const char *cmdline, void *arg), void *arg);
 /* Under CI=true or CORDON_REQUIRE_ALL=1 a skip is a failure. */
 bool tu_ci(void);
 

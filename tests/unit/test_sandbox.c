@@ -176,38 +176,29 @@ static char *become_user(void)
 
 /* Host processes whose command line contains `marker`. */
 /* Count host processes whose command line contains marker (anchored: starts with it). */
+struct proc_match {
+	const char *marker;
+	bool anchored;
+	int n;
+};
+
+static bool count_match(pid_t pid, const char *cmdline, void *arg)
+{
+	struct proc_match *m = arg;
+
+	(void)pid;
+	if (m->anchored ? strncmp(cmdline, m->marker, strlen(m->marker)) == 0
+			: strstr(cmdline, m->marker) != NULL)
+		m->n++;
+	return true;
+}
+
 static int host_procs_matching(const char *marker, bool anchored)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int n = 0;
+	struct proc_match m = { marker, anchored, 0 };
 
-	cr_assert_not_null(d);
-	while ((de = readdir(d))) {
-		char path[300], buf[4096];
-		ssize_t k;
-		int fd;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		k = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (k <= 0)
-			continue;
-		for (ssize_t i = 0; i < k; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[k] = '\0';
-		if (anchored ? strncmp(buf, marker, strlen(marker)) == 0
-			     : strstr(buf, marker) != NULL)
-			n++;
-	}
-	closedir(d);
-	return n;
+	tu_each_proc(count_match, &m);
+	return m.n;
 }
 
 static int host_procs_with(const char *marker)
@@ -985,6 +976,50 @@ Test(sandbox, usage_and_oom_from_the_cgroup)
 	cordon_profile_free(p);
 }
 
+static bool count_not_killed(pid_t pid, const char *cmdline, void *arg)
+{
+	struct proc_match *m = arg;
+	char path[64], buf[1024], *p;
+	unsigned long long flags = 0;
+	bool killed = false;
+	size_t k;
+	FILE *f;
+
+	if (strncmp(cmdline, m->marker, strlen(m->marker)) != 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true; /* gone */
+	k = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[k] = '\0';
+	/* After "(comm)": state ppid pgrp session tty_nr tpgid flags */
+	p = strrchr(buf, ')');
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %llu", &flags) == 1 &&
+	    (flags & 0x4 /* PF_EXITING */))
+		killed = true;
+	if (p && (p[2] == 'Z' || p[2] == 'X'))
+		killed = true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		char line[256];
+		unsigned long long mask;
+
+		while (fgets(line, sizeof(line), f))
+			if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+			     sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+			    (mask & (1ULL << (SIGKILL - 1))))
+				killed = true;
+		fclose(f);
+	} else {
+		killed = true; /* gone */
+	}
+	m->n += !killed;
+	return true;
+}
+
 /*
  * Is every host process whose command line starts with marker dead or dying: gone, a zombie,
  * exiting (PF_EXITING in /proc/<pid>/stat) or with a SIGKILL pending? Returns how many were
@@ -992,68 +1027,10 @@ Test(sandbox, usage_and_oom_from_the_cgroup)
  */
 static int procs_not_killed(const char *marker)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int alive = 0;
+	struct proc_match m = { marker, true, 0 };
 
-	cr_assert_not_null(d);
-	while ((de = readdir(d))) {
-		char path[300], buf[4096], *p;
-		unsigned long long flags = 0;
-		bool killed = false;
-		ssize_t k;
-		FILE *f;
-		int fd;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		k = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (k <= 0)
-			continue; /* a zombie has no command line */
-		for (ssize_t i = 0; i < k; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		buf[k] = '\0';
-		if (strncmp(buf, marker, strlen(marker)) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue; /* gone */
-		k = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[k > 0 ? k : 0] = '\0';
-		/* After "(comm)": state ppid pgrp session tty_nr tpgid flags */
-		p = strrchr(buf, ')');
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %llu", &flags) == 1 &&
-		    (flags & 0x4 /* PF_EXITING */))
-			killed = true;
-		if (p && (p[2] == 'Z' || p[2] == 'X'))
-			killed = true;
-		snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
-		f = fopen(path, "re");
-		if (f) {
-			char line[256];
-			unsigned long long mask;
-
-			while (fgets(line, sizeof(line), f))
-				if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
-				     sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
-				    (mask & (1ULL << (SIGKILL - 1))))
-					killed = true;
-			fclose(f);
-		} else {
-			killed = true; /* gone */
-		}
-		alive += !killed;
-	}
-	closedir(d);
-	return alive;
+	tu_each_proc(count_not_killed, &m);
+	return m.n;
 }
 
 /* Directories of this process's run cgroups (cordon-<pid>-...) anywhere under /sys/fs/cgroup. */
