@@ -922,7 +922,13 @@ void local_proc_free(struct local_proc *p)
 	if (!p)
 		return;
 	if (!p->reaped) {
-		local_proc_kill(p);
+		/*
+		 * init that reported the command's end has SIGKILLed the rest of its namespace and
+		 * is exiting: wait for it, no more. The kill (and on cgroup v1 the freeze-and-kill
+		 * of the cgroup, milliseconds) is for a run cut short.
+		 */
+		if (!p->have_status)
+			local_proc_kill(p);
 		reap(p->pid, &p->wstatus, &p->ru);
 		p->reaped = true;
 	}
