@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static volatile int runner_cancel;
@@ -138,6 +139,9 @@ int runner_main(int fd)
 
 	/* Die with cordond; and if it is gone already, now. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+		return 1;
+	/* Nothing but stdio and our socket: whatever else cordond was started with stays there. */
+	if (fd != 3 || syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
 		return 1;
 	(void)signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&sa.sa_mask);

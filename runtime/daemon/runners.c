@@ -251,6 +251,19 @@ struct runner *runner_get(void)
 		pthread_cond_broadcast(&changed); /* the spawner keeps a spare ready */
 	}
 	pthread_mutex_unlock(&lock);
+	/*
+	 * An idle runner says nothing: anything to read on its socket is its EOF (it died, or was
+	 * killed). Not that one, then: the next, or a new one.
+	 */
+	if (r) {
+		struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 0) != 0) {
+			daemon_log("runner %d: gone while idle; replaced", (int)r->pid);
+			runner_discard(r);
+			return runner_get();
+		}
+	}
 	return r;
 }
 

@@ -431,9 +431,10 @@ static int count_fds(pid_t pid)
 
 /*
  * The children of pid (every thread's), runners apart when !runners, runners only when
- * runners; *ret_fds (optional) adds up the open fds of those counted.
+ * runners; *ret_fds (optional) adds up the open fds of those counted, ret_pids (optional, room
+ * for 16) gets their pids.
  */
-static int children_of(pid_t pid, bool runners, int *ret_fds)
+static int children_of(pid_t pid, bool runners, int *ret_fds, pid_t *ret_pids)
 {
 	char path[320], buf[8192];
 	struct dirent *de;
@@ -464,6 +465,8 @@ static int children_of(pid_t pid, bool runners, int *ret_fds)
 			tu_cmdline(c, cmd, sizeof(cmd));
 			if ((strstr(cmd, "__cordond-runner") != NULL) != runners)
 				continue;
+			if (ret_pids && n < 16)
+				ret_pids[n] = c;
 			n++;
 			if (ret_fds)
 				*ret_fds += count_fds(c);
@@ -476,7 +479,7 @@ static int children_of(pid_t pid, bool runners, int *ret_fds)
 /* The daemon's children other than its runners (runs, helpers: none should outlive a run). */
 static int count_children(pid_t pid)
 {
-	return children_of(pid, false, NULL);
+	return children_of(pid, false, NULL, NULL);
 }
 
 /* The "workdir" string of a result. */
@@ -1229,7 +1232,7 @@ Test(daemon, no_leaks, .timeout = 120)
 	res_free(&r);
 	usleep(200 * 1000);
 	fds0 = count_fds(d.pid);
-	runners0 = children_of(d.pid, true, &rfds0);
+	runners0 = children_of(d.pid, true, &rfds0, NULL);
 	for (int i = 0; i < 30; i++) {
 		http(d.sock, "POST", "/v1/run", "{\"command\":\"echo x; exit 1\"}", &r);
 		res_free(&r);
@@ -1259,7 +1262,7 @@ Test(daemon, no_leaks, .timeout = 120)
 	fds1 = count_fds(d.pid);
 	cr_expect_eq(fds1, fds0, "fds of cordond: %d before, %d after", fds0, fds1);
 	/* The runners are reused, and keep nothing of a run either. */
-	runners1 = children_of(d.pid, true, &rfds1);
+	runners1 = children_of(d.pid, true, &rfds1, NULL);
 	cr_expect_gt(runners0, 0, "no runners");
 	cr_expect_eq(runners1, runners0, "runners: %d before, %d after", runners0, runners1);
 	cr_expect_eq(rfds1, rfds0, "fds of the runners: %d before, %d after", rfds0, rfds1);
@@ -1388,6 +1391,19 @@ Test(daemon, runner_killed_mid_run, .timeout = 60)
 	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo again\"}", &r) == 0);
 	EXPECT_FIELD(&r, "output", "again");
 	res_free(&r);
+	/* Idle runners killed: the next run is not lost with them. */
+	{
+		pid_t idle[16];
+		int n = children_of(d.pid, true, NULL, idle);
+
+		cr_assert_gt(n, 0);
+		for (int i = 0; i < n && i < 16; i++)
+			kill(idle[i], SIGKILL);
+		usleep(50 * 1000);
+		cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo still\"}", &r) == 0);
+		EXPECT_FIELD(&r, "output", "still");
+		res_free(&r);
+	}
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
@@ -1409,7 +1425,7 @@ Test(daemon, runs_without_a_runner_binary, .timeout = 60)
 	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo alone; exit 4\"}", &r) == 0);
 	EXPECT_FIELD(&r, "output", "alone\n[exit code: 4]");
 	res_free(&r);
-	cr_expect_eq(children_of(d.pid, true, NULL) > 0, installed,
+	cr_expect_eq(children_of(d.pid, true, NULL, NULL) > 0, installed,
 		     "runners without a runner binary (or none with one in " CORDON_BINDIR ")");
 	cr_expect_eq(daemon_stop(&d), 0);
 	tu_rmtree(dir);
