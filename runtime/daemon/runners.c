@@ -56,7 +56,12 @@ static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static struct runner *idle;
 static unsigned n_idle, n_waiting;
 static bool enabled, stopping, spawner_started;
-static char exe[PATH_MAX];
+static char exe[PATH_MAX]; /* for messages, and the runners' argv[0] */
+/*
+ * The binary itself, opened once and checked through this fd: every runner is that file (exec'd
+ * as /proc/self/fd/N), whatever the path names later, a package upgrade or a swap included.
+ */
+static int exe_fd = -1;
 static pthread_t spawner;
 
 static void runner_discard(struct runner *r)
@@ -82,6 +87,7 @@ static struct runner *runner_spawn(void)
 	posix_spawn_file_actions_t fa;
 	char *argv[] = { exe, "__cordond-runner", NULL };
 	struct runner *r = calloc(1, sizeof(*r));
+	char self_path[64];
 	_cleanup_free_ char **envp = NULL;
 	char tmpdir_env[80];
 	size_t n = 0;
@@ -115,12 +121,13 @@ static struct runner *runner_spawn(void)
 			envp[n++] = *e;
 	snprintf(tmpdir_env, sizeof(tmpdir_env), "TMPDIR=%s", r->tmp);
 	envp[n] = tmpdir_env;
+	snprintf(self_path, sizeof(self_path), "/proc/self/fd/%d", exe_fd);
 	/* dup2 onto 3 clears close-on-exec there; every other fd of cordond is CLOEXEC. */
 	err = posix_spawn_file_actions_init(&fa);
 	if (!err)
 		err = posix_spawn_file_actions_adddup2(&fa, sv[1], 3);
 	if (!err)
-		err = posix_spawn(&r->pid, exe, &fa, NULL, argv, envp);
+		err = posix_spawn(&r->pid, self_path, &fa, NULL, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	(void)close(sv[1]);
 	if (err) {
@@ -164,14 +171,23 @@ static void *spawner_main(void *arg)
 	return NULL;
 }
 
-/* A runner binary trusted as much as cordond itself: a regular file of root's that no one
- * else can write. */
-static bool trusted(const char *path)
+/*
+ * Open path as the runner binary if it is trusted as much as cordond itself: a regular,
+ * executable file of root's that no one else can write (checked on the opened file, not the
+ * path). The fd, or -1.
+ */
+static int open_trusted(const char *path)
 {
+	int fd = open(path, O_PATH | O_CLOEXEC);
 	struct stat st;
 
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && access(path, X_OK) == 0;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+	    !(st.st_mode & (S_IWGRP | S_IWOTH)) && (st.st_mode & S_IXUSR))
+		return fd;
+	(void)close(fd);
+	return -1;
 }
 
 void runners_start(void)
@@ -190,9 +206,13 @@ void runners_start(void)
 			memcpy(exe + (slash - self), "/cordon", sizeof("/cordon"));
 		}
 	}
-	if (!exe[0] || !trusted(exe))
+	if (exe[0])
+		exe_fd = open_trusted(exe);
+	if (exe_fd < 0) {
 		(void)snprintf(exe, sizeof(exe), "%s/cordon", CORDON_BINDIR);
-	if (!trusted(exe)) {
+		exe_fd = open_trusted(exe);
+	}
+	if (exe_fd < 0) {
 		daemon_log("no runner (cordon, owned by root, next to cordond or in %s): runs go "
 			   "on in cordond itself",
 			   CORDON_BINDIR);
@@ -229,7 +249,7 @@ void runners_stop(void)
 	pthread_mutex_unlock(&lock);
 }
 
-struct runner *runner_get(void)
+static struct runner *runner_take(void)
 {
 	struct runner *r = NULL;
 	struct timespec deadline;
@@ -251,20 +271,29 @@ struct runner *runner_get(void)
 		pthread_cond_broadcast(&changed); /* the spawner keeps a spare ready */
 	}
 	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+struct runner *runner_get(void)
+{
 	/*
 	 * An idle runner says nothing: anything to read on its socket is its EOF (it died, or was
-	 * killed). Not that one, then: the next, or a new one.
+	 * killed). Not that one, then: the next, or a new one; after a few, none (the run then
+	 * happens in cordond itself).
 	 */
-	if (r) {
-		struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+	for (int tries = 0; tries < 3; tries++) {
+		struct runner *r = runner_take();
+		struct pollfd pfd;
 
-		if (poll(&pfd, 1, 0) != 0) {
-			daemon_log("runner %d: gone while idle; replaced", (int)r->pid);
-			runner_discard(r);
-			return runner_get();
-		}
+		if (!r)
+			return NULL;
+		pfd = (struct pollfd){ .fd = r->fd, .events = POLLIN };
+		if (poll(&pfd, 1, 0) == 0)
+			return r;
+		daemon_log("runner %d: gone while idle; replaced", (int)r->pid);
+		runner_discard(r);
 	}
-	return r;
+	return NULL;
 }
 
 /* Wait until fd is readable; the cancel flag, when given, is passed on to the runner once. */

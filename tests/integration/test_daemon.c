@@ -1431,6 +1431,45 @@ Test(daemon, runs_without_a_runner_binary, .timeout = 60)
 	tu_rmtree(dir);
 }
 
+/*
+ * The runner binary is opened once, when cordond starts, and runners are that file: replacing
+ * it on disk (an upgrade, or a swap) does not change what cordond runs as root.
+ */
+Test(daemon, runner_binary_is_held_open, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	char dir[] = "/tmp/cordond-held-XXXXXX", cmd[512], path[128];
+	pid_t idle[16];
+	int n;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp %s %s/cordond && cp %s %s/cordon", cordond_bin(), dir,
+		 tu_cordon(), dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/cordond", dir);
+	daemon_start_bin(&d, path, NULL);
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo first\"}", &r) == 0);
+	EXPECT_FIELD(&r, "output", "first");
+	res_free(&r);
+	/* Swapped for something else, and every runner gone: new ones are the original file. */
+	snprintf(path, sizeof(path), "%s/cordon", dir);
+	cr_assert_eq(unlink(path), 0);
+	tu_write_file(dir, "cordon", "#!/bin/sh\nexit 3\n");
+	cr_assert_eq(chmod(path, 0755), 0);
+	n = children_of(d.pid, true, NULL, idle);
+	cr_assert_gt(n, 0);
+	for (int i = 0; i < n && i < 16; i++)
+		kill(idle[i], SIGKILL);
+	usleep(50 * 1000);
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo second\"}", &r) == 0);
+	EXPECT_FIELD(&r, "output", "second");
+	res_free(&r);
+	cr_expect_gt(children_of(d.pid, true, NULL, NULL), 0, "no runner after the swap");
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(dir);
+}
+
 /* ---- starting: stale sockets, socket activation ---- */
 
 Test(daemon, stale_socket_and_refusals, .timeout = 60)
