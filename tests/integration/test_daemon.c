@@ -1356,6 +1356,18 @@ Test(daemon, runs_happen_in_runners, .timeout = 60)
 	cr_expect(strstr(cmd, "__cordond-runner") == NULL, "a runner outlived cordond");
 }
 
+/* SIGKILL every idle runner of cordond (pid), and give cordond a moment to see them go. */
+static void kill_idle_runners(pid_t pid)
+{
+	pid_t idle[16];
+	int n = children_of(pid, true, NULL, idle);
+
+	cr_assert_gt(n, 0);
+	for (int i = 0; i < n && i < 16; i++)
+		kill(idle[i], SIGKILL);
+	usleep(50 * 1000);
+}
+
 /* A runner that dies mid-run: that run gets a 500, nothing of it is left, the next one runs. */
 Test(daemon, runner_killed_mid_run, .timeout = 60)
 {
@@ -1392,18 +1404,10 @@ Test(daemon, runner_killed_mid_run, .timeout = 60)
 	EXPECT_FIELD(&r, "output", "again");
 	res_free(&r);
 	/* Idle runners killed: the next run is not lost with them. */
-	{
-		pid_t idle[16];
-		int n = children_of(d.pid, true, NULL, idle);
-
-		cr_assert_gt(n, 0);
-		for (int i = 0; i < n && i < 16; i++)
-			kill(idle[i], SIGKILL);
-		usleep(50 * 1000);
-		cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo still\"}", &r) == 0);
-		EXPECT_FIELD(&r, "output", "still");
-		res_free(&r);
-	}
+	kill_idle_runners(d.pid);
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo still\"}", &r) == 0);
+	EXPECT_FIELD(&r, "output", "still");
+	res_free(&r);
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
@@ -1440,8 +1444,6 @@ Test(daemon, runner_binary_is_held_open, .timeout = 60)
 	struct daemon d;
 	struct res r;
 	char dir[] = "/tmp/cordond-held-XXXXXX", cmd[512], path[128];
-	pid_t idle[16];
-	int n;
 
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd), "cp %s %s/cordond && cp %s %s/cordon", cordond_bin(), dir,
@@ -1457,11 +1459,7 @@ Test(daemon, runner_binary_is_held_open, .timeout = 60)
 	cr_assert_eq(unlink(path), 0);
 	tu_write_file(dir, "cordon", "#!/bin/sh\nexit 3\n");
 	cr_assert_eq(chmod(path, 0755), 0);
-	n = children_of(d.pid, true, NULL, idle);
-	cr_assert_gt(n, 0);
-	for (int i = 0; i < n && i < 16; i++)
-		kill(idle[i], SIGKILL);
-	usleep(50 * 1000);
+	kill_idle_runners(d.pid);
 	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo second\"}", &r) == 0);
 	EXPECT_FIELD(&r, "output", "second");
 	res_free(&r);
