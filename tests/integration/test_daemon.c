@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1466,6 +1467,117 @@ Test(daemon, runner_binary_is_held_open, .timeout = 60)
 	cr_expect_gt(children_of(d.pid, true, NULL, NULL), 0, "no runner after the swap");
 	cr_expect_eq(daemon_stop(&d), 0);
 	tu_rmtree(dir);
+}
+
+/* `cordon __cordond-runner` serving the other end of sv[1] as its fd 3; returns its pid. */
+static pid_t start_runner(int sv[2])
+{
+	pid_t pid;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		if (dup2(sv[1], 3) < 0)
+			_exit(127);
+		execl(tu_cordon(), "cordon", "__cordond-runner", (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	return pid;
+}
+
+/* One frame as cordond sends it: a 4-byte length, then the bytes. */
+static void send_frame(int fd, const void *buf, uint32_t len, uint32_t claimed)
+{
+	cr_assert_eq(write(fd, &claimed, 4), 4);
+	if (len)
+		cr_assert_eq(write(fd, buf, len), (ssize_t)len);
+}
+
+/* The header line of the runner's next frame, or "" at EOF. */
+static void read_frame(int fd, char *buf, size_t n)
+{
+	uint32_t len = 0;
+	size_t got = 0;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	buf[0] = '\0';
+	cr_assert_eq(poll(&p, 1, 10000), 1, "the runner said nothing");
+	if (read(fd, &len, 4) != 4)
+		return;
+	cr_assert_lt(len, n);
+	while (got < len) {
+		ssize_t k = read(fd, buf + got, len - got);
+
+		cr_assert_gt(k, 0);
+		got += (size_t)k;
+	}
+	buf[got] = '\0';
+	if (strchr(buf, '\n'))
+		*strchr(buf, '\n') = '\0';
+}
+
+/*
+ * The runner trusts cordond and nothing else, but a malformed request still gets an answer and
+ * not a run, and a broken frame ends it; started by hand without its socket, it does nothing.
+ */
+Test(daemon, runner_refuses_bad_frames, .timeout = 60)
+{
+	static const char *const bad[] = {
+		"not json\n{\"command\":\"touch /tmp/cordon-runner-ran\"}",
+		"{\"profile\":\"default\"}\n{\"command\":\"touch /tmp/cordon-runner-ran\"}",
+		"{\"profile\":\"default\",\"session\":false,\"uid\":-1,\"gid\":0,\"cap\":100}\n"
+		"{\"command\":\"touch /tmp/cordon-runner-ran\"}",
+		/* a workdir path without its fd */
+		"{\"profile\":\"default\",\"session\":false,\"uid\":0,\"gid\":0,\"cap\":100,"
+		"\"workdir\":\"/etc\"}\n{\"command\":\"touch /tmp/cordon-runner-ran\"}",
+	};
+	char buf[8192];
+	int sv[2], st;
+	pid_t pid;
+
+	unlink("/tmp/cordon-runner-ran");
+	pid = start_runner(sv);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		send_frame(sv[0], bad[i], (uint32_t)strlen(bad[i]), (uint32_t)strlen(bad[i]));
+		read_frame(sv[0], buf, sizeof(buf));
+		cr_expect(strstr(buf, "\"status\":500") && strstr(buf, "malformed"), "%zu: %s", i,
+			  buf);
+		read_frame(sv[0], buf, sizeof(buf));
+		cr_expect_str_eq(buf, "{\"done\":true}");
+	}
+	/* A body cordond would have refused: a 400 naming the field, nothing run. */
+	{
+		const char *f = "{\"profile\":\"default\",\"session\":false,\"uid\":0,\"gid\":0,"
+				"\"cap\":100}\n{\"command\":7}";
+
+		send_frame(sv[0], f, (uint32_t)strlen(f), (uint32_t)strlen(f));
+		read_frame(sv[0], buf, sizeof(buf));
+		cr_expect(strstr(buf, "\"status\":400") && strstr(buf, "command"), "%s", buf);
+		read_frame(sv[0], buf, sizeof(buf));
+		cr_expect_str_eq(buf, "{\"done\":true}");
+	}
+	cr_expect_neq(access("/tmp/cordon-runner-ran", F_OK), 0, "a malformed request ran");
+	/* A frame longer than allowed, or one cut short: the runner exits, having run nothing. */
+	send_frame(sv[0], "x", 1, 0xffffffffu);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %#x", st);
+	close(sv[0]);
+	pid = start_runner(sv);
+	send_frame(sv[0], "{", 1, 100);
+	close(sv[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %#x", st);
+	/* By hand, with no socket on fd 3: nothing to serve. */
+	{
+		struct tu_run r;
+		const char *const args[] = { "__cordond-runner", NULL };
+
+		tu_cordon_run(&r, args);
+		cr_expect_neq(r.status, 0);
+		tu_run_free(&r);
+	}
 }
 
 /* ---- starting: stale sockets, socket activation ---- */
