@@ -86,15 +86,13 @@ static enum MHD_Result send_buf(struct MHD_Connection *c, int status, char *buf,
 	return ret;
 }
 
-/* Takes the reference to j; one JSON document and a newline, as every reply of cordond. */
-static enum MHD_Result send_json_allow(struct MHD_Connection *c, int status, json_t *j,
-				       const char *allow)
+/* Takes s (a JSON document, malloc'd): sent with a newline, as every reply of cordond. */
+static enum MHD_Result send_json_text(struct MHD_Connection *c, int status, char *s,
+				      const char *allow)
 {
-	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 	char *line;
 	size_t n;
 
-	json_decref(j);
 	if (!s)
 		return MHD_NO;
 	n = strlen(s);
@@ -106,6 +104,16 @@ static enum MHD_Result send_json_allow(struct MHD_Connection *c, int status, jso
 	line[n] = '\n';
 	line[n + 1] = '\0';
 	return send_buf(c, status, line, n + 1, "application/json", allow);
+}
+
+/* Takes the reference to j. */
+static enum MHD_Result send_json_allow(struct MHD_Connection *c, int status, json_t *j,
+				       const char *allow)
+{
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	json_decref(j);
+	return send_json_text(c, status, s, allow);
 }
 
 static enum MHD_Result send_json(struct MHD_Connection *c, int status, json_t *j)
@@ -378,17 +386,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		session_run_end(s);
 	slot_release(cn);
 	run_body_free(&b);
-	{
-		size_t n = strlen(js);
-		char *line = realloc(js, n + 2);
-
-		if (!line)
-			return MHD_NO;
-		js = NULL;
-		line[n] = '\n';
-		line[n + 1] = '\0';
-		return send_buf(c, 200, line, n + 1, "application/json", NULL);
-	}
+	return send_json_text(c, 200, TAKE_PTR(js), NULL);
 fail:
 	if (status >= 500)
 		atomic_fetch_add(&metrics.errors, 1);

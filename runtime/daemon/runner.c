@@ -56,9 +56,8 @@ static int answer(int fd, int status, const struct cordon_result *res, const cha
 		  const cordon_error *e)
 {
 	char buf[512];
-	json_t *h = status == 200 ? json_pack("{s:i,s:b,s:b,s:f}", "status", 200, "refused",
-					      res->refused != NULL, "timed_out", res->timed_out,
-					      "duration_ms", res->duration_ms)
+	json_t *h = status == 200 ? json_pack("{s:i,s:b,s:b}", "status", 200, "refused",
+					      res->refused != NULL, "timed_out", res->timed_out)
 				  : json_pack("{s:i,s:s}", "status", status, "error",
 					      cordon_err_str(e, buf, sizeof(buf)));
 	char *hs = h ? json_dumps(h, JSON_COMPACT) : NULL;
