@@ -30,7 +30,8 @@
  * stays, as systemd's slices and Docker's `docker` group stay: creating and removing it in
  * every hierarchy for every run cost a measurable part of a start, and two runs racing to
  * remove and re-create it had to retry. What a SIGKILLed cordon could not remove, the next
- * run in the same place removes (cg_reap_stale).
+ * run in the same place removes (cg_reap), or the process that started it, when it knows it
+ * died (cgroup_reap_dead: cordond for its runners).
  */
 #define _GNU_SOURCE
 #include "backends/local/cgroup.h"
@@ -895,7 +896,8 @@ static int cg_v2_enable(const char *dir, cordon_error *e)
  */
 #define CG_STALE_AGE_S 60
 
-static void cg_reap_stale(const char *parent, bool v2)
+/* dead > 0: only the directories of that process, which the caller knows is dead, any age. */
+static void cg_reap(const char *parent, bool v2, pid_t dead)
 {
 	_cleanup_closedir_ DIR *d = opendir(parent);
 	struct dirent *de;
@@ -913,12 +915,13 @@ static void cg_reap_stale(const char *parent, bool v2)
 		if (strncmp(de->d_name, "cordon-", 7) != 0)
 			continue;
 		pid = strtol(de->d_name + 7, &end, 10);
-		if (pid <= 0 || *end != '-' || pid == (long)getpid())
+		if (pid <= 0 || *end != '-' || pid == (long)getpid() ||
+		    (dead > 0 && pid != (long)dead))
 			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if (dead <= 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode) || now - st.st_mtime < CG_STALE_AGE_S)
+		    !S_ISDIR(st.st_mode) || (dead <= 0 && now - st.st_mtime < CG_STALE_AGE_S))
 			continue;
 		cd.fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (cd.fd < 0)
@@ -957,7 +960,7 @@ static int cg_make_dir(struct cgroup_run *cg, struct cg_dir *d, const char *base
 			struct stat pst;
 
 			if (stat(d->parent, &pst) < 0 || pst.st_nlink > 2)
-				cg_reap_stale(d->parent, v2);
+				cg_reap(d->parent, v2, 0);
 		}
 		if (v2) {
 			r = cg_v2_enable(d->parent, e);
@@ -1001,6 +1004,56 @@ static int cg_set(int dfd, const char *dir, const char *file, uint64_t v, cordon
 	return 0;
 }
 
+/* The profile's limits, on a run's fresh directories. -1 with *e; the caller destroys cg. */
+static int cg_limit(struct cgroup_run *cg, const struct cordon_profile *p, cordon_error *e)
+{
+	int r;
+
+	if (!p)
+		return 0;
+	if (cg->mode == CGROUP_V2) {
+		const struct cg_dir *d = &cg->d[0];
+
+		if (p->memory) {
+			if (cg_set(d->fd, d->path, "memory.max", p->memory, e) < 0)
+				return -1;
+			/*
+			 * Swap would let the run hold memory.max in RAM plus as much again in
+			 * swap, and turn a memory bomb into a host slowed down by swapping. No
+			 * swap file on the host, or no swap accounting: the file is absent,
+			 * nothing to do.
+			 */
+			r = cg_write_at(d->fd, "memory.swap.max", "0");
+			if (r < 0 && r != -ENOENT)
+				return cordon_err(e, -r, "cgroup: set %s/memory.swap.max", d->path);
+		}
+		if (p->pids && cg_set(d->fd, d->path, "pids.max", p->pids, e) < 0)
+			return -1;
+		return 0;
+	}
+	if (p->memory) {
+		const struct cg_dir *m = &cg->d[cg->idx[V1_MEMORY]];
+
+		if (cg_set(m->fd, m->path, "memory.limit_in_bytes", p->memory, e) < 0)
+			return -1;
+		/*
+		 * memory+swap: the same value, so that no swap can be used on top (see v2).
+		 * Absent when the kernel does not account swap (swapaccount=0).
+		 */
+		r = cg_write_u64_at(m->fd, "memory.memsw.limit_in_bytes", p->memory);
+		if (r < 0 && r != -ENOENT)
+			return cordon_err(e, -r, "cgroup: set %s/memory.memsw.limit_in_bytes",
+					  m->path);
+	}
+	if (p->pids) {
+		const struct cg_dir *d = &cg->d[cg->idx[V1_PIDS]];
+
+		if (cg_set(d->fd, d->path, "pids.max", p->pids, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int cgroup_run_create_v2_at(const struct cordon_profile *p, const char *base, bool enable_base,
 			    struct cgroup_run **ret, cordon_error *e)
 {
@@ -1022,24 +1075,7 @@ int cgroup_run_create_v2_at(const struct cordon_profile *p, const char *base, bo
 	cg->nd = 1;
 	for (int i = 0; i < V1_N; i++)
 		cg->idx[i] = 0;
-	if (cg_make_dir(cg, d, base, true, e) < 0)
-		return cg_fail(cg);
-
-	if (p && p->memory) {
-		if (cg_set(d->fd, d->path, "memory.max", p->memory, e) < 0)
-			return cg_fail(cg);
-		/*
-		 * Swap would let the run hold memory.max in RAM plus as much again in swap,
-		 * and turn a memory bomb into a host slowed down by swapping. No swap file on
-		 * the host, or no swap accounting: the file is absent, nothing to do.
-		 */
-		r = cg_write_at(d->fd, "memory.swap.max", "0");
-		if (r < 0 && r != -ENOENT) {
-			cordon_err(e, -r, "cgroup: set %s/memory.swap.max", d->path);
-			return cg_fail(cg);
-		}
-	}
-	if (p && p->pids && cg_set(d->fd, d->path, "pids.max", p->pids, e) < 0)
+	if (cg_make_dir(cg, d, base, true, e) < 0 || cg_limit(cg, p, e) < 0)
 		return cg_fail(cg);
 	*ret = cg;
 	return 0;
@@ -1049,7 +1085,6 @@ static int cg_create_v1(const struct cordon_profile *p, const struct cg_plan *pl
 			struct cgroup_run **ret, cordon_error *e)
 {
 	struct cgroup_run *cg = cg_new(CGROUP_V1);
-	int r;
 
 	if (!cg)
 		return cordon_err(e, ENOMEM, "cgroup: allocate");
@@ -1068,28 +1103,8 @@ static int cg_create_v1(const struct cordon_profile *p, const struct cg_plan *pl
 		if (cg_make_dir(cg, &cg->d[cg->nd - 1], pl->v1_base[c], false, e) < 0)
 			return cg_fail(cg);
 	}
-
-	if (p && p->memory) {
-		const struct cg_dir *m = &cg->d[cg->idx[V1_MEMORY]];
-
-		if (cg_set(m->fd, m->path, "memory.limit_in_bytes", p->memory, e) < 0)
-			return cg_fail(cg);
-		/*
-		 * memory+swap: the same value, so that no swap can be used on top (see v2).
-		 * Absent when the kernel does not account swap (swapaccount=0).
-		 */
-		r = cg_write_u64_at(m->fd, "memory.memsw.limit_in_bytes", p->memory);
-		if (r < 0 && r != -ENOENT) {
-			cordon_err(e, -r, "cgroup: set %s/memory.memsw.limit_in_bytes", m->path);
-			return cg_fail(cg);
-		}
-	}
-	if (p && p->pids) {
-		const struct cg_dir *d = &cg->d[cg->idx[V1_PIDS]];
-
-		if (cg_set(d->fd, d->path, "pids.max", p->pids, e) < 0)
-			return cg_fail(cg);
-	}
+	if (cg_limit(cg, p, e) < 0)
+		return cg_fail(cg);
 	*ret = cg;
 	return 0;
 }
@@ -1202,6 +1217,49 @@ static int cg_create(const struct cordon_profile *p, bool may_reuse, struct cgro
 int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, cordon_error *e)
 {
 	return cg_create(p, true, ret, e);
+}
+
+void cgroup_reap_dead(pid_t pid)
+{
+	struct cg_plan pl;
+	char why[256], *parent;
+	bool cached;
+
+	switch (cg_plan_reuse(&pl, true, &cached, why, sizeof(why))) {
+	case CGROUP_V2:
+		if (asprintf(&parent, "%s/" CG_PARENT, pl.v2_base) >= 0) {
+			cg_reap(parent, true, pid);
+			free(parent);
+		}
+		break;
+	case CGROUP_V1:
+		for (int c = 0; c < V1_N; c++) {
+			if (!pl.v1_base[c] || asprintf(&parent, "%s/" CG_PARENT, pl.v1_base[c]) < 0)
+				continue;
+			cg_reap(parent, false, pid);
+			free(parent);
+		}
+		break;
+	default:
+		break;
+	}
+	cg_plan_free(&pl);
+}
+
+int cgroup_run_stage(struct cgroup_run **ret, cordon_error *e)
+{
+	return cg_create(NULL, true, ret, e);
+}
+
+int cgroup_run_adopt(struct cgroup_run *cg, const struct cordon_profile *p, cordon_error *e)
+{
+	struct stat st;
+
+	/* Still there? Someone may have removed it while it waited (an administrator). */
+	for (size_t i = 0; i < cg->nd; i++)
+		if (fstatat(cg->d[i].fd, "cgroup.procs", &st, 0) < 0)
+			return cordon_err(e, errno, "cgroup: %s is gone", cg->d[i].path);
+	return cg_limit(cg, p, e);
 }
 
 /* ------------------------------------------------------------------------------------------ */

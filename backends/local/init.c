@@ -170,7 +170,7 @@ static void map_ids(const struct sb_plan *pl)
 }
 
 /* `lo` up in our new network namespace: the agent's own local servers work, nothing else. */
-static int loopback_up(void)
+int sb_loopback_up(void)
 {
 	struct ifreq ifr = { 0 };
 	int s, r, saved;
@@ -490,6 +490,17 @@ void sb_child_main(const struct sb_plan *pl)
 	 */
 	gate(pl);
 	sb_trace(pl, SB_STEP_GATE);
+	/*
+	 * A staged network namespace (stage.c) instead of a new one from clone3: entered first,
+	 * before anything else is set up, so the rest is as with clone3(CLONE_NEWNET). Its lo is
+	 * up already. Our copy of the fd goes: nothing of the command's may hold it.
+	 */
+	if (pl->netns_fd >= 0) {
+		if (setns(pl->netns_fd, CLONE_NEWNET) < 0)
+			die_step(pl, SB_STEP_NETNS, errno, "setns");
+		(void)close(pl->netns_fd);
+		sb_trace(pl, SB_STEP_NETNS);
+	}
 
 	if (pl->userns)
 		map_ids(pl);
@@ -507,8 +518,8 @@ void sb_child_main(const struct sb_plan *pl)
 
 	if (sethostname("cordon", 6) < 0)
 		die_step(pl, SB_STEP_HOSTNAME, errno, "cordon");
-	if (pl->netns) {
-		if (loopback_up() < 0)
+	if (pl->netns && pl->netns_fd < 0) {
+		if (sb_loopback_up() < 0)
 			die_step(pl, SB_STEP_LOOPBACK, errno, "lo");
 		sb_trace(pl, SB_STEP_LOOPBACK);
 	}

@@ -23,6 +23,7 @@
 #include "backends/local/landlock.h"
 #include "backends/local/proc.h"
 #include "backends/local/sandbox.h"
+#include "backends/local/stage.h"
 #include "backends/local/seccomp.h"
 #include "backends/local/shfast.h"
 #include "runtime/cleanup.h"
@@ -74,6 +75,7 @@ static const char *const step_names[SB_STEP__MAX] = {
 	[SB_STEP_NONE] = "setup",
 	[SB_STEP_START] = "started",
 	[SB_STEP_GATE] = "gate",
+	[SB_STEP_NETNS] = "enter the staged network namespace",
 	[SB_STEP_GATE2] = "second gate",
 	[SB_STEP_USERNS] = "user namespace map",
 	[SB_STEP_PRIVATE] = "make mounts private",
@@ -170,6 +172,7 @@ static void prep_free(struct prep *x)
 	free(x->fast_pwd_cwd);
 	closep(&x->wd_fd);
 	closep(&x->wd_tree);
+	closep(&x->pl.netns_fd);
 	for (int i = 0; i < 2; i++) {
 		closep(&x->rep[i]);
 		closep(&x->go[i]);
@@ -651,7 +654,7 @@ static pid_t clone_child(struct prep *x, int *ret_pidfd, cordon_error *e)
 	 * the child until it is in. No code of the command can run outside the cgroup either way.
 	 */
 	ca.flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
-	if (x->pl.netns)
+	if (x->pl.netns && x->pl.netns_fd < 0)
 		ca.flags |= CLONE_NEWNET;
 	if (x->pl.userns)
 		ca.flags |= CLONE_NEWUSER;
@@ -717,7 +720,8 @@ static void reap(pid_t pid, int *ret_st, struct rusage *ru)
 
 int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon_error *e)
 {
-	struct prep x = { .wd_fd = -1,
+	struct prep x = { .pl.netns_fd = -1,
+			  .wd_fd = -1,
 			  .wd_tree = -1,
 			  .rep = { -1, -1 },
 			  .go = { -1, -1 },
@@ -740,11 +744,14 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	 * parent slowed down by them. Only the attach, which sleeps for an RCU grace period while
 	 * the child builds its root, is left for after clone.
 	 */
-	if (cgroup_run_create(s->profile, &x.cg, e) < 0) {
+	if (stage_take_cgroup(s->profile, &x.cg, e) < 0) {
 		cordon_err_prefix(e, "sandbox: cgroup");
 		goto out;
 	}
 	trace_line(&x, x.cg ? "prepare: cgroup created" : "prepare: no cgroup", now_ms());
+	/* As root, a network namespace staged ahead (stage.c) saves making one in clone3. */
+	if (x.pl.netns && !x.pl.userns)
+		x.pl.netns_fd = stage_take_netns();
 
 	pid = clone_child(&x, &pidfd, e);
 	if (pid < 0)

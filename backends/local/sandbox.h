@@ -24,6 +24,7 @@ enum sb_step {
 	SB_STEP_NONE = 0,
 	SB_STEP_START,
 	SB_STEP_GATE,
+	SB_STEP_NETNS,
 	SB_STEP_GATE2,
 	SB_STEP_USERNS,
 	SB_STEP_PRIVATE,
@@ -128,6 +129,7 @@ struct sb_plan {
 	char shm_size[32];
 
 	bool netns;
+	int netns_fd; /* a staged network namespace (stage.c) to enter instead of a new one; -1 */
 	bool trace;
 
 	/* exec */
@@ -170,5 +172,7 @@ __attribute__((noreturn)) void sb_child_main(const struct sb_plan *pl);
 /* Child-side helpers (async-signal-safe). */
 void sb_fail_set(struct sb_msg *m, int step, int err, const char *detail);
 void sb_trace(const struct sb_plan *pl, int step);
+/* Bring `lo` up in the calling thread's network namespace (also stage.c, parent side). */
+int sb_loopback_up(void);
 size_t sb_strlcpy(char *dst, const char *src, size_t n);
 size_t sb_strlcat(char *dst, const char *src, size_t n);

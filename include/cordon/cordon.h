@@ -215,6 +215,21 @@ CORDON_PUBLIC int cordon_teardown_finish(struct cordon_teardown *t, cordon_error
  * no longer works. Call once, early; a one-run process (cordon run) gains nothing from it.
  */
 CORDON_PUBLIC void cordon_cache_host_layout(void);
+/*
+ * For a process that makes one run at a time and waits in between (cordond's runners): make
+ * now, while nothing waits on it, what the next run would otherwise make at its start (as
+ * root: a new network namespace with lo up, and the run's empty cgroup). The next cordon_run
+ * takes them; each serves one run only and is never reused. Idempotent; 0, or -1 with *e (the
+ * next run then makes its own). cordon_unstage() removes what is staged (call it before exit).
+ */
+CORDON_PUBLIC int cordon_stage_next(cordon_error *e);
+CORDON_PUBLIC void cordon_unstage(void);
+/*
+ * pid, a process that made runs for us (a runner), died without cordon_unstage(), SIGKILLed:
+ * remove the empty cgroups it left (what it staged, a run it could not tear down). Call it
+ * while pid is still an unreaped zombie, so that no other process can have that pid.
+ */
+CORDON_PUBLIC void cordon_reap_after(pid_t pid);
 /* Policy decision only: *ret_refusal is NULL (allowed) or the message. */
 CORDON_PUBLIC int cordon_check(const struct cordon_request *rq, char **ret_refusal,
 			       cordon_error *e);

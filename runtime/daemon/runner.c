@@ -51,6 +51,13 @@ static void runner_log(const cordon_error *e)
 	fprintf(stderr, "cordon runner: %s\n", cordon_err_str(e, buf, sizeof(buf)));
 }
 
+/* What the next run needs, made now (cordon_stage_next); a failure only costs it speed. */
+static void stage(cordon_error *e)
+{
+	if (cordon_stage_next(e) < 0)
+		runner_log(e);
+}
+
 /* The first answer: the status, and the result (200) or the error. -1: the socket is gone. */
 static int answer(int fd, int status, const struct cordon_result *res, const char *json,
 		  const cordon_error *e)
@@ -129,6 +136,8 @@ reply:
 		runner_log(&e);
 	if (r < 0)
 		return -1;
+	/* Before "done": cordond hands us the next run only once we are ready for it. */
+	stage(&e);
 	return frame_send(fd, "{\"done\":true}", NULL, 0, -1);
 }
 
@@ -150,20 +159,29 @@ int runner_main(int fd)
 		private_tmp = strdup(getenv("TMPDIR"));
 	/* Many runs from one process, as in cordond: the cgroup layout is read once. */
 	cordon_cache_host_layout();
+	{
+		cordon_error e = { 0 };
+
+		stage(&e);
+	}
 	for (;;) {
 		char *header = NULL, *payload = NULL;
 		size_t n = 0;
 		int wd_fd = -1, r;
 
 		r = frame_recv(fd, &header, &payload, &n, &wd_fd);
-		if (r <= 0)
+		if (r <= 0) {
+			cordon_unstage();
 			return r == 0 ? 0 : 1; /* EOF: cordond is done with us */
+		}
 		runner_cancel = 0;
 		r = serve_one(fd, header, payload, n, wd_fd);
 		free(header);
 		if (wd_fd >= 0)
 			(void)close(wd_fd);
-		if (r < 0)
+		if (r < 0) {
+			cordon_unstage();
 			return 1;
+		}
 	}
 }

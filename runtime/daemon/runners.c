@@ -70,6 +70,17 @@ static void runner_discard(struct runner *r)
 		return;
 	(void)close(r->fd); /* EOF: an idle runner exits by itself */
 	(void)kill(r->pid, SIGKILL);
+	/*
+	 * Dead but not reaped (WNOWAIT): its pid cannot be anyone else's yet while the cgroups
+	 * named after it are removed (what it had staged, or a run it was killed in).
+	 */
+	{
+		siginfo_t si;
+
+		while (waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+			;
+	}
+	cordon_reap_after(r->pid);
 	while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	if (r->tmp[0]) {

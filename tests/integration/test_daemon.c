@@ -1786,3 +1786,30 @@ Test(daemon, fuzz_corpus, .timeout = 120)
 	cr_expect(strstr(run.out, "no crash"));
 	tu_run_free(&run);
 }
+
+/*
+ * Runners stage each run's network namespace ahead (stage.c): one serves one run only. Run 1
+ * leaves a TCP socket in TIME_WAIT (kept by its namespace, not by a process, for a minute):
+ * run 2 must see no socket at all, as with a namespace of its own.
+ */
+Test(daemon, runs_never_share_a_network_namespace, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+
+	daemon_start(&d, NULL);
+	for (int i = 0; i < 3; i++) {
+		cr_assert(
+			http(d.sock, "POST", "/v1/run",
+			     "{\"command\":\"tail -n +2 /proc/net/tcp | wc -l; python3 -c "
+			     "\\\"import "
+			     "socket; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); "
+			     "c=socket.create_connection(s.getsockname()); a,_=s.accept(); "
+			     "a.close(); c.close()\\\"; tail -n +2 /proc/net/tcp | cut -c35-36\"}",
+			     &r) == 0);
+		/* none at the start; the one it left (06: TIME_WAIT) at the end */
+		EXPECT_FIELD(&r, "output", "0\n06");
+		res_free(&r);
+	}
+	cr_expect_eq(daemon_stop(&d), 0);
+}

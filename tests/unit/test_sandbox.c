@@ -1112,3 +1112,180 @@ Test(sandbox, result_before_teardown)
 	cr_assert_eq(cordon_teardown_finish(NULL, NULL), 0);
 	cordon_profile_free(p);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Staging (stage.c): a network namespace and a cgroup made ahead, each for one run only      */
+
+/* The inode of a network namespace this process holds an fd to (not its own); 0 when none. */
+static unsigned long held_netns(void)
+{
+	char self[64] = "", link[64], path[64];
+	unsigned long ino = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	ssize_t k;
+
+	cr_assert_not_null(d);
+	k = readlink("/proc/self/ns/net", self, sizeof(self) - 1);
+	cr_assert_gt(k, 0);
+	while ((de = readdir(d))) {
+		if (strlen(de->d_name) > 16)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%.16s", de->d_name);
+		k = readlink(path, link, sizeof(link) - 1);
+		if (k <= 0)
+			continue;
+		link[k] = '\0';
+		if (strncmp(link, "net:[", 5) == 0 && strcmp(link, self) != 0) {
+			cr_assert_eq(ino, 0, "two network namespaces held");
+			ino = strtoul(link + 5, NULL, 10);
+		}
+	}
+	closedir(d);
+	return ino;
+}
+
+/* The cgroup directories named after pid (cordon-<pid>-...), in every hierarchy. */
+static int cgroups_of(pid_t pid, char *first, size_t n)
+{
+	char cmd[160], line[PATH_MAX];
+	int count = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "find /sys/fs/cgroup -mindepth 2 -type d -name 'cordon-%d-*' 2>/dev/null",
+		 (int)pid);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (count++ == 0 && first)
+			snprintf(first, n, "%s", line);
+	}
+	pclose(f);
+	return count;
+}
+
+static const char *netns_cmd =
+	"readlink /proc/self/ns/net; "
+	"tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; "
+	"grep -c '127.0.0.1' /proc/net/fib_trie; ls /proc/self/fd | tr '\\n' ' '";
+
+Test(sandbox, staged_netns_serves_one_run)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	cordon_error e;
+	char want[128], *wd;
+	unsigned long staged;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	staged = held_netns();
+	cr_assert_neq(staged, 0, "nothing staged");
+	/* The run is in exactly that namespace, with lo up (127.0.0.1 routed), and no fd of it. */
+	sbx_run(&r, p, wd, true, netns_cmd);
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	snprintf(want, sizeof(want), "net:[%lu]\nlo\n", staged);
+	cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+	cr_assert_neq(atoi(r.out + strlen(want)), 0, "lo is down: %s", r.out);
+	cr_assert(strstr(r.out, "\n0 1 2 3 ") != NULL, "fds: %s", r.out);
+	sbx_free(&r);
+	/*
+	 * Taken: we hold no reference to it any more, so it cannot serve another run (it went
+	 * with the run's last process; its inode number may be reused, so that is not compared).
+	 * The next run, with nothing staged, makes its own, lo up as well.
+	 */
+	cr_assert_eq(held_netns(), 0);
+	sbx_run(&r, p, wd, true, netns_cmd);
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert(strstr(r.out, "\nlo\n") && atoi(strstr(r.out, "\nlo\n") + 4) != 0, "%s", r.out);
+	sbx_free(&r);
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	cr_assert_neq(held_netns(), 0);
+	/* network "host" takes none: it stays for a run that wants one. */
+	p->network = CORDON_NET_HOST;
+	staged = held_netns();
+	sbx_run(&r, p, wd, true, "readlink /proc/self/ns/net");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	sbx_free(&r);
+	cr_assert_eq(held_netns(), staged);
+	cordon_unstage();
+	cr_assert_eq(held_netns(), 0);
+	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, staged_cgroup_gets_the_runs_limits)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	cordon_error e;
+	char staged[PATH_MAX], *wd;
+
+	need_root();
+	p = load_default();
+	p->memory = 64 << 20;
+	wd = tu_tmpdir();
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	if (cgroups_of(getpid(), staged, sizeof(staged)) == 0)
+		TU_SKIP("no cgroup on this host");
+	/* The staged cgroup is the run's (it is gone with the run) and bounds it as the profile says. */
+	sbx_run(&r, p, wd, true, "head -c 200M /dev/zero | tail | wc -c");
+	cr_assert_eq(r.rc, 0, "%s", r.e.msg);
+	cr_assert(r.usage.oom_killed, "the staged cgroup did not get the memory limit (%s)", r.err);
+	sbx_free(&r);
+	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0, "%s was not the run's cgroup", staged);
+	/* One removed while it waited (an administrator): the run makes its own. */
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	cr_assert_gt(cgroups_of(getpid(), staged, sizeof(staged)), 0);
+	{
+		char cmd[PATH_MAX + 64];
+
+		snprintf(cmd, sizeof(cmd),
+			 "find /sys/fs/cgroup -mindepth 2 -depth -type d -name '%s'"
+			 " -exec rmdir {} +",
+			 strrchr(staged, '/') + 1);
+		cr_assert_eq(system(cmd), 0);
+	}
+	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
+	sbx_run(&r, p, wd, true, "head -c 200M /dev/zero | tail | wc -c");
+	cr_assert_eq(r.rc, 0, "%s", r.e.msg);
+	cr_assert(r.usage.oom_killed, "no limit after the staged cgroup vanished (%s)", r.err);
+	sbx_free(&r);
+	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
+	cordon_unstage();
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+/* A process that staged and was SIGKILLed: its starter removes what it left (cordond, runners). */
+Test(sandbox, reap_after_a_killed_stager)
+{
+	siginfo_t si;
+	pid_t pid;
+
+	need_root();
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		cordon_error e;
+
+		if (cordon_stage_next(&e) < 0)
+			_exit(1);
+		raise(SIGKILL);
+		_exit(2);
+	}
+	cr_assert_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	cr_assert_eq(si.si_code, CLD_KILLED, "the child did not stage (%d)", si.si_status);
+	if (cgroups_of(pid, NULL, 0) == 0)
+		TU_SKIP("no cgroup on this host");
+	cordon_reap_after(pid);
+	cr_assert_eq(cgroups_of(pid, NULL, 0), 0, "the killed process's staged cgroup is left");
+	cr_assert_eq(waitpid(pid, NULL, 0), pid);
+}
