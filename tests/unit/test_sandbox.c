@@ -1081,7 +1081,21 @@ Test(sandbox, result_before_teardown)
 					     .stdin_fd = -1,
 					     .teardown = &td };
 
-		cr_assert_eq(cordon_run(&rq, &r, &e), 0, "%s", e.msg);
+		/*
+		 * When the pidfd and the status are both ready at once (this process was not
+		 * scheduled while init exited: a loaded machine), there is nothing left to hand
+		 * over and the run is torn down before cordon_run returns. Try again then: the
+		 * hand-over must happen in one of a few runs.
+		 */
+		for (int attempt = 0;; attempt++) {
+			cr_assert_eq(cordon_run(&rq, &r, &e), 0, "%s", e.msg);
+			if (attempt == 4 || own_run_cgroups() > 0)
+				break;
+			if (td != (void *)1)
+				cr_assert_eq(cordon_teardown_finish(td, &e), 0, "%s", e.msg);
+			cordon_result_free(&r);
+			td = (void *)1;
+		}
 		cr_assert_eq(procs_not_killed("sleep 74.5"), 0, "a process of the run still runs");
 		cr_assert_eq(procs_not_killed("sleep 75.5"), 0, "a process of the run still runs");
 		cr_assert_eq(procs_not_killed("sleep 76.5"), 0, "a process of the run still runs");
