@@ -1034,19 +1034,30 @@ static int procs_not_killed(const char *marker)
 }
 
 /* Directories of this process's run cgroups (cordon-<pid>-...) anywhere under /sys/fs/cgroup. */
-static int own_run_cgroups(void)
+/* The cgroup directories named after pid (cordon-<pid>-...), in every hierarchy. */
+static int cgroups_of(pid_t pid, char *first, size_t n)
 {
-	char cmd[256], out[64] = "";
+	char cmd[160], line[PATH_MAX];
+	int count = 0;
 	FILE *f;
 
 	snprintf(cmd, sizeof(cmd),
-		 "find /sys/fs/cgroup -maxdepth 8 -type d -name 'cordon-%d-*' 2>/dev/null | wc -l",
-		 (int)getpid());
+		 "find /sys/fs/cgroup -mindepth 2 -type d -name 'cordon-%d-*' 2>/dev/null",
+		 (int)pid);
 	f = popen(cmd, "r");
 	cr_assert_not_null(f);
-	cr_assert_not_null(fgets(out, sizeof(out), f));
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (count++ == 0 && first)
+			snprintf(first, n, "%s", line);
+	}
 	pclose(f);
-	return atoi(out);
+	return count;
+}
+
+static int own_run_cgroups(void)
+{
+	return cgroups_of(getpid(), NULL, 0);
 }
 
 /*
@@ -1157,27 +1168,6 @@ static unsigned long held_netns(void)
 	}
 	closedir(d);
 	return ino;
-}
-
-/* The cgroup directories named after pid (cordon-<pid>-...), in every hierarchy. */
-static int cgroups_of(pid_t pid, char *first, size_t n)
-{
-	char cmd[160], line[PATH_MAX];
-	int count = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd),
-		 "find /sys/fs/cgroup -mindepth 2 -type d -name 'cordon-%d-*' 2>/dev/null",
-		 (int)pid);
-	f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (count++ == 0 && first)
-			snprintf(first, n, "%s", line);
-	}
-	pclose(f);
-	return count;
 }
 
 static const char *netns_cmd =
