@@ -51,11 +51,18 @@ static void runner_log(const cordon_error *e)
 	fprintf(stderr, "cordon runner: %s\n", cordon_err_str(e, buf, sizeof(buf)));
 }
 
-/* What the next run needs, made now (cordon_stage_next); a failure only costs it speed. */
+/*
+ * What the next run needs, made now (cordon_stage_next); a failure only costs it speed, and is
+ * logged once (a host where it fails fails every time: a container without CAP_SYS_ADMIN).
+ */
 static void stage(cordon_error *e)
 {
-	if (cordon_stage_next(e) < 0)
+	static bool logged;
+
+	if (cordon_stage_next(e) < 0 && !logged) {
+		logged = true;
 		runner_log(e);
+	}
 }
 
 /* The first answer: the status, and the result (200) or the error. -1: the socket is gone. */
