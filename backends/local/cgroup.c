@@ -896,15 +896,20 @@ static int cg_v2_enable(const char *dir, cordon_error *e)
  */
 #define CG_STALE_AGE_S 60
 
-/* dead > 0: only the directories of that process, which the caller knows is dead, any age. */
-static void cg_reap(const char *parent, bool v2, pid_t dead)
+/*
+ * dead > 0: only the directories of that process, which the caller knows is dead, any age.
+ * Returns how many of the directories it looked at are left (not empty yet).
+ */
+static int cg_reap(const char *parent, bool v2, pid_t dead)
 {
+	int left = 0;
+
 	_cleanup_closedir_ DIR *d = opendir(parent);
 	struct dirent *de;
 	time_t now = time(NULL);
 
 	if (!d)
-		return;
+		return 0;
 	while ((de = readdir(d))) {
 		struct cgroup_run probe = { .mode = v2 ? CGROUP_V2 : CGROUP_V1 };
 		struct cg_dir cd = { .fd = -1 };
@@ -926,10 +931,12 @@ static void cg_reap(const char *parent, bool v2, pid_t dead)
 		cd.fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (cd.fd < 0)
 			continue;
-		if (cg_dir_empty(&probe, &cd))
-			(void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+		if (!cg_dir_empty(&probe, &cd) ||
+		    (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT))
+			left++;
 		(void)close(cd.fd);
 	}
+	return left;
 }
 
 /*
@@ -960,7 +967,7 @@ static int cg_make_dir(struct cgroup_run *cg, struct cg_dir *d, const char *base
 			struct stat pst;
 
 			if (stat(d->parent, &pst) < 0 || pst.st_nlink > 2)
-				cg_reap(d->parent, v2, 0);
+				(void)cg_reap(d->parent, v2, 0);
 		}
 		if (v2) {
 			r = cg_v2_enable(d->parent, e);
@@ -1219,16 +1226,17 @@ int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, c
 	return cg_create(p, true, ret, e);
 }
 
-void cgroup_reap_dead(pid_t pid)
+int cgroup_reap_dead(pid_t pid)
 {
 	struct cg_plan pl;
 	char why[256], *parent;
 	bool cached;
+	int left = 0;
 
 	switch (cg_plan_reuse(&pl, true, &cached, why, sizeof(why))) {
 	case CGROUP_V2:
 		if (asprintf(&parent, "%s/" CG_PARENT, pl.v2_base) >= 0) {
-			cg_reap(parent, true, pid);
+			left += cg_reap(parent, true, pid);
 			free(parent);
 		}
 		break;
@@ -1236,7 +1244,7 @@ void cgroup_reap_dead(pid_t pid)
 		for (int c = 0; c < V1_N; c++) {
 			if (!pl.v1_base[c] || asprintf(&parent, "%s/" CG_PARENT, pl.v1_base[c]) < 0)
 				continue;
-			cg_reap(parent, false, pid);
+			left += cg_reap(parent, false, pid);
 			free(parent);
 		}
 		break;
@@ -1244,6 +1252,7 @@ void cgroup_reap_dead(pid_t pid)
 		break;
 	}
 	cg_plan_free(&pl);
+	return left;
 }
 
 int cgroup_run_stage(struct cgroup_run **ret, cordon_error *e)

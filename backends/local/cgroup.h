@@ -32,9 +32,10 @@ int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, c
 /*
  * pid, a process that made runs, is dead (a zombie still, or reaped by the caller just now):
  * remove the empty run directories it left behind (a staged cgroup, a run it could not tear
- * down). Best effort. Without this they go once they are a minute old (see cg_reap).
+ * down). Returns how many are not empty yet (a run whose processes are still dying). Best
+ * effort. Without this they go once they are a minute old (see cg_reap).
  */
-void cgroup_reap_dead(pid_t pid);
+int cgroup_reap_dead(pid_t pid);
 int cgroup_run_stage(struct cgroup_run **ret, cordon_error *e);
 int cgroup_run_adopt(struct cgroup_run *cg, const struct cordon_profile *p, cordon_error *e);
 /* v2: a directory fd usable with clone3(CLONE_INTO_CGROUP); -1 otherwise. */

@@ -34,7 +34,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+
+/* How long cordon_reap_after waits for a killed run's processes to be gone. */
+#define REAP_WAIT_MS 2000
 
 static pthread_mutex_t stage_lock = PTHREAD_MUTEX_INITIALIZER;
 static int staged_netns = -1;
@@ -106,8 +110,22 @@ void cordon_unstage(void)
 
 void cordon_reap_after(pid_t pid)
 {
-	if (pid > 0)
-		cgroup_reap_dead(pid);
+	struct timespec ts = { 0, 0 };
+	long waited_ms = 0, step_ms = 1;
+
+	if (pid <= 0)
+		return;
+	/*
+	 * A run the process was killed in dies with it (its init has PR_SET_PDEATHSIG, and the pid
+	 * namespace goes with init), but not at once: give its cgroup up to REAP_WAIT_MS to empty.
+	 */
+	while (cgroup_reap_dead(pid) > 0 && waited_ms < REAP_WAIT_MS) {
+		ts.tv_nsec = step_ms * 1000000L;
+		(void)nanosleep(&ts, NULL);
+		waited_ms += step_ms;
+		if (step_ms < 64)
+			step_ms *= 2;
+	}
 }
 
 int stage_take_netns(void)

@@ -226,8 +226,9 @@ CORDON_PUBLIC int cordon_stage_next(cordon_error *e);
 CORDON_PUBLIC void cordon_unstage(void);
 /*
  * pid, a process that made runs for us (a runner), died without cordon_unstage(), SIGKILLed:
- * remove the empty cgroups it left (what it staged, a run it could not tear down). Call it
- * while pid is still an unreaped zombie, so that no other process can have that pid.
+ * remove the cgroups it left (what it staged, a run it could not tear down), waiting up to 2 s
+ * for a killed run's processes to be gone. Call it while pid is still an unreaped zombie, so
+ * that no other process can have that pid.
  */
 CORDON_PUBLIC void cordon_reap_after(pid_t pid);
 /* Policy decision only: *ret_refusal is NULL (allowed) or the message. */
