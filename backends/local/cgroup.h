@@ -25,17 +25,17 @@ void cgroup_cache_plans(void);
  * host has no usable cgroup and the profile does not require one. */
 int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, cordon_error *e);
 /*
- * Ahead of a run (stage.c): the run's cgroup(s) without limits yet; *ret NULL when the host has
- * none. cgroup_run_adopt() then gives it the run's limits, after checking it is still there;
- * on failure the caller destroys it.
- */
-/*
  * pid, a process that made runs, is dead (a zombie still, or reaped by the caller just now):
  * remove the empty run directories it left behind (a staged cgroup, a run it could not tear
  * down). Returns how many are not empty yet (a run whose processes are still dying). Best
  * effort. Without this they go once they are a minute old (see cg_reap).
  */
 int cgroup_reap_dead(pid_t pid);
+/*
+ * Ahead of a run (stage.c): the run's cgroup(s) without limits yet; *ret NULL when the host has
+ * none. cgroup_run_adopt() then gives it the run's limits, after checking it is still there;
+ * on failure the caller destroys it.
+ */
 int cgroup_run_stage(struct cgroup_run **ret, cordon_error *e);
 int cgroup_run_adopt(struct cgroup_run *cg, const struct cordon_profile *p, cordon_error *e);
 /* v2: a directory fd usable with clone3(CLONE_INTO_CGROUP); -1 otherwise. */

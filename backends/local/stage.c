@@ -33,7 +33,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,12 +110,32 @@ void cordon_unstage(void)
 	pthread_mutex_unlock(&stage_lock);
 }
 
+/* Is pid a zombie, or gone? A live process's cgroups are its own business. */
+static bool dead(pid_t pid)
+{
+	char path[32], buf[512], *p;
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold anything, so the state follows the last ')'. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 void cordon_reap_after(pid_t pid)
 {
 	struct timespec ts = { 0, 0 };
 	long waited_ms = 0, step_ms = 1;
 
-	if (pid <= 0)
+	if (pid <= 0 || !dead(pid))
 		return;
 	/*
 	 * A run the process was killed in dies with it (its init has PR_SET_PDEATHSIG, and the pid

@@ -228,7 +228,8 @@ CORDON_PUBLIC void cordon_unstage(void);
  * pid, a process that made runs for us (a runner), died without cordon_unstage(), SIGKILLed:
  * remove the cgroups it left (what it staged, a run it could not tear down), waiting up to 2 s
  * for a killed run's processes to be gone. Call it while pid is still an unreaped zombie, so
- * that no other process can have that pid.
+ * that no other process can have that pid. A pid that is not dead (or is 0 or negative) is
+ * left alone.
  */
 CORDON_PUBLIC void cordon_reap_after(pid_t pid);
 /* Policy decision only: *ret_refusal is NULL (allowed) or the message. */

@@ -1289,6 +1289,26 @@ Test(sandbox, reap_after_a_killed_stager)
 	cr_assert_eq(si.si_code, CLD_KILLED, "the child did not stage (%d)", si.si_status);
 	if (cgroups_of(pid, NULL, 0) == 0)
 		TU_SKIP("no cgroup on this host");
+	/* Bad pids change nothing; nor does a live process (ours: what we staged stays ours). */
+	{
+		cordon_error e;
+		int mine;
+
+		cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+		mine = cgroups_of(getpid(), NULL, 0);
+		cr_assert_gt(mine, 0);
+		cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+		cr_assert_eq(cgroups_of(getpid(), NULL, 0), mine, "staged twice, not once");
+		cordon_reap_after(0);
+		cordon_reap_after(-1);
+		cordon_reap_after(getpid());
+		cr_assert_eq(cgroups_of(getpid(), NULL, 0), mine,
+			     "a live process's cgroup removed");
+		cr_assert_eq(cgroups_of(pid, NULL, 0) > 0, true);
+		cordon_unstage();
+		cordon_unstage(); /* nothing left: a no-op */
+		cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
+	}
 	cordon_reap_after(pid);
 	cr_assert_eq(cgroups_of(pid, NULL, 0), 0, "the killed process's staged cgroup is left");
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
