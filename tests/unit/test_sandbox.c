@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1271,44 +1272,49 @@ Test(sandbox, staged_cgroup_gets_the_runs_limits)
 /* A process that staged and was SIGKILLed: its starter removes what it left (cordond, runners). */
 Test(sandbox, reap_after_a_killed_stager)
 {
+	cordon_error e;
 	siginfo_t si;
+	int ready[2], mine;
+	char c;
 	pid_t pid;
 
 	need_root();
+	cr_assert_eq(pipe2(ready, O_CLOEXEC), 0);
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		cordon_error e;
-
-		if (cordon_stage_next(&e) < 0)
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || cordon_stage_next(&e) < 0)
 			_exit(1);
-		raise(SIGKILL);
+		(void)!write(ready[1], "r", 1);
+		pause(); /* until killed */
 		_exit(2);
 	}
-	cr_assert_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
-	cr_assert_eq(si.si_code, CLD_KILLED, "the child did not stage (%d)", si.si_status);
-	if (cgroups_of(pid, NULL, 0) == 0)
+	close(ready[1]);
+	cr_assert_eq(read(ready[0], &c, 1), 1, "the child could not stage");
+	close(ready[0]);
+	if (cgroups_of(pid, NULL, 0) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
 		TU_SKIP("no cgroup on this host");
-	/* Bad pids change nothing; nor does a live process (ours: what we staged stays ours). */
-	{
-		cordon_error e;
-		int mine;
-
-		cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
-		mine = cgroups_of(getpid(), NULL, 0);
-		cr_assert_gt(mine, 0);
-		cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
-		cr_assert_eq(cgroups_of(getpid(), NULL, 0), mine, "staged twice, not once");
-		cordon_reap_after(0);
-		cordon_reap_after(-1);
-		cordon_reap_after(getpid());
-		cr_assert_eq(cgroups_of(getpid(), NULL, 0), mine,
-			     "a live process's cgroup removed");
-		cr_assert_eq(cgroups_of(pid, NULL, 0) > 0, true);
-		cordon_unstage();
-		cordon_unstage(); /* nothing left: a no-op */
-		cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
 	}
+	/* A live process's cgroups are left alone, and so is everything for bad pids. */
+	mine = cgroups_of(pid, NULL, 0);
+	cordon_reap_after(pid);
+	cordon_reap_after(0);
+	cordon_reap_after(-1);
+	cr_assert_eq(cgroups_of(pid, NULL, 0), mine, "a live process's staged cgroup removed");
+	/* Staging twice stages once; unstaging twice is a no-op. */
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	mine = cgroups_of(getpid(), NULL, 0);
+	cr_assert_gt(mine, 0);
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	cr_assert_eq(cgroups_of(getpid(), NULL, 0), mine, "staged twice, not once");
+	cordon_unstage();
+	cordon_unstage();
+	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
+	/* Killed, not yet reaped: what it staged goes. */
+	kill(pid, SIGKILL);
+	cr_assert_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
 	cordon_reap_after(pid);
 	cr_assert_eq(cgroups_of(pid, NULL, 0), 0, "the killed process's staged cgroup is left");
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
