@@ -771,6 +771,27 @@ Test(sandbox, kill_is_fast_and_total)
 	cordon_profile_free(p);
 }
 
+/* The cgroup directories named after pid (cordon-<pid>-...), in every hierarchy. */
+static int cgroups_of(pid_t pid, char *first, size_t n)
+{
+	char cmd[160], line[PATH_MAX];
+	int count = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "find /sys/fs/cgroup -mindepth 2 -type d -name 'cordon-%d-*' 2>/dev/null",
+		 (int)pid);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (count++ == 0 && first)
+			snprintf(first, n, "%s", line);
+	}
+	pclose(f);
+	return count;
+}
+
 Test(sandbox, dies_with_cordon)
 {
 	struct cordon_profile *p;
@@ -810,8 +831,19 @@ Test(sandbox, dies_with_cordon)
 	started = host_procs_matching("sleep 73.5", true) + host_procs_matching("sleep 74.5", true);
 	/* cordon is SIGKILLed: no cleanup code of its own runs. */
 	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
+	{
+		siginfo_t si;
+
+		cr_assert_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	}
 	cr_assert_geq(started, 2, "the sandbox did not start");
+	/*
+	 * Whoever started it (cordond, for a runner) removes its run's cgroup once the run's
+	 * processes, which die with it, are gone: cordon_reap_after waits for that.
+	 */
+	cordon_reap_after(pid);
+	cr_assert_eq(cgroups_of(pid, NULL, 0), 0, "the killed cordon's run cgroup is left");
+	waitpid(pid, &st, 0);
 	for (int i = 0; i < 50 && host_procs_with("sleep 7"); i++)
 		usleep(10 * 1000);
 	cr_assert_eq(host_procs_with("sleep 73.5"), 0);
@@ -1035,27 +1067,6 @@ static int procs_not_killed(const char *marker)
 }
 
 /* Directories of this process's run cgroups (cordon-<pid>-...) anywhere under /sys/fs/cgroup. */
-/* The cgroup directories named after pid (cordon-<pid>-...), in every hierarchy. */
-static int cgroups_of(pid_t pid, char *first, size_t n)
-{
-	char cmd[160], line[PATH_MAX];
-	int count = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd),
-		 "find /sys/fs/cgroup -mindepth 2 -type d -name 'cordon-%d-*' 2>/dev/null",
-		 (int)pid);
-	f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (count++ == 0 && first)
-			snprintf(first, n, "%s", line);
-	}
-	pclose(f);
-	return count;
-}
-
 static int own_run_cgroups(void)
 {
 	return cgroups_of(getpid(), NULL, 0);
