@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include "tests/escape/escape.h"
+#include <cordon/cordon.h>
 
 #include <jansson.h>
 #include <signal.h>
@@ -294,6 +295,20 @@ static void cordon_dies(struct esc *e, int sig)
 		  "cordon took too long to end after the signal");
 	cr_expect_eq(esc_wait_gone(e, 300), 0, "the run's processes outlived cordon (signal %d)",
 		     sig);
+	if (sig == SIGKILL) {
+		/*
+		 * A SIGKILLed cordon cannot remove its run's cgroup; its starter can (cordond does
+		 * for its runners), and otherwise the next run there does a minute later.
+		 */
+		char cmd[160];
+
+		cordon_reap_after(j.pid);
+		snprintf(cmd, sizeof(cmd),
+			 "test -z \"$(find /sys/fs/cgroup -mindepth 2 -type d -name "
+			 "'cordon-%d-*')\"",
+			 (int)j.pid);
+		cr_expect_eq(system(cmd), 0, "the killed cordon's cgroup is left");
+	}
 	free(started);
 	tu_run_free(&r);
 }
