@@ -18,6 +18,12 @@ test_dirs() {
 		-o -name 'cordond-runner-*' \) 2>/dev/null | LC_ALL=C sort
 }
 dirs_before=$(test_dirs)
+# The same for run cgroups (cordon-<pid>-<n>-<random> in every hierarchy): even a test that
+# SIGKILLs cordon removes its run's cgroup after (cordon_reap_after).
+run_cgroups() {
+	find /sys/fs/cgroup -mindepth 2 -type d -name 'cordon-*-*-*' 2>/dev/null | LC_ALL=C sort
+}
+cgroups_before=$(run_cgroups)
 
 # Criterion suites: its synthesis line gives the counts.
 run_criterion() {
@@ -77,6 +83,19 @@ if [ -n "$left" ]; then
 	while IFS= read -r d; do
 		echo "  $d $(stat -c '%U %a' "$d" 2>/dev/null): $(find "$d" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null)"
 	done <<<"$left"
+	fail=$((fail + 1))
+fi
+
+# A run cgroup that is new since the start (given a moment for a teardown still going on).
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	cg_left=$(LC_ALL=C comm -13 <(printf '%s\n' "$cgroups_before") <(run_cgroups))
+	[ -z "$cg_left" ] && break
+	sleep 0.2
+done
+if [ -n "$cg_left" ]; then
+	echo "== leftover cgroups"
+	echo "the run left $(wc -l <<<"$cg_left") run cgroup director(y/ies):"
+	sed 's/^/  /' <<<"$cg_left"
 	fail=$((fail + 1))
 fi
 
