@@ -300,14 +300,9 @@ static void cordon_dies(struct esc *e, int sig)
 		 * A SIGKILLed cordon cannot remove its run's cgroup; its starter can (cordond does
 		 * for its runners), and otherwise the next run there does a minute later.
 		 */
-		char cmd[160];
-
 		cordon_reap_after(j.pid);
-		snprintf(cmd, sizeof(cmd),
-			 "test -z \"$(find /sys/fs/cgroup -mindepth 2 -type d -name "
-			 "'cordon-%d-*')\"",
-			 (int)j.pid);
-		cr_expect_eq(system(cmd), 0, "the killed cordon's cgroup is left");
+		cr_expect_eq(tu_run_cgroups(j.pid, NULL, 0), 0,
+			     "the killed cordon's cgroup is left");
 	}
 	free(started);
 	tu_run_free(&r);

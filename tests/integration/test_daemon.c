@@ -1402,16 +1402,8 @@ Test(daemon, runner_killed_mid_run, .timeout = 60)
 	cr_expect_lt(find_proc("sleep 79.5"), 0, "the run outlived its runner");
 	cr_expect_neq(access(wd, F_OK), 0, "the dead runner's temp workdir %s is left", wd);
 	/* Its cgroups too: the run's (its processes died with it), and what it had staged. */
-	{
-		char cmd[160];
-
-		snprintf(cmd, sizeof(cmd),
-			 "test -z \"$(find /sys/fs/cgroup -mindepth 2 -type d -name "
-			 "'cordon-%d-*')\"",
-			 (int)runner);
-		cr_expect_eq(system(cmd), 0, "cgroups of the killed runner %d are left",
-			     (int)runner);
-	}
+	cr_expect_eq(tu_run_cgroups(runner, NULL, 0), 0, "cgroups of the killed runner %d are left",
+		     (int)runner);
 	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo again\"}", &r) == 0);
 	EXPECT_FIELD(&r, "output", "again");
 	res_free(&r);

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -260,4 +261,24 @@ int tu_count_cordon_tmp(void)
 			n++;
 	closedir(d);
 	return n;
+}
+
+int tu_run_cgroups(pid_t pid, char *first, size_t n)
+{
+	char cmd[160], line[PATH_MAX];
+	int count = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "find /sys/fs/cgroup -mindepth 2 -type d -name 'cordon-%d-*' 2>/dev/null",
+		 (int)pid);
+	f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (count++ == 0 && first)
+			snprintf(first, n, "%s", line);
+	}
+	pclose(f);
+	return count;
 }

@@ -41,6 +41,11 @@ void tu_cmdline(pid_t pid, char *buf, size_t n);
  * have none); stops when fn returns false.
  */
 void tu_each_proc(bool (*fn)(pid_t pid, const char *cmdline, void *arg), void *arg);
+/*
+ * The run cgroup directories named after pid (cordon-<pid>-...), in every hierarchy; the path of
+ * the first into first (optional, n bytes).
+ */
+int tu_run_cgroups(pid_t pid, char *first, size_t n);
 /* Under CI=true or CORDON_REQUIRE_ALL=1 a skip is a failure. */
 bool tu_ci(void);
 

@@ -771,27 +771,6 @@ Test(sandbox, kill_is_fast_and_total)
 	cordon_profile_free(p);
 }
 
-/* The cgroup directories named after pid (cordon-<pid>-...), in every hierarchy. */
-static int cgroups_of(pid_t pid, char *first, size_t n)
-{
-	char cmd[160], line[PATH_MAX];
-	int count = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd),
-		 "find /sys/fs/cgroup -mindepth 2 -type d -name 'cordon-%d-*' 2>/dev/null",
-		 (int)pid);
-	f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (count++ == 0 && first)
-			snprintf(first, n, "%s", line);
-	}
-	pclose(f);
-	return count;
-}
-
 Test(sandbox, dies_with_cordon)
 {
 	struct cordon_profile *p;
@@ -842,7 +821,7 @@ Test(sandbox, dies_with_cordon)
 	 * processes, which die with it, are gone: cordon_reap_after waits for that.
 	 */
 	cordon_reap_after(pid);
-	cr_assert_eq(cgroups_of(pid, NULL, 0), 0, "the killed cordon's run cgroup is left");
+	cr_assert_eq(tu_run_cgroups(pid, NULL, 0), 0, "the killed cordon's run cgroup is left");
 	waitpid(pid, &st, 0);
 	for (int i = 0; i < 50 && host_procs_with("sleep 7"); i++)
 		usleep(10 * 1000);
@@ -1069,7 +1048,7 @@ static int procs_not_killed(const char *marker)
 /* Directories of this process's run cgroups (cordon-<pid>-...) anywhere under /sys/fs/cgroup. */
 static int own_run_cgroups(void)
 {
-	return cgroups_of(getpid(), NULL, 0);
+	return tu_run_cgroups(getpid(), NULL, 0);
 }
 
 /*
@@ -1230,7 +1209,7 @@ Test(sandbox, staged_netns_serves_one_run)
 	cr_assert_eq(held_netns(), staged);
 	cordon_unstage();
 	cr_assert_eq(held_netns(), 0);
-	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
+	cr_assert_eq(tu_run_cgroups(getpid(), NULL, 0), 0);
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(p);
@@ -1248,17 +1227,17 @@ Test(sandbox, staged_cgroup_gets_the_runs_limits)
 	p->memory = 64 << 20;
 	wd = tu_tmpdir();
 	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
-	if (cgroups_of(getpid(), staged, sizeof(staged)) == 0)
+	if (tu_run_cgroups(getpid(), staged, sizeof(staged)) == 0)
 		TU_SKIP("no cgroup on this host");
 	/* The staged cgroup is the run's (it is gone with the run) and bounds it as the profile says. */
 	sbx_run(&r, p, wd, true, "head -c 200M /dev/zero | tail | wc -c");
 	cr_assert_eq(r.rc, 0, "%s", r.e.msg);
 	cr_assert(r.usage.oom_killed, "the staged cgroup did not get the memory limit (%s)", r.err);
 	sbx_free(&r);
-	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0, "%s was not the run's cgroup", staged);
+	cr_assert_eq(tu_run_cgroups(getpid(), NULL, 0), 0, "%s was not the run's cgroup", staged);
 	/* One removed while it waited (an administrator): the run makes its own. */
 	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
-	cr_assert_gt(cgroups_of(getpid(), staged, sizeof(staged)), 0);
+	cr_assert_gt(tu_run_cgroups(getpid(), staged, sizeof(staged)), 0);
 	{
 		char cmd[PATH_MAX + 64];
 
@@ -1268,12 +1247,12 @@ Test(sandbox, staged_cgroup_gets_the_runs_limits)
 			 strrchr(staged, '/') + 1);
 		cr_assert_eq(system(cmd), 0);
 	}
-	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
+	cr_assert_eq(tu_run_cgroups(getpid(), NULL, 0), 0);
 	sbx_run(&r, p, wd, true, "head -c 200M /dev/zero | tail | wc -c");
 	cr_assert_eq(r.rc, 0, "%s", r.e.msg);
 	cr_assert(r.usage.oom_killed, "no limit after the staged cgroup vanished (%s)", r.err);
 	sbx_free(&r);
-	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
+	cr_assert_eq(tu_run_cgroups(getpid(), NULL, 0), 0);
 	cordon_unstage();
 	tu_rmtree(wd);
 	free(wd);
@@ -1303,30 +1282,30 @@ Test(sandbox, reap_after_a_killed_stager)
 	close(ready[1]);
 	cr_assert_eq(read(ready[0], &c, 1), 1, "the child could not stage");
 	close(ready[0]);
-	if (cgroups_of(pid, NULL, 0) == 0) {
+	if (tu_run_cgroups(pid, NULL, 0) == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		TU_SKIP("no cgroup on this host");
 	}
 	/* A live process's cgroups are left alone, and so is everything for bad pids. */
-	mine = cgroups_of(pid, NULL, 0);
+	mine = tu_run_cgroups(pid, NULL, 0);
 	cordon_reap_after(pid);
 	cordon_reap_after(0);
 	cordon_reap_after(-1);
-	cr_assert_eq(cgroups_of(pid, NULL, 0), mine, "a live process's staged cgroup removed");
+	cr_assert_eq(tu_run_cgroups(pid, NULL, 0), mine, "a live process's staged cgroup removed");
 	/* Staging twice stages once; unstaging twice is a no-op. */
 	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
-	mine = cgroups_of(getpid(), NULL, 0);
+	mine = tu_run_cgroups(getpid(), NULL, 0);
 	cr_assert_gt(mine, 0);
 	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
-	cr_assert_eq(cgroups_of(getpid(), NULL, 0), mine, "staged twice, not once");
+	cr_assert_eq(tu_run_cgroups(getpid(), NULL, 0), mine, "staged twice, not once");
 	cordon_unstage();
 	cordon_unstage();
-	cr_assert_eq(cgroups_of(getpid(), NULL, 0), 0);
+	cr_assert_eq(tu_run_cgroups(getpid(), NULL, 0), 0);
 	/* Killed, not yet reaped: what it staged goes. */
 	kill(pid, SIGKILL);
 	cr_assert_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
 	cordon_reap_after(pid);
-	cr_assert_eq(cgroups_of(pid, NULL, 0), 0, "the killed process's staged cgroup is left");
+	cr_assert_eq(tu_run_cgroups(pid, NULL, 0), 0, "the killed process's staged cgroup is left");
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
 }
