@@ -62,6 +62,58 @@ bool pypath_isabs(const char *path);
 /* 1 = match, 0 = no match, -1 on ENOMEM. */
 int pyfnmatch(const char *name, const char *pattern, cordon_error *e);
 
+/* A pattern compiled into items: literals, '?', sets (inclusive code-point ranges) and '*'
+ * (a run of stars is one item). */
+enum { PYFN_LIT, PYFN_ANY, PYFN_STAR, PYFN_SET };
+struct pyfn_range {
+	uint32_t lo, hi;
+};
+struct pyfn_item {
+	int kind;
+	uint32_t c;		   /* PYFN_LIT */
+	bool negate;		   /* PYFN_SET */
+	struct pyfn_range *ranges; /* PYFN_SET, into the pattern's pool */
+	size_t nranges;
+};
+struct pyfn_pattern {
+	struct pyfn_item *items;
+	size_t nitems;
+	struct pyfn_range *pool;
+};
+int pyfn_compile(const char *pattern, struct pyfn_pattern *ret, cordon_error *e);
+void pyfn_pattern_free(struct pyfn_pattern *p);
+/* Whether one non-star item accepts code point c. */
+bool pyfn_one(const struct pyfn_item *it, uint32_t c);
+
+/* --- pyglobset.c: many fnmatch patterns matched at once ------------------------------------ */
+
+/*
+ * A set of Python fnmatch patterns run as one automaton: each pattern is a chain of states
+ * (one per non-star item, a '*' a self-loop), and all chains advance together as one bit
+ * vector, a word operation per 64 states and input character (the bit-parallel Shift-And
+ * method). Whether any pattern matches a string costs the same for 1 pattern or 100 of the
+ * usual length. Input is fed in pieces (a directory's state is kept for its entries) and
+ * decoded as pystr_next does, so it agrees with pyfnmatch() on every string, invalid UTF-8
+ * included (tests/unit/test_policy_pyglobset.c compares them).
+ */
+struct pyglobset;
+int pyglobset_new(struct pyglobset **ret, cordon_error *e);
+int pyglobset_add(struct pyglobset *s, const char *pattern, cordon_error *e);
+/* After the last add: builds the tables. */
+int pyglobset_compile(struct pyglobset *s, cordon_error *e);
+void pyglobset_free(struct pyglobset *s);
+/* Number of 64-bit words of a state vector (0 for an empty set). */
+size_t pyglobset_words(const struct pyglobset *s);
+void pyglobset_start(const struct pyglobset *s, uint64_t *state);
+/* Advance state over len bytes of UTF-8 (pieces must split at character boundaries). */
+void pyglobset_feed(const struct pyglobset *s, uint64_t *state, const char *str, size_t len);
+/* Some pattern matches exactly what was fed. */
+bool pyglobset_accepts(const struct pyglobset *s, const uint64_t *state);
+/* No pattern can match anything that starts with what was fed. */
+bool pyglobset_dead(const struct pyglobset *s, const uint64_t *state);
+/* Whether any pattern matches str whole: 1, 0, or -1 on ENOMEM. */
+int pyglobset_match(const struct pyglobset *s, const char *str, cordon_error *e);
+
 /* --- match.c: AG2's prefix matching and shell-operator test -------------------------------- */
 
 /* filter.matches(pattern, command): prefix of the stripped command, then end or ' '. */

@@ -21,20 +21,6 @@
 #include "policy/internal.h"
 #include "runtime/cleanup.h"
 
-enum { PYFN_LIT, PYFN_ANY, PYFN_STAR, PYFN_SET };
-
-struct pyfn_range {
-	uint32_t lo, hi;
-};
-
-struct pyfn_item {
-	int kind;
-	uint32_t c;		   /* PYFN_LIT */
-	bool negate;		   /* PYFN_SET */
-	struct pyfn_range *ranges; /* PYFN_SET, into the shared pool */
-	size_t nranges;
-};
-
 static uint32_t *pyfn_decode(const char *s, size_t *ret_n)
 {
 	size_t len = strlen(s), i = 0, n = 0;
@@ -141,7 +127,7 @@ static size_t pyfn_set(const uint32_t *pat, size_t i, size_t j, bool *ret_negate
 	return nranges;
 }
 
-static bool pyfn_one(const struct pyfn_item *it, uint32_t c)
+bool pyfn_one(const struct pyfn_item *it, uint32_t c)
 {
 	bool in = false;
 
@@ -158,19 +144,24 @@ static bool pyfn_one(const struct pyfn_item *it, uint32_t c)
 	return false;
 }
 
-int pyfnmatch(const char *name, const char *pattern, cordon_error *e)
+void pyfn_pattern_free(struct pyfn_pattern *p)
 {
-	_cleanup_free_ uint32_t *pat = NULL, *s = NULL;
+	free(p->items);
+	free(p->pool);
+	*p = (struct pyfn_pattern){ 0 };
+}
+
+int pyfn_compile(const char *pattern, struct pyfn_pattern *ret, cordon_error *e)
+{
+	_cleanup_free_ uint32_t *pat = NULL;
 	_cleanup_free_ struct pyfn_item *items = NULL;
 	_cleanup_free_ struct pyfn_range *pool = NULL;
-	size_t npat, ns, nitems = 0, npool = 0, i = 0;
-	size_t pi, si, star_pi = (size_t)-1, star_si = 0;
+	size_t npat, nitems = 0, npool = 0, i = 0;
 
 	pat = pyfn_decode(pattern, &npat);
-	s = pyfn_decode(name, &ns);
-	items = calloc(npat + 1, sizeof(*items));
-	pool = calloc(2 * npat + 2, sizeof(*pool));
-	if (!pat || !s || !items || !pool)
+	items = pat ? calloc(npat + 1, sizeof(*items)) : NULL;
+	pool = pat ? calloc(2 * npat + 2, sizeof(*pool)) : NULL;
+	if (!pat || !items || !pool)
 		return cordon_err(e, ENOMEM, "out of memory");
 
 	while (i < npat) {
@@ -214,6 +205,26 @@ int pyfnmatch(const char *name, const char *pattern, cordon_error *e)
 		it->c = c;
 		nitems++;
 	}
+	ret->items = TAKE_PTR(items);
+	ret->nitems = nitems;
+	ret->pool = TAKE_PTR(pool);
+	return 0;
+}
+
+int pyfnmatch(const char *name, const char *pattern, cordon_error *e)
+{
+	_cleanup_free_ uint32_t *s = NULL;
+	_cleanup_(pyfn_pattern_free) struct pyfn_pattern cp = { 0 };
+	const struct pyfn_item *items;
+	size_t ns, nitems, pi, si, star_pi = (size_t)-1, star_si = 0;
+
+	if (pyfn_compile(pattern, &cp, e) < 0)
+		return -1;
+	s = pyfn_decode(name, &ns);
+	if (!s)
+		return cordon_err(e, ENOMEM, "out of memory");
+	items = cp.items;
+	nitems = cp.nitems;
 
 	/* Whole-string match; on a mismatch, let the last '*' swallow one more character. */
 	pi = si = 0;

@@ -60,6 +60,17 @@ struct walk {
 	size_t nlinks, links_cap;
 	bool link_pass;
 	cordon_error *e;
+	/*
+	 * The patterns compiled once per scan (one automaton each, policy/pyglobset.c): rel_globs
+	 * run on the workdir-relative path (ignore globs and glob masks), name_globs on the last
+	 * component (ignore globs, and those after a leading "**" "/"). rel_state holds, for each
+	 * depth, rel_globs' state after the directory's path and its '/', so an entry costs only
+	 * its own name. lits: the plain ignore patterns, sorted for bsearch.
+	 */
+	struct pyglobset *rel_globs, *name_globs;
+	uint64_t *rel_state, *scratch, *name_scratch;
+	char **lits;
+	size_t nlits;
 };
 
 static bool has_glob(const char *p)
@@ -191,23 +202,101 @@ static int hide_one(struct walk *w, const char *rel, const struct stat *st)
 	return 0;
 }
 
-static int matches(struct walk *w, const char *rel, const char *name)
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool lit_has(const struct walk *w, const char *s, size_t n)
+{
+	size_t lo = 0, hi = w->nlits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strncmp(w->lits[mid], s, n);
+
+		if (c == 0)
+			c = w->lits[mid][n] == '\0' ? 0 : 1;
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * Whether rel (name its last component) is hidden: hide_match_ignore() for every ignore
+ * pattern, pyfnmatch(rel, m) for every glob mask, with each kind of pattern looked up once,
+ * however many there are. dir_state is rel_globs' state after rel's parent directory and '/'.
+ */
+static bool matches(struct walk *w, const char *rel, size_t rlen, const char *name,
+		    const uint64_t *dir_state)
+{
+	size_t words = pyglobset_words(w->rel_globs);
+
+	if (w->nlits) {
+		size_t nlen = strlen(name);
+
+		if (lit_has(w, name, nlen) || lit_has(w, rel, rlen))
+			return true;
+		for (size_t i = 0; i < rlen; i++)
+			if (rel[i] == '/' && lit_has(w, rel, i))
+				return true;
+	}
+	if (words) {
+		memcpy(w->scratch, dir_state, words * sizeof(uint64_t));
+		pyglobset_feed(w->rel_globs, w->scratch, name, strlen(name));
+		if (pyglobset_accepts(w->rel_globs, w->scratch))
+			return true;
+	}
+	if (!pyglobset_words(w->name_globs))
+		return false;
+	pyglobset_start(w->name_globs, w->name_scratch);
+	pyglobset_feed(w->name_globs, w->name_scratch, name, strlen(name));
+	return pyglobset_accepts(w->name_globs, w->name_scratch);
+}
+
+/* Compile the profile's ignore patterns and glob masks (once per scan). */
+static int compile_patterns(struct walk *w)
 {
 	const struct cordon_list *ig = &w->p->ignore, *mk = &w->p->mask;
-	int r;
+	size_t words;
 
+	if (pyglobset_new(&w->rel_globs, w->e) < 0 || pyglobset_new(&w->name_globs, w->e) < 0)
+		return -1;
+	w->lits = calloc(ig->n + 1, sizeof(*w->lits));
+	if (!w->lits)
+		return cordon_err(w->e, ENOMEM, "out of memory");
 	for (size_t i = 0; i < ig->n; i++) {
-		r = hide_match_ignore(ig->v[i], rel, name, w->e);
-		if (r != 0)
-			return r;
-	}
-	for (size_t i = 0; i < mk->n; i++) {
-		if (!has_glob(mk->v[i]))
+		const char *pat = ig->v[i];
+
+		if (!has_glob(pat)) {
+			w->lits[w->nlits++] = ig->v[i];
 			continue;
-		r = pyfnmatch(rel, mk->v[i], w->e);
-		if (r != 0)
-			return r;
+		}
+		if (pyglobset_add(w->rel_globs, pat, w->e) < 0 ||
+		    pyglobset_add(w->name_globs, pat, w->e) < 0)
+			return -1;
+		if (strncmp(pat, "**/", 3) == 0 && pyglobset_add(w->name_globs, pat + 3, w->e) < 0)
+			return -1;
 	}
+	for (size_t i = 0; i < mk->n; i++)
+		if (has_glob(mk->v[i]) && pyglobset_add(w->rel_globs, mk->v[i], w->e) < 0)
+			return -1;
+	if (pyglobset_compile(w->rel_globs, w->e) < 0 || pyglobset_compile(w->name_globs, w->e) < 0)
+		return -1;
+	qsort(w->lits, w->nlits, sizeof(*w->lits), cmp_str);
+	words = pyglobset_words(w->rel_globs);
+	w->rel_state = calloc((HIDE_MAX_DEPTH + 1) * words + 1, sizeof(uint64_t));
+	w->scratch = calloc(words + 1, sizeof(uint64_t));
+	w->name_scratch = calloc(pyglobset_words(w->name_globs) + 1, sizeof(uint64_t));
+	if (!w->rel_state || !w->scratch || !w->name_scratch)
+		return cordon_err(w->e, ENOMEM, "out of memory");
+	if (words)
+		pyglobset_start(w->rel_globs, w->rel_state);
 	return 0;
 }
 
@@ -260,10 +349,9 @@ static int walk_dir(struct walk *w, int dfd, char *rel, size_t rlen, int depth)
 						return -1;
 			}
 		} else {
-			r = matches(w, rel, name);
-			if (r < 0)
-				return -1;
-			if (r > 0) {
+			r = matches(w, rel, rlen + nlen + (rlen ? 1 : 0), name,
+				    w->rel_state + depth * pyglobset_words(w->rel_globs));
+			if (r) {
 				if (!have_st &&
 				    fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 					continue;
@@ -277,6 +365,14 @@ static int walk_dir(struct walk *w, int dfd, char *rel, size_t rlen, int depth)
 		if (depth + 1 >= HIDE_MAX_DEPTH) {
 			w->out->truncated = true;
 			continue;
+		}
+		if (!w->link_pass && pyglobset_words(w->rel_globs)) {
+			size_t words = pyglobset_words(w->rel_globs);
+			uint64_t *child = w->rel_state + (depth + 1) * words;
+
+			memcpy(child, w->rel_state + depth * words, words * sizeof(uint64_t));
+			pyglobset_feed(w->rel_globs, child, name, nlen);
+			pyglobset_feed(w->rel_globs, child, "/", 1);
 		}
 		fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0 && walk_dir(w, fd, rel, rlen + nlen + (rlen ? 1 : 0), depth + 1) < 0)
@@ -337,6 +433,8 @@ int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p,
 			r = mask_literal(&w, p->mask.v[i]);
 	}
 	if (r == 0 && need_walk)
+		r = compile_patterns(&w);
+	if (r == 0 && need_walk)
 		r = walk_root(&w);
 	if (r == 0 && w.nlinks > 0) {
 		bool truncated = out.truncated;
@@ -348,6 +446,12 @@ int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p,
 		out.truncated = out.truncated || truncated;
 	}
 	free(w.links);
+	pyglobset_free(w.rel_globs);
+	pyglobset_free(w.name_globs);
+	free(w.rel_state);
+	free(w.scratch);
+	free(w.name_scratch);
+	free(w.lits);
 	if (r < 0) {
 		hide_list_free(&out);
 		return -1;
