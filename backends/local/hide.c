@@ -277,10 +277,13 @@ static int compile_patterns(struct walk *w)
 			w->lits[w->nlits++] = ig->v[i];
 			continue;
 		}
+		/* fnmatch(name, p) implies fnmatch(rel, p) when p starts with '*' (it also
+		 * matches the directories before name, '/' included): rel_globs covers it. */
 		if (pyglobset_add(w->rel_globs, pat, w->e) < 0 ||
-		    pyglobset_add(w->name_globs, pat, w->e) < 0)
+		    (pat[0] != '*' && pyglobset_add(w->name_globs, pat, w->e) < 0))
 			return -1;
-		if (strncmp(pat, "**/", 3) == 0 && pyglobset_add(w->name_globs, pat + 3, w->e) < 0)
+		if (strncmp(pat, "**/", 3) == 0 && pat[3] != '*' &&
+		    pyglobset_add(w->name_globs, pat + 3, w->e) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < mk->n; i++)
