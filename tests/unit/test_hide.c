@@ -22,8 +22,9 @@
 #include "tests/lib/testutil.h"
 
 /* Names the tree is made of and the patterns are made from: dots, dashes, a non-ASCII name. */
-static const char *const NAMES[] = { "a",      ".env",	 "b.key", "secret.txt", "src",
-				     "build",  "x-1.log", "\303\251t\303\251", "node_modules" };
+static const char *const NAMES[] = { "a",	    ".env",  "b.key",	"secret.txt",
+				     "src",	    "build", "x-1.log", "\303\251t\303\251",
+				     "node_modules" };
 
 static void make_tree(const char *dir, int depth, uint64_t *x)
 {
@@ -64,8 +65,8 @@ static bool ref_hidden(const struct cordon_profile *p, const char *rel, const ch
 }
 
 /* The reference walk: every hidden rel, in a newline-separated sorted list. */
-static void ref_walk(const struct cordon_profile *p, const char *root, const char *rel,
-		     char ***v, size_t *n)
+static void ref_walk(const struct cordon_profile *p, const char *root, const char *rel, char ***v,
+		     size_t *n)
 {
 	char path[4096];
 	DIR *d;
@@ -130,9 +131,9 @@ static void check_same(struct cordon_profile *p, const char *wd)
 Test(hide, many_patterns_hide_what_each_pattern_would)
 {
 	static const char *const ignores[] = {
-		"*.key",   "**/build",	"secret*", "src/*.log", ".env",	       "a/src",
-		"[!a]",	   "*/a/*",	"x-?.log", "\303\251*", "nothing-here", "node_modules",
-		"*.nope1", "*.nope2",	"**/*.txt", "a",
+		"*.key",   "**/build", "secret*",  "src/*.log", ".env",		"a/src",
+		"[!a]",	   "*/a/*",    "x-?.log",  "\303\251*", "nothing-here", "node_modules",
+		"*.nope1", "*.nope2",  "**/*.txt", "a",
 	};
 	char *wd = tu_tmpdir();
 	uint64_t x = 42;

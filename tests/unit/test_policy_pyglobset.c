@@ -35,18 +35,50 @@ static int any_match(const char *const *pats, const char *str)
 Test(policy_pyglobset, single_patterns_agree_with_pyfnmatch)
 {
 	static const char *const pats[] = {
-		"a",	  "*",	    "a?b",    "[!x]", "[^a]",  "[]]",   "[!]]",	 "[",
-		"[a",	  "[a-]",   "[-a]",   "[a-c]", "[c-a]", "[\\]", "\\",	 "[!c-a]",
-		"*b",	  "**",	    "*a*b",   "a*c*", "a[!b]c", "?",	"[\303\240-\303\252]",
-		"[&&]",	  "[a-b-c]", "[a!]",  "[!]",  "*.pem", "[z-ab]", "[--0]", "",
-		"**/x",	  "a*",	    "*a",     "*.*",  "?*?",   "[!a-z]*", NULL,
+		"a",
+		"*",
+		"a?b",
+		"[!x]",
+		"[^a]",
+		"[]]",
+		"[!]]",
+		"[",
+		"[a",
+		"[a-]",
+		"[-a]",
+		"[a-c]",
+		"[c-a]",
+		"[\\]",
+		"\\",
+		"[!c-a]",
+		"*b",
+		"**",
+		"*a*b",
+		"a*c*",
+		"a[!b]c",
+		"?",
+		"[\303\240-\303\252]",
+		"[&&]",
+		"[a-b-c]",
+		"[a!]",
+		"[!]",
+		"*.pem",
+		"[z-ab]",
+		"[--0]",
+		"",
+		"**/x",
+		"a*",
+		"*a",
+		"*.*",
+		"?*?",
+		"[!a-z]*",
+		NULL,
 	};
 	static const char *const strs[] = {
-		"",	 "a",	  "b",	   "x",	     "^",    "]",      "[",	  "[a",	 "-",
-		"\\",	 "ab",	  "aaab",  "abc",    "ac",   "a/c",    "a/b",	  "\303\251",
-		"&",	 "~",	  "|",	   "c",	     "!",    "[!]",    "x.pem",	  "/",
-		"a\nb",	 ".env",  "**/x",  "d/x",    "\377", "a\377b", "\303",	  "aa.b",
-		"zz",	 "a.pem.bak", NULL,
+		"",	"a",   "b",    "x",	 "^",	 "]",	  "[",	 "[a",	      "-",
+		"\\",	"ab",  "aaab", "abc",	 "ac",	 "a/c",	  "a/b", "\303\251",  "&",
+		"~",	"|",   "c",    "!",	 "[!]",	 "x.pem", "/",	 "a\nb",      ".env",
+		"**/x", "d/x", "\377", "a\377b", "\303", "aa.b",  "zz",	 "a.pem.bak", NULL,
 	};
 	cordon_error e;
 
@@ -55,8 +87,9 @@ Test(policy_pyglobset, single_patterns_agree_with_pyfnmatch)
 		struct pyglobset *s = set_of(one);
 
 		for (size_t j = 0; strs[j]; j++)
-			cr_expect_eq(pyglobset_match(s, strs[j], &e), pyfnmatch(strs[j], pats[i], &e),
-				     "pattern '%s' on '%s'", pats[i], strs[j]);
+			cr_expect_eq(pyglobset_match(s, strs[j], &e),
+				     pyfnmatch(strs[j], pats[i], &e), "pattern '%s' on '%s'",
+				     pats[i], strs[j]);
 		pyglobset_free(s);
 	}
 }
@@ -90,10 +123,11 @@ Test(policy_pyglobset, random_sets_agree_with_pyfnmatch)
 {
 	/* Pattern and string characters: the metacharacters, '/', a non-ASCII letter and an
 	 * invalid byte (surrogateescape on both sides). */
-	static const char *const palpha[] = { "a", "b", "*", "?", "[", "]", "!", "-", "/",
-					      "\303\251", "\377", "." };
-	static const char *const salpha[] = { "a", "b", "/", "-", "]", "!", "\303\251", "\377",
-					      "." };
+	static const char *const palpha[] = { "a", "b", "*", "?",	 "[",	 "]",
+					      "!", "-", "/", "\303\251", "\377", "." };
+	static const char *const salpha[] = {
+		"a", "b", "/", "-", "]", "!", "\303\251", "\377", "."
+	};
 	uint64_t x = 0x9e3779b97f4a7c15ULL;
 	cordon_error e;
 
