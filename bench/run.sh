@@ -8,6 +8,8 @@ N=${BENCH_RUNS:-200}
 W=${BENCH_WARMUP:-20}
 mkdir -p "$B/bench"
 cc -O2 -o "$B/bench/spawnbench" bench/spawnbench.c
+cc -O2 -o "$B/bench/pipebench" bench/pipebench.c
+RELAY_ROUNDS=${BENCH_RELAY_ROUNDS:-5}
 for p in bubblewrap bc; do dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q "ok installed" || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $p >/dev/null; done
 work=$(mktemp -d /tmp/cordon-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -55,14 +57,46 @@ bare_m=$(echo "${rounds[bare]}" | median_of); bw_m=$(echo "${rounds[bw]}" | medi
 co_m=$(echo "${rounds[co]}" | median_of); cot_m=$(echo "${rounds[cot]}" | median_of)
 bws_m=$(echo "${rounds[bws]}" | median_of); cos_m=$(echo "${rounds[cos]}" | median_of)
 
-echo "== output relay (1 GB)"
-t() { local s e; s=$(date +%s.%N); "$@" >/dev/null; e=$(date +%s.%N); echo "$e - $s" | bc; }
-best() { local b=999; for i in 1 2 3; do v=$(t "$@"); b=$(echo "if ($v < $b) $v else $b" | bc); done; echo "$b"; }
-pipe_head=$(best sh -c "sh -c 'head -c 1000000000 /dev/zero' | wc -c")
-cord_head=$(best "$C" run --via direct -t 120 -- 'head -c 1000000000 /dev/zero')
-pipe_dd=$(best sh -c "sh -c 'dd if=/dev/zero bs=65536 count=15259 status=none' | wc -c")
-cord_dd=$(best "$C" run --via direct -t 120 -- 'dd if=/dev/zero bs=65536 count=15259 status=none')
-echo "head: pipe ${pipe_head}s cordon ${cord_head}s; dd 64KiB: pipe ${pipe_dd}s cordon ${cord_dd}s"
+echo "== output relay (1 GB, $RELAY_ROUNDS interleaved rounds)"
+# Baseline: bench/pipebench.c, the command's stdout on a bare pipe of the size cordon uses,
+# read with cordon's read size and discarded. cordon: the whole `cordon run`, start included,
+# its stdout to /dev/null. Each round runs every row once; a row's figure is the median over
+# the rounds, and each ratio's spread is the min-max of the rounds' own ratios.
+secs() { local s e; s=$(date +%s%N); "$@" >/dev/null || return 1; e=$(date +%s%N); echo "scale=6; ($e - $s) / 1000000000" | bc; }
+relay_row() {
+	case $1 in
+	pipe_head) "$B/bench/pipebench" 'head -c 1000000000 /dev/zero' | cut -d' ' -f1 ;;
+	cord_head) secs "$C" run --via direct -t 120 -- 'head -c 1000000000 /dev/zero' ;;
+	pipe_dd) "$B/bench/pipebench" 'dd if=/dev/zero bs=65536 count=15259 status=none' | cut -d' ' -f1 ;;
+	cord_dd) secs "$C" run --via direct -t 120 -- 'dd if=/dev/zero bs=65536 count=15259 status=none' ;;
+	esac
+}
+declare -A relay
+head_ratios="" dd_ratios=""
+for rr in $(seq 1 "$RELAY_ROUNDS"); do
+	for k in pipe_head cord_head pipe_dd cord_dd; do relay[$k]+="$(relay_row $k) "; done
+	set -- ${relay[pipe_head]}; ph=${!#}; set -- ${relay[cord_head]}; ch=${!#}
+	set -- ${relay[pipe_dd]}; pd=${!#}; set -- ${relay[cord_dd]}; cd=${!#}
+	head_ratios+="$(echo "scale=4; $ph / $ch" | bc) "; dd_ratios+="$(echo "scale=4; $pd / $cd" | bc) "
+	echo "round $rr: head pipe=${ph}s cordon=${ch}s; dd pipe=${pd}s cordon=${cd}s"
+done
+pipe_head=$(echo "${relay[pipe_head]}" | median_of); cord_head=$(echo "${relay[cord_head]}" | median_of)
+pipe_dd=$(echo "${relay[pipe_dd]}" | median_of); cord_dd=$(echo "${relay[cord_dd]}" | median_of)
+spread() { tr ' ' '\n' | grep . | sort -n | sed -n '1p;$p' | tr '\n' ' ' | awk '{printf "%.2f-%.2f", $1, $2}'; }
+head_spread=$(echo "$head_ratios" | spread); dd_spread=$(echo "$dd_ratios" | spread)
+head_med=$(echo "$head_ratios" | median_of); dd_med=$(echo "$dd_ratios" | median_of)
+
+echo "== ignore patterns over 10,000 files (setup step 'hide scan', CORDON_TRACE_SETUP)"
+# What the ignore walk costs: 100 dirs x 100 files, the same run with 1 and with 100 glob
+# patterns (none matches, so every entry is tried against every pattern), interleaved.
+mkdir -p "$work/tree"
+for d in $(seq 1 100); do mkdir "$work/tree/d$d"; (cd "$work/tree/d$d" && touch $(seq -f 'file%g.txt' 1 100)); done
+globs1=(--ignore '*.x1'); globs100=(); for i in $(seq 1 100); do globs100+=(--ignore "*.x$i"); done
+scan_ms() { CORDON_TRACE_SETUP=1 "$C" run --via direct -w "$work/tree" "$@" -- true 2>&1 >/dev/null |
+	awk '/prepare: workdir, identity/ {a=$3} /prepare: hide scan/ {print $3 - a}'; }
+s1="" s100=""
+for rr in $(seq 1 15); do s1+="$(scan_ms "${globs1[@]}") "; s100+="$(scan_ms "${globs100[@]}") "; done
+scan1=$(echo "$s1" | median_of); scan100=$(echo "$s100" | median_of)
 
 r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 {
@@ -88,12 +122,21 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "exec'd without the shell, exactly as dash would run it (docs/compat.md), so it does the"
 	echo "same work as bwrap's row. The last two rows compare a script that needs the shell."
 	echo
-	echo "## Output relay: 1 GB through cordon vs a bare pipe (best of 3)"
+	echo "## Output relay: 1 GB through cordon vs a bare pipe ($RELAY_ROUNDS interleaved rounds)"
 	echo
-	echo "| payload | bare pipe s | cordon s | cordon throughput vs pipe |"
+	echo "Bare pipe: bench/pipebench.c (the command's stdout on a pipe of cordon's size, read with"
+	echo "cordon's read size and discarded). cordon: the whole \`cordon run\`, its start included."
+	echo
+	echo "| payload | bare pipe s (median) | cordon s (median) | cordon throughput vs pipe: median (min-max of rounds) |"
 	echo "|---|---|---|---|"
-	echo "| head -c 1e9 | $pipe_head | $cord_head | $(r "$pipe_head" "$cord_head") |"
-	echo "| dd bs=64KiB | $pipe_dd | $cord_dd | $(r "$pipe_dd" "$cord_dd") |"
+	echo "| head -c 1e9 | $pipe_head | $cord_head | **$(printf '%.2f' "$head_med")** ($head_spread) |"
+	echo "| dd bs=64KiB | $pipe_dd | $cord_dd | **$(printf '%.2f' "$dd_med")** ($dd_spread) |"
+	echo
+	echo "## Ignore patterns: 10,000 files, 1 vs 100 glob patterns (15 interleaved runs)"
+	echo
+	echo "The setup step \`prepare: hide scan\` (the walk of the workdir and the matching), median ms:"
+	echo "1 pattern $scan1, 100 patterns $scan100 (ratio $(r "$scan100" "$scan1")). Every pattern is"
+	echo "matched at once (policy/pyglobset.c), so the patterns add little to the walk itself."
 	echo
 	echo "## Where the start goes"
 	echo
