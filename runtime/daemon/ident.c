@@ -140,9 +140,11 @@ static bool ident_lookup(struct caller *c, const struct file_sig sig[3], double 
 	for (int i = 0; i < IDENT_CACHE && !hit; i++) {
 		const struct ident_entry *x = &ident_cache[i];
 
-		if (x->used && x->uid == c->uid && x->gid == c->gid && now - x->at < IDENT_TTL &&
-		    now >= x->at && sigs_equal(x->sig, sig))
+		if (x->used && x->uid == c->uid && now - x->at < IDENT_TTL && now >= x->at &&
+		    sigs_equal(x->sig, sig)) {
 			hit = caller_copy(c, &x->c) == 0;
+			c->gid = x->gid;
+		}
 	}
 	pthread_mutex_unlock(&ident_lock);
 	return hit;
@@ -190,13 +192,16 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 		goto decide;
 
 	/*
-	 * Supplementary groups come from the peer uid's passwd entry (as login would set them),
-	 * resolved now, at accept time: removing a user from group cordon takes effect on their
-	 * next connection, whatever groups their old processes still carry.
+	 * The groups come from the peer uid's passwd entry (its primary group and getgrouplist, as
+	 * login would set them), resolved now, at accept time, and never from the peer process's
+	 * own gid or groups: removing a user from group cordon takes effect on their next
+	 * connection, whatever their old processes still carry (a primary gid of cordon from
+	 * `newgrp cordon` or `sg cordon` included). The run's gid is the passwd entry's as well.
 	 */
 	if (getpwuid_r(c.uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp) {
 		int n = 64;
 
+		c.gid = pw.pw_gid;
 		c.name = strdup(pw.pw_name);
 		c.home = strdup(pw.pw_dir);
 		if (!c.name || !c.home)
@@ -221,7 +226,10 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 			n = want;
 		}
 	} else {
-		/* No passwd entry: the primary group is all we know. */
+		/*
+		 * No passwd entry: nothing says which groups the uid has, so it is served only if it
+		 * is root (below); its process's gid is then all we know.
+		 */
 		c.groups = malloc(sizeof(gid_t));
 		if (!c.groups)
 			goto oom;
@@ -233,7 +241,7 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 	}
 	ident_store(&c, sig, now);
 decide:
-	c.authorised = c.uid == 0 || (have_group && has_group(&c, cordon_gid));
+	c.authorised = c.uid == 0 || (c.name && have_group && has_group(&c, cordon_gid));
 	*ret = c;
 	return 0;
 oom:

@@ -293,15 +293,16 @@ static bool read_full(int fd, void *buf, size_t n)
 	return true;
 }
 
-/* The same request from a child that has become USER (groups, gid, uid) before connecting. */
-static int http_as(const char *user, const char *sock, const char *method, const char *path,
-		   const char *body, struct res *r)
+/*
+ * The same request from a child that has taken these credentials before connecting: uid,
+ * gid (its egid) and, with user set, that user's groups (initgroups), else none.
+ */
+static int http_as_ids(const char *user, uid_t uid, gid_t gid, const char *sock, const char *method,
+		       const char *path, const char *body, struct res *r)
 {
 	int p[2], st;
 	pid_t pid;
-	struct passwd *pw = getpwnam(user);
 
-	cr_assert(pw, "no user %s", user);
 	cr_assert(pipe(p) == 0);
 	pid = fork();
 	cr_assert(pid >= 0);
@@ -310,8 +311,8 @@ static int http_as(const char *user, const char *sock, const char *method, const
 		int rc;
 
 		close(p[0]);
-		if (initgroups(user, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
-		    setuid(pw->pw_uid) < 0)
+		if ((user ? initgroups(user, gid) : setgroups(0, NULL)) < 0 || setgid(gid) < 0 ||
+		    setuid(uid) < 0)
 			_exit(3);
 		rc = http(sock, method, path, body, &cr);
 		write_all(p[1], &rc, sizeof(rc));
@@ -326,7 +327,7 @@ static int http_as(const char *user, const char *sock, const char *method, const
 	int rc = -EIO;
 	if (!read_full(p[0], &rc, sizeof(rc))) {
 		waitpid(pid, &st, 0);
-		cr_assert_fail("child for %s died: status %#x", user, st);
+		cr_assert_fail("child for uid %u died: status %#x", (unsigned)uid, st);
 	}
 	cr_assert(read_full(p[0], &r->status, sizeof(r->status)));
 	cr_assert(read_full(p[0], &r->len, sizeof(r->len)));
@@ -335,8 +336,18 @@ static int http_as(const char *user, const char *sock, const char *method, const
 	r->head = strdup("");
 	close(p[0]);
 	waitpid(pid, &st, 0);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child for %s failed", user);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child for uid %u failed", (unsigned)uid);
 	return rc;
+}
+
+/* The same request from a child that has become USER (groups, gid, uid) before connecting. */
+static int http_as(const char *user, const char *sock, const char *method, const char *path,
+		   const char *body, struct res *r)
+{
+	struct passwd *pw = getpwnam(user);
+
+	cr_assert(pw, "no user %s", user);
+	return http_as_ids(user, pw->pw_uid, pw->pw_gid, sock, method, path, body, r);
 }
 
 static void ensure_users(void)
@@ -792,6 +803,48 @@ Test(daemon, group_changes_apply_at_once, .timeout = 60)
 	}
 	cr_assert(http_as(CHANGER, d.sock, "GET", "/v1/health", NULL, &r) == 0);
 	EXPECT(&r, 403, "not authorised: uid");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/*
+ * The connecting process's egid proves nothing: a user taken out of group cordon keeps it as
+ * the primary gid of any process started with `newgrp cordon` or `sg cordon` before, and a uid
+ * with no passwd entry can be given any gid by whoever made it. Only the group database's
+ * answer for the uid's passwd entry counts, and a uid without one is refused (root aside).
+ */
+Test(daemon, egid_is_not_membership, .timeout = 60)
+{
+	struct group *g;
+	struct passwd *out;
+	struct daemon d;
+	struct res r;
+
+	ensure_users();
+	g = getgrnam("cordon");
+	out = getpwnam(OUTSIDER);
+	cr_assert(g && out);
+	gid_t cordon_gid = g->gr_gid;
+	uid_t out_uid = out->pw_uid;
+	daemon_start(&d, NULL);
+	cr_assert(chmod(d.sock, 0666) == 0);
+	/* A non-member whose process has egid cordon (as after newgrp/sg). */
+	cr_assert(http_as_ids(NULL, out_uid, cordon_gid, d.sock, "POST", "/v1/run",
+			      "{\"command\":\"touch /tmp/cordon-egid-ran\"}", &r) == 0);
+	EXPECT(&r, 403, "not authorised: uid");
+	res_free(&r);
+	/* A uid with no passwd entry, egid cordon. */
+	cr_assert(getpwuid(54321) == NULL, "uid 54321 exists here");
+	cr_assert(http_as_ids(NULL, 54321, cordon_gid, d.sock, "POST", "/v1/run",
+			      "{\"command\":\"touch /tmp/cordon-egid-ran\"}", &r) == 0);
+	EXPECT(&r, 403, "not authorised: uid");
+	res_free(&r);
+	cr_expect(access("/tmp/cordon-egid-ran", F_OK) != 0, "a forbidden request ran");
+	(void)unlink("/tmp/cordon-egid-ran");
+	/* A member whose process has another egid is still a member (the database says so). */
+	cr_assert(http_as_ids(MEMBER, getpwnam(MEMBER)->pw_uid, 65534, d.sock, "GET", "/v1/health",
+			      NULL, &r) == 0);
+	cr_expect_eq(r.status, 200, "%s", r.body);
 	res_free(&r);
 	cr_expect_eq(daemon_stop(&d), 0);
 }
