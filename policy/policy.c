@@ -26,6 +26,11 @@ static const char *const policy_readonly_compat[] = {
 	"git log", "git diff", "git status", "git show", "git branch", NULL,
 };
 
+bool policy_workdir_readonly(const struct cordon_profile *p)
+{
+	return p->readonly && !p->allowed.set;
+}
+
 const char *const *policy_readonly_commands(enum cordon_mode mode)
 {
 	return mode == CORDON_MODE_STRICT ? strict_readonly_commands() : policy_readonly_compat;

@@ -43,6 +43,14 @@ int policy_check_ex(const struct cordon_profile *p, const char *command, const c
  * NULL-terminated, static. */
 const char *const *policy_readonly_commands(enum cordon_mode mode);
 
+/*
+ * Whether the sandbox mounts the workdir read-only: under `readonly`, when the read-only command
+ * list is the allow-list in force. An explicit `allowed` wins over `readonly` in AG2 (its own
+ * test_readonly_overridden_by_explicit_allowed writes a file), in both modes, so the workdir
+ * is then writable as well.
+ */
+bool policy_workdir_readonly(const struct cordon_profile *p);
+
 /* Check one "REGEX => MESSAGE" item of dangerous_patterns (for the profile loader). */
 int policy_validate_dangerous_pattern(const char *item, cordon_error *e);
 

@@ -26,6 +26,7 @@
 #include "backends/local/stage.h"
 #include "backends/local/seccomp.h"
 #include "backends/local/shfast.h"
+#include "policy/policy.h"
 #include "runtime/cleanup.h"
 
 #include <errno.h>
@@ -554,7 +555,8 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	if (!s->argv || !s->argv[0])
 		return cordon_err(e, EINVAL, "sandbox: empty argv");
 	if (prep_workdir(x, s, &wd, e) < 0 || prep_identity(x, s, &wd, e) < 0 ||
-	    (!x->pl.userns && prep_workdir_tree(x, p->readonly, e) < 0) || prep_binds(x, p, e) < 0)
+	    (!x->pl.userns && prep_workdir_tree(x, policy_workdir_readonly(p), e) < 0) ||
+	    prep_binds(x, p, e) < 0)
 		return -1;
 	trace_line(x, "prepare: workdir, identity, ro_bind", now_ms());
 	if (hide_wanted(p)) {
@@ -604,7 +606,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	pl->wd_dev = wd.st_dev;
 	pl->wd_ino = wd.st_ino;
 	pl->wd_tree_fd = x->wd_tree;
-	pl->readonly = p->readonly;
+	pl->readonly = policy_workdir_readonly(p);
 	pl->binds = x->binds;
 	pl->nbinds = x->nbinds;
 	pl->hides = x->hides.v;
@@ -630,7 +632,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	 */
 	pl->ll_ro[0] = "/";
 	pl->ll_ro[1] = NULL;
-	if (!p->readonly)
+	if (!policy_workdir_readonly(p))
 		pl->ll_rw[k++] = x->workdir;
 	pl->ll_rw[k++] = "/tmp";
 	pl->ll_rw[k++] = "/dev";

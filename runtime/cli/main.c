@@ -87,6 +87,7 @@ static const char usage_run[] =
 	"      --block PATTERN          add to the block-list (AG2 `blocked`)\n"
 	"      --ignore GLOB            add an ignored path pattern (AG2 `ignore`)\n"
 	"      --readonly               AG2 read-only mode, and the workdir mounted read-only\n"
+	"                               (unless --allow is given: AG2's explicit list wins)\n"
 	"      --policy-mode compat|strict\n"
 	"                               AG2's filter byte for byte, or its restricted mode\n"
 	"  -e, --env KEY=VALUE          set a variable for the command\n"

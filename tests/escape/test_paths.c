@@ -300,6 +300,33 @@ ESC_CASE(escape_paths, readonly_workdir)
 	}
 }
 
+/*
+ * --readonly with an explicit allow-list: AG2 lets the explicit list win (its own
+ * test_readonly_overridden_by_explicit_allowed creates a file), so the workdir is writable
+ * then, in both policy modes; with the read-only list in force it is not (above).
+ */
+ESC_CASE(escape_paths, readonly_with_explicit_allowed_writes)
+{
+	static const char *const compat[] = { "--readonly", "--allow", "touch", NULL };
+	static const char *const strict[] = { "--readonly",    "--allow", "touch",
+					      "--policy-mode", "strict",  NULL };
+	const char *const *modes[] = { compat, strict };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct esc_opts o = { .args = modes[i] };
+		struct tu_run r;
+		char name[16], *p;
+
+		snprintf(name, sizeof(name), "made%zu", i);
+		esc_run(&r, &o, "touch %s", name);
+		p = esc_wpath(e, name);
+		cr_expect(esc_exists(p), "--readonly --allow touch (%s): no file; output: %s",
+			  i ? "strict" : "compat", r.out);
+		free(p);
+		tu_run_free(&r);
+	}
+}
+
 /* A world-writable host file in a read-only bind (/etc, /usr) stays unchanged. */
 static void write_ro_bind(struct esc *e, const char *dir)
 {
