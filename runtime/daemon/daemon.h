@@ -265,6 +265,7 @@ struct conn {
 	bool in_run;
 	volatile int cancel; /* cordon_request.cancel of the run this connection waits for */
 	bool url_nul;	     /* the URL held %00 */
+	bool linger;	     /* answered before its body was read: drain it before closing */
 };
 
 struct MHD_Daemon *http_start(int listen_fd, cordon_error *e);

@@ -22,6 +22,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -676,6 +678,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (rq->status && (rq->status == 413 || !request_has_body(c, cl))) {
 			pthread_mutex_lock(&conns_lock);
 			cn->request_complete = true;
+			cn->linger = rq->status == 413;
 			pthread_mutex_unlock(&conns_lock);
 			return send_error_allow(c, rq->status, rq->err.msg, rq->allow);
 		}
@@ -756,6 +759,65 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 }
 
+/*
+ * The lingering close (what nginx and Apache do after an early error). A request refused
+ * before its body was read (413 on its Content-Length) gets its answer at once, and then
+ * libmicrohttpd closes the connection; a client still sending the body would see EPIPE on
+ * its next write and, like most HTTP clients, never read the answer. So our dup of the socket
+ * outlives MHD's close: a small thread keeps reading and throwing away what the client sends,
+ * until it closes its end, for at most LINGER_SECONDS and LINGER_BYTES, then closes. Bounded
+ * overall too (LINGER_MAX at once): past that a connection is closed at once, as before.
+ */
+#define LINGER_SECONDS 5.0
+#define LINGER_BYTES (256ull << 20)
+#define LINGER_MAX 32
+static atomic_uint lingering;
+
+static void *linger_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	double end = now_s() + LINGER_SECONDS;
+	unsigned long long got = 0;
+	char buf[65536];
+
+	for (;;) {
+		double left = end - now_s();
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (left <= 0 || got > LINGER_BYTES)
+			break;
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+			break;
+		n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		got += (unsigned long long)n;
+	}
+	(void)close(fd);
+	atomic_fetch_sub(&lingering, 1);
+	return NULL;
+}
+
+/* Hand fd to a lingering thread; closes it at once when that is not possible. */
+static void linger_close(int fd)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	bool started = false;
+
+	if (atomic_fetch_add(&lingering, 1) < LINGER_MAX && pthread_attr_init(&attr) == 0) {
+		(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		(void)pthread_attr_setstacksize(&attr, 128 * 1024);
+		started = pthread_create(&t, &attr, linger_main, (void *)(intptr_t)fd) == 0;
+		(void)pthread_attr_destroy(&attr);
+	}
+	if (!started) {
+		atomic_fetch_sub(&lingering, 1);
+		(void)close(fd);
+	}
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
@@ -800,7 +862,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	if (cn->next)
 		cn->next->prev = cn->prev;
 	pthread_mutex_unlock(&conns_lock);
-	if (cn->fd >= 0)
+	if (cn->fd >= 0 && cn->linger)
+		linger_close(cn->fd);
+	else if (cn->fd >= 0)
 		(void)close(cn->fd);
 	caller_free(&cn->caller);
 	free(cn);

@@ -647,6 +647,52 @@ Test(daemon, malformed_requests, .timeout = 60)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+/*
+ * A client that sends a huge body whole before it reads (as curl, Python's http.client and
+ * most others do) must be able to read the 413: cordond answers at once, then keeps reading
+ * and discarding the body for a bounded time before it closes, so the client's writes never
+ * fail with EPIPE.
+ */
+Test(daemon, huge_body_gets_a_readable_413, .timeout = 60)
+{
+	const char *const args[] = { "--max-body", "4096", NULL };
+	const size_t total = 16u << 20;
+	struct daemon d;
+	struct res r;
+	char head[256], *chunk = malloc(65536);
+	size_t sent = 0;
+	int fd;
+
+	cr_assert(chunk);
+	memset(chunk, 'a', 65536);
+	daemon_start(&d, args);
+	fd = connect_to(d.sock);
+	cr_assert(fd >= 0);
+	snprintf(head, sizeof(head),
+		 "POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", total);
+	write_all(fd, head, strlen(head));
+	while (sent < total) {
+		ssize_t w = write(fd, chunk, total - sent < 65536 ? total - sent : 65536);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		cr_assert(w > 0, "write failed after %zu of %zu body bytes: %s", sent, total,
+			  strerror(errno));
+		sent += (size_t)w;
+	}
+	(void)shutdown(fd, SHUT_WR);
+	read_reply(fd, &r);
+	close(fd);
+	EXPECT(&r, 413, "body: larger than 4096 bytes");
+	res_free(&r);
+	free(chunk);
+	/* And the daemon is fine. */
+	http(d.sock, "GET", "/v1/health", NULL, &r);
+	cr_expect_eq(r.status, 200);
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
 Test(daemon, oversized_bodies, .timeout = 60)
 {
 	const char *const args[] = { "--max-body", "4096", "--max-file", "8192", NULL };
