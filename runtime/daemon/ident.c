@@ -17,6 +17,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -285,9 +287,34 @@ static void restore_root(void)
 	}
 }
 
+/*
+ * The thread's effective capabilities, set and restored on this thread only (capset(2) with
+ * pid 0 is per-thread, like the fs ids above). setfsuid() clears only the file capabilities;
+ * CAP_SYS_PTRACE, for one, would still let the thread follow /proc/<pid>/cwd of a process the
+ * caller may not trace. While acting as the caller the thread holds none.
+ */
+static int thread_caps(struct __user_cap_data_struct data[2], bool set)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+
+	return (int)syscall(set ? SYS_capset : SYS_capget, &h, data);
+}
+
+static void restore_caps(const struct __user_cap_data_struct saved[2])
+{
+	struct __user_cap_data_struct d[2];
+
+	memcpy(d, saved, sizeof(d));
+	if (thread_caps(d, true) < 0) {
+		daemon_log("cannot restore the daemon's capabilities; aborting");
+		abort();
+	}
+}
+
 int ident_as_caller(const struct caller *c, int (*fn)(void *arg, cordon_error *e), void *arg,
 		    cordon_error *e)
 {
+	struct __user_cap_data_struct saved[2], none[2];
 	int r;
 
 	if (geteuid() != 0) {
@@ -307,7 +334,26 @@ int ident_as_caller(const struct caller *c, int (*fn)(void *arg, cordon_error *e
 		restore_root();
 		return cordon_err(e, EPERM, "cannot take the caller's file-system identity");
 	}
+	if (c->uid != 0) {
+		/* No capability the caller lacks: the effective set empty, the permitted kept. */
+		if (thread_caps(saved, false) < 0) {
+			int err = errno;
+
+			restore_root();
+			return cordon_err(e, err, "capget");
+		}
+		memcpy(none, saved, sizeof(none));
+		none[0].effective = none[1].effective = 0;
+		if (thread_caps(none, true) < 0) {
+			int err = errno;
+
+			restore_root();
+			return cordon_err(e, err, "capset");
+		}
+	}
 	r = fn(arg, e);
+	if (c->uid != 0)
+		restore_caps(saved);
 	restore_root();
 	return r;
 }
@@ -318,9 +364,53 @@ struct workdir_args {
 	char *canon;
 };
 
+/*
+ * A caller's path is resolved without /proc magic links (/proc/<pid>/cwd, /root, /fd/N and
+ * the like): such a link jumps to its target without the permission checks of the directories
+ * above it, and /proc/self would be the daemon itself. Ordinary symlinks are followed, with
+ * the caller's own rights.
+ */
+static int open_nomagic(int dfd, const char *path, int flags)
+{
+	struct open_how how = { .flags = (uint64_t)flags | O_CLOEXEC,
+				.resolve = RESOLVE_NO_MAGICLINKS };
+
+	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+}
+
+static int path_err(cordon_error *e, int err, const char *path)
+{
+	if (err == ELOOP)
+		return cordon_err(e, err, "'%s': a /proc magic link or a symlink loop on the way",
+				  path);
+	return cordon_err(e, err, "'%s'", path);
+}
+
+/* mkdir -p, one component at a time, each resolved as open_nomagic does. */
 static int mkdir_parents(const char *path, cordon_error *e)
 {
-	return fsutil_mkdir_p(path, e);
+	char buf[PATH_MAX];
+	_cleanup_close_ int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char *comp, *save = NULL;
+
+	if (dfd < 0)
+		return cordon_err(e, errno, "open /");
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return cordon_err(e, ENAMETOOLONG, "'%s'", path);
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		int fd = open_nomagic(dfd, comp, O_PATH | O_DIRECTORY);
+
+		if (fd < 0 && errno == ENOENT) {
+			if (mkdirat(dfd, comp, 0755) < 0 && errno != EEXIST)
+				return cordon_err(e, errno, "mkdir '%s' in '%s'", comp, path);
+			fd = open_nomagic(dfd, comp, O_PATH | O_DIRECTORY);
+		}
+		if (fd < 0)
+			return path_err(e, errno, path);
+		(void)close(dfd);
+		dfd = fd;
+	}
+	return 0;
 }
 
 static int open_workdir_fn(void *arg, cordon_error *e)
@@ -330,15 +420,15 @@ static int open_workdir_fn(void *arg, cordon_error *e)
 	char proc[64], buf[PATH_MAX];
 	ssize_t n;
 
-	fd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open_nomagic(AT_FDCWD, a->path, O_RDONLY | O_DIRECTORY);
 	if (fd < 0 && errno == ENOENT) {
 		/* Created if missing (SPEC §2), by the caller, so it is theirs. */
 		if (mkdir_parents(a->path, e) < 0)
 			return -1;
-		fd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = open_nomagic(AT_FDCWD, a->path, O_RDONLY | O_DIRECTORY);
 	}
 	if (fd < 0)
-		return cordon_err(e, errno, "'%s'", a->path);
+		return path_err(e, errno, a->path);
 	/*
 	 * The caller must be able to read, write and search it: the check is made on the open
 	 * directory with the caller's effective file-system identity (AT_EACCESS), never on a

@@ -958,6 +958,82 @@ Test(daemon, workdir_attacks, .timeout = 90)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+/*
+ * /proc magic links as a workdir: /proc/<pid>/cwd and /proc/<pid>/root of a root process whose
+ * directory lies under a 0700 parent. Acting as the caller by fsuid alone left the daemon
+ * thread's CAP_SYS_PTRACE in force, and the link skipped the parent's permission check: a
+ * member could read and write there. Now no magic link is followed in a caller's path, and the
+ * thread holds no capability while it acts as the caller.
+ */
+Test(daemon, proc_magic_link_workdirs, .timeout = 60)
+{
+	const char *priv = "/tmp/cordon-test-priv", *inner = "/tmp/cordon-test-priv/inner";
+	struct daemon d;
+	struct res r;
+	char body[1024], paths[5][128];
+	pid_t holder;
+
+	ensure_users();
+	(void)mkdir(priv, 0700);
+	cr_assert(chmod(priv, 0700) == 0);
+	(void)mkdir(inner, 0777);
+	cr_assert(chmod(inner, 0777) == 0);
+	holder = fork();
+	cr_assert(holder >= 0);
+	if (holder == 0) {
+		if (chdir(inner) < 0)
+			_exit(1);
+		execl("/bin/sleep", "sleep", "60", (char *)NULL);
+		_exit(1);
+	}
+	daemon_start(&d, NULL);
+	snprintf(paths[0], sizeof(paths[0]), "/proc/%d/cwd", (int)holder);
+	snprintf(paths[1], sizeof(paths[1]), "/proc/%d/root%s", (int)holder, inner);
+	snprintf(paths[2], sizeof(paths[2]), "/proc/%d/cwd/made", (int)holder);
+	snprintf(paths[3], sizeof(paths[3]), "/proc/self/cwd");
+	snprintf(paths[4], sizeof(paths[4]), "/proc/thread-self/root%s", inner);
+	for (int t = 0; t < 50 && access("/proc/self", F_OK) == 0; t++) {
+		char cwd[256], lk[64];
+		ssize_t n;
+
+		snprintf(lk, sizeof(lk), "/proc/%d/cwd", (int)holder);
+		n = readlink(lk, cwd, sizeof(cwd) - 1);
+		if (n > 0 && (size_t)n == strlen(inner))
+			break;
+		usleep(20000);
+	}
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(body, sizeof(body), "{\"command\":\"touch pwned%zu\",\"workdir\":\"%s\"}",
+			 i, paths[i]);
+		cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", body, &r) == 0);
+		EXPECT(&r, 400, "workdir: ");
+		res_free(&r);
+		snprintf(body, sizeof(body), "{\"workdir\":\"%s\"}", paths[i]);
+		cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions", body, &r) == 0);
+		cr_expect_neq(r.status, 200, "session in %s: %s", paths[i], r.body);
+		res_free(&r);
+	}
+	{
+		DIR *dir = opendir(inner);
+		struct dirent *de;
+		int n = 0;
+
+		cr_assert(dir);
+		while ((de = readdir(dir)))
+			if (de->d_name[0] != '.') {
+				n++;
+				cr_expect_fail("%s/%s was made through a magic link", inner,
+					       de->d_name);
+			}
+		closedir(dir);
+		(void)n;
+	}
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(priv);
+}
+
 /* ---- sessions and files ---- */
 
 static char *session_create(const char *sock, const char *user, const char *body, char **ret_wd)
