@@ -266,6 +266,7 @@ struct conn {
 	volatile int cancel; /* cordon_request.cancel of the run this connection waits for */
 	bool url_nul;	     /* the URL held %00 */
 	bool linger;	     /* answered before its body was read: drain it before closing */
+	bool refused;	     /* over a connection limit at accept: answered 429 and shut down */
 };
 
 struct MHD_Daemon *http_start(int listen_fd, cordon_error *e);

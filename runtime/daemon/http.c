@@ -540,9 +540,70 @@ static unsigned conns_of(uid_t uid)
 	unsigned n = 0;
 
 	for (struct conn *o = conns; o; o = o->next)
-		if (o->ident_ok && o->caller.uid == uid)
+		if (o->ident_ok && !o->refused && o->caller.uid == uid)
 			n++;
 	return n;
+}
+
+/*
+ * Connection limits at accept, before a byte is read: a caller (root aside) may hold at most
+ * max_conns_per_caller connections, and all callers but root together at most
+ * max_connections less a reserve, so that idle or slow connections of one caller can neither
+ * crowd out the others nor root's health checks. Over a limit, the connection gets a 429 at
+ * once and is shut down (libmicrohttpd then sees EOF and frees its slot). Called with
+ * conns_lock held, before cn is in the list.
+ */
+static unsigned conn_reserve(void)
+{
+	unsigned r = cfg.max_connections / 8;
+
+	return r < 1 ? 1 : r;
+}
+
+static bool conn_over_limit(const struct conn *cn, cordon_error *e)
+{
+	unsigned mine = 0, others = 0, cap;
+
+	if (!cn->ident_ok || cn->caller.uid == 0)
+		return false;
+	for (const struct conn *o = conns; o; o = o->next) {
+		if (!o->ident_ok || o->refused || o->caller.uid == 0)
+			continue;
+		others++;
+		if (o->caller.uid == cn->caller.uid)
+			mine++;
+	}
+	if (mine >= cfg.max_conns_per_caller) {
+		cordon_err(e, 0, "connections: more than %u from one caller",
+			   cfg.max_conns_per_caller);
+		return true;
+	}
+	cap = cfg.max_connections > conn_reserve() ? cfg.max_connections - conn_reserve() : 0;
+	if (others >= cap) {
+		cordon_err(e, 0, "connections: %u open, the daemon's limit (%u are kept for root)",
+			   others, conn_reserve());
+		return true;
+	}
+	return false;
+}
+
+static void conn_refuse(int fd, const cordon_error *err)
+{
+	char body[400], msg[600];
+	json_t *j = json_pack("{s:s}", "error", err->msg);
+	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	int n;
+
+	(void)snprintf(body, sizeof(body), "%s\n", js ? js : "{\"error\":\"connections\"}");
+	free(js);
+	json_decref(j);
+	n = snprintf(msg, sizeof(msg),
+		     "HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
+		     "Retry-After: 1\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
+		     strlen(body), body);
+	if (n > 0)
+		(void)send(fd, msg, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)shutdown(fd, SHUT_RDWR);
 }
 
 /* Does the request carry a body (a non-zero Content-Length, or chunked)? */
@@ -613,8 +674,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct conn *cn = ci ? ci->socket_context : NULL;
 	struct req *rq = *con_cls;
 
-	if (!cn)
-		return MHD_NO;
+	if (!cn || cn->refused)
+		return MHD_NO; /* answered (429) at accept */
 	if (!rq) {
 		const char *cl;
 		unsigned mine;
@@ -843,12 +904,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		    ident_from_socket(cn->fd, cordon_gid, have_group, &cn->caller, &e) == 0)
 			cn->ident_ok = true;
 		pthread_mutex_lock(&conns_lock);
+		cn->refused = conn_over_limit(cn, &e);
 		cn->next = conns;
 		if (conns)
 			conns->prev = cn;
 		conns = cn;
 		pthread_mutex_unlock(&conns_lock);
 		*socket_context = cn;
+		if (cn->refused) {
+			atomic_fetch_add(&metrics.rejected, 1);
+			conn_refuse(cn->fd, &e);
+		}
 		return;
 	}
 	cn = *socket_context;

@@ -1318,6 +1318,152 @@ Test(daemon, slowloris_and_idle, .timeout = 60)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+#define MEMBER2 "cordon-tm2"
+
+/*
+ * A child as USER opens n connections to sock and sends nothing; those answered at once are
+ * counted as refused (each must be a readable 429). It reports the numbers on *ret_fd, then
+ * holds the rest open until that fd is closed.
+ */
+static pid_t hold_conns(const char *user, const char *sock, int n, int *ret_accepted,
+			int *ret_refused, int *ret_fd)
+{
+	struct passwd *pw = getpwnam(user);
+	int to[2], back[2];
+	pid_t pid;
+
+	cr_assert(pw && pipe(to) == 0 && pipe(back) == 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		struct pollfd *p = calloc((size_t)n, sizeof(*p));
+		int counts[2] = { 0, 0 }, bad = 0;
+		char c;
+
+		close(to[1]);
+		close(back[0]);
+		if (!p || initgroups(user, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+		    setuid(pw->pw_uid) < 0)
+			_exit(3);
+		for (int i = 0; i < n; i++) {
+			p[i].fd = connect_to(sock);
+			p[i].events = POLLIN;
+		}
+		for (double t0 = now(); now() - t0 < 1.0;)
+			(void)poll(p, (nfds_t)n, 100);
+		for (int i = 0; i < n; i++) {
+			char buf[512];
+			ssize_t k;
+
+			if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP))) {
+				counts[0] += p[i].fd >= 0;
+				continue;
+			}
+			k = read(p[i].fd, buf, sizeof(buf) - 1);
+			buf[k > 0 ? k : 0] = '\0';
+			/* A 429 from cordond, or a close by libmicrohttpd at its own hard limit. */
+			if (k == 0 || (strncmp(buf, "HTTP/1.1 429", 12) == 0 &&
+				       strstr(buf, "{\"error\":\"connections: ")))
+				counts[1]++;
+			else
+				bad++;
+			close(p[i].fd);
+		}
+		counts[1] += 1000 * bad; /* an answer that is not a 429 shows in the count */
+		write_all(back[1], counts, sizeof(counts));
+		if (read(to[0], &c, 1) < 0)
+			_exit(0);
+		_exit(0);
+	}
+	close(to[0]);
+	close(back[1]);
+	int counts[2];
+	cr_assert(read_full(back[0], counts, sizeof(counts)), "holder for %s died", user);
+	close(back[0]);
+	*ret_accepted = counts[0];
+	*ret_refused = counts[1];
+	*ret_fd = to[1];
+	return pid;
+}
+
+static void release(pid_t pid, int fd)
+{
+	/* Not EOF alone: a later holder's fork keeps a copy of this write end. */
+	close(fd);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/*
+ * Connection limits apply at accept: one member holding idle connections (a slowloris that
+ * never sends a byte) gets at most its own share, the excess answered 429 at once, and can
+ * neither take the slots another member needs nor those kept for root.
+ */
+Test(daemon, connection_limits_at_accept, .timeout = 90)
+{
+	const char *const args[] = { "--max-connections",
+				     "40",
+				     "--max-connections-per-caller",
+				     "30",
+				     "--request-timeout",
+				     "60",
+				     NULL };
+	struct daemon d;
+	struct res r;
+	int acc, ref, fd1, fd2, fd3;
+	pid_t h1, h2, h3;
+
+	ensure_users();
+	cr_assert_eq(system("flock /tmp/cordon-test-users.lock sh -c '"
+			    "id " MEMBER2
+			    " >/dev/null 2>&1 || useradd -M -N -s /bin/sh -G cordon " MEMBER2
+			    "' >/dev/null 2>&1"),
+		     0);
+	daemon_start(&d, args);
+	/* One member: 35 idle connections, 30 kept, 5 refused (its own limit). */
+	h1 = hold_conns(MEMBER, d.sock, 35, &acc, &ref, &fd1);
+	cr_expect_eq(acc, 30, "member 1 kept %d connections", acc);
+	cr_expect_eq(ref, 5, "member 1: %d refused (1000 per answer that was not a 429)", ref);
+	/* Root and the other member are still answered. */
+	http(d.sock, "GET", "/v1/health", NULL, &r);
+	cr_expect_eq(r.status, 200, "root: %d %s", r.status, r.body);
+	res_free(&r);
+	cr_assert(http_as(MEMBER2, d.sock, "GET", "/v1/health", NULL, &r) == 0);
+	cr_expect_eq(r.status, 200, "member 2: %d %s", r.status, r.body);
+	res_free(&r);
+	/* The other member fills what is left but root's reserve (40 / 8 = 5): 5 of 10. */
+	h2 = hold_conns(MEMBER2, d.sock, 10, &acc, &ref, &fd2);
+	cr_expect_eq(acc, 5, "member 2 kept %d connections", acc);
+	cr_expect_eq(ref, 5, "member 2: %d refused", ref);
+	for (int i = 0; i < 3; i++) {
+		http(d.sock, "GET", "/v1/health", NULL, &r);
+		cr_expect_eq(r.status, 200, "root, with 35 connections held: %d %s", r.status,
+			     r.body);
+		res_free(&r);
+	}
+	/* A member's refused connection frees its slot at once: more tries change nothing. */
+	h3 = hold_conns(MEMBER, d.sock, 20, &acc, &ref, &fd3);
+	cr_expect_eq(acc, 0, "member 1 got %d more", acc);
+	cr_expect_eq(ref, 20, "member 1: %d of 20 more refused", ref);
+	http(d.sock, "GET", "/v1/health", NULL, &r);
+	cr_expect_eq(r.status, 200, "root, after the flood: %d %s", r.status, r.body);
+	res_free(&r);
+	release(h3, fd3);
+	release(h1, fd1);
+	release(h2, fd2);
+	/* Released: member 2 is served again. */
+	for (int i = 0; i < 50; i++) {
+		cr_assert(http_as(MEMBER2, d.sock, "GET", "/v1/health", NULL, &r) == 0);
+		if (r.status == 200)
+			break;
+		res_free(&r);
+		usleep(50000);
+	}
+	cr_expect_eq(r.status, 200);
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
 Test(daemon, disconnect_kills_run, .timeout = 60)
 {
 	struct daemon d;
