@@ -11,5 +11,17 @@ int fsutil_mkdir_p(const char *path, cordon_error *e);
  * file system it is on: a command may have planted symlinks or mount points in its workdir.
  */
 int fsutil_rmtree(const char *path, cordon_error *e);
+/*
+ * Temp directories that outlive a killed owner. A temp dir in use is *held*: its owner keeps
+ * an fd with an flock on it (fsutil_temp_hold), which the kernel drops when the owner dies
+ * however it dies, and its sticky bit is set, the mark of a removable temp dir (a kept one,
+ * `--keep`, loses it: fsutil_temp_release(fd, true)). fsutil_temp_sweep removes the marked
+ * directories base/prefix* that nobody holds and that were not modified for min_age seconds
+ * (the age covers the moment between mkdtemp and the flock), skipping those it may not
+ * remove. Both are best effort; the sweep returns how many it removed.
+ */
+int fsutil_temp_hold(const char *dir, cordon_error *e);
+void fsutil_temp_release(int fd, bool kept);
+int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age);
 /* write(2) until everything is written or a real error (EINTR is retried); 0 or -1/errno. */
 int fsutil_write_all(int fd, const void *buf, size_t n);

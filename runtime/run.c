@@ -168,7 +168,7 @@ static int workdir_of_fd(int fd, const char *given, char **ret, cordon_error *e)
 }
 
 /* $TMPDIR/cordon-XXXXXX (mkdtemp's convention), else /tmp. */
-static int make_temp_workdir(char **ret, cordon_error *e)
+static int make_temp_workdir(char **ret, int *ret_hold, cordon_error *e)
 {
 	const char *base = getenv("TMPDIR");
 	_cleanup_free_ char *tmpl = NULL;
@@ -179,8 +179,18 @@ static int make_temp_workdir(char **ret, cordon_error *e)
 		tmpl = NULL;
 		return cordon_err(e, ENOMEM, "out of memory");
 	}
+	/*
+	 * First the temp workdirs of runs whose cordon was killed (SIGKILL leaves no one to
+	 * remove them): marked, held by nobody, a minute old (fsutil.h).
+	 */
+	(void)fsutil_temp_sweep(base, "cordon-", 60);
 	if (!mkdtemp(tmpl))
 		return cordon_err(e, errno, "workdir: mkdtemp %s", tmpl);
+	*ret_hold = fsutil_temp_hold(tmpl, e);
+	if (*ret_hold < 0) {
+		(void)rmdir(tmpl);
+		return cordon_err_prefix(e, "workdir");
+	}
 	*ret = TAKE_PTR(tmpl);
 	return 0;
 }
@@ -230,6 +240,7 @@ struct cordon_teardown {
 	const struct cordon_backend_ops *ops;
 	void *pending; /* the backend's: its processes, not yet reaped */
 	char *workdir; /* a temp workdir to remove, or NULL */
+	int hold;      /* its fsutil_temp_hold fd, or -1 */
 };
 
 int cordon_teardown_finish(struct cordon_teardown *t, cordon_error *e)
@@ -243,6 +254,7 @@ int cordon_teardown_finish(struct cordon_teardown *t, cordon_error *e)
 		t->ops->finish(t->pending);
 	if (t->workdir && fsutil_rmtree(t->workdir, e) < 0)
 		rc = -1;
+	fsutil_temp_release(t->hold, false);
 	free(t->workdir);
 	free(t);
 	return rc;
@@ -254,7 +266,7 @@ int cordon_teardown_finish(struct cordon_teardown *t, cordon_error *e)
  */
 static bool hand_over_teardown(const struct cordon_request *rq,
 			       const struct cordon_backend_ops *ops, void **pending,
-			       const char *temp_workdir)
+			       const char *temp_workdir, int *hold)
 {
 	struct cordon_teardown *t;
 
@@ -269,6 +281,9 @@ static bool hand_over_teardown(const struct cordon_request *rq,
 	}
 	t->ops = ops;
 	t->pending = TAKE_PTR(*pending);
+	t->hold = temp_workdir ? *hold : -1;
+	if (temp_workdir)
+		*hold = -1;
 	*rq->teardown = t;
 	return true;
 }
@@ -297,14 +312,14 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	char *const *argv = rq->argv ? rq->argv : shell_argv;
 	bool temp = !rq->workdir;
 	void *h = NULL, *pending = NULL;
-	int rc = -1;
+	int rc = -1, hold = -1;
 
 	if (rq->teardown)
 		*rq->teardown = NULL;
 	if (validate_request(rq, e) < 0)
 		return -1;
 	ops = backend_lookup(p->backend);
-	if (temp		  ? make_temp_workdir(&workdir, e)
+	if (temp		  ? make_temp_workdir(&workdir, &hold, e)
 	    : rq->workdir_fd >= 0 ? workdir_of_fd(rq->workdir_fd, rq->workdir, &workdir, e)
 				  : prepare_workdir(rq->workdir, &workdir, e))
 		return -1;
@@ -365,19 +380,23 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	ops->close(h);
 out:
 	policy_strv_free(split);
-	if (rc == 0 && hand_over_teardown(rq, ops, &pending, temp && !rq->keep ? workdir : NULL))
+	if (rc == 0 &&
+	    hand_over_teardown(rq, ops, &pending, temp && !rq->keep ? workdir : NULL, &hold))
 		temp = false; /* the caller's now */
 	if (pending)
 		ops->finish(pending);
 	if (temp && !rq->keep) {
 		cordon_error e2;
 
-		/* Removal failing must not hide the run's own error. */
-		if (fsutil_rmtree(workdir, &e2) < 0 && rc == 0) {
-			*e = e2;
-			rc = -1;
-		}
+		/*
+		 * A removal that fails (fsutil_rmtree removes any depth, so only something like
+		 * a mount in the tree makes it fail) never costs the run its result, nor hides
+		 * the run's own error: what is left is swept by a later run (cordon_sweep_temp).
+		 */
+		(void)fsutil_rmtree(workdir, &e2);
 	}
+	/* A kept temp workdir loses its mark: no sweep may take it. */
+	fsutil_temp_release(hold, rq->keep);
 	if (rc < 0) {
 		cordon_result_free(&r);
 		return -1;

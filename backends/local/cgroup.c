@@ -900,7 +900,7 @@ static int cg_v2_enable(const char *dir, cordon_error *e)
  * dead > 0: only the directories of that process, which the caller knows is dead, any age.
  * Returns how many of the directories it looked at are left (not empty yet).
  */
-static int cg_reap(const char *parent, bool v2, pid_t dead)
+static int cg_reap(const char *parent, bool v2, pid_t dead, time_t min_age)
 {
 	int left = 0;
 
@@ -926,7 +926,7 @@ static int cg_reap(const char *parent, bool v2, pid_t dead)
 		if (dead <= 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode) || (dead <= 0 && now - st.st_mtime < CG_STALE_AGE_S))
+		    !S_ISDIR(st.st_mode) || (dead <= 0 && now - st.st_mtime < min_age))
 			continue;
 		cd.fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (cd.fd < 0)
@@ -967,7 +967,7 @@ static int cg_make_dir(struct cgroup_run *cg, struct cg_dir *d, const char *base
 			struct stat pst;
 
 			if (stat(d->parent, &pst) < 0 || pst.st_nlink > 2)
-				(void)cg_reap(d->parent, v2, 0);
+				(void)cg_reap(d->parent, v2, 0, CG_STALE_AGE_S);
 		}
 		if (v2) {
 			r = cg_v2_enable(d->parent, e);
@@ -1228,6 +1228,11 @@ int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, c
 
 int cgroup_reap_dead(pid_t pid)
 {
+	return cgroup_reap_stale(pid, 0);
+}
+
+int cgroup_reap_stale(pid_t pid, unsigned min_age)
+{
 	struct cg_plan pl;
 	char why[256], *parent;
 	bool cached;
@@ -1236,7 +1241,7 @@ int cgroup_reap_dead(pid_t pid)
 	switch (cg_plan_reuse(&pl, true, &cached, why, sizeof(why))) {
 	case CGROUP_V2:
 		if (asprintf(&parent, "%s/" CG_PARENT, pl.v2_base) >= 0) {
-			left += cg_reap(parent, true, pid);
+			left += cg_reap(parent, true, pid, (time_t)min_age);
 			free(parent);
 		}
 		break;
@@ -1244,7 +1249,7 @@ int cgroup_reap_dead(pid_t pid)
 		for (int c = 0; c < V1_N; c++) {
 			if (!pl.v1_base[c] || asprintf(&parent, "%s/" CG_PARENT, pl.v1_base[c]) < 0)
 				continue;
-			left += cg_reap(parent, false, pid);
+			left += cg_reap(parent, false, pid, (time_t)min_age);
 			free(parent);
 		}
 		break;

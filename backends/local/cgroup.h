@@ -32,6 +32,11 @@ int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, c
  */
 int cgroup_reap_dead(pid_t pid);
 /*
+ * pid > 0: as cgroup_reap_dead. pid 0: the run directories of every dead creator, empty and
+ * at least min_age seconds old. Returns how many of those looked at are not empty yet.
+ */
+int cgroup_reap_stale(pid_t pid, unsigned min_age);
+/*
  * Ahead of a run (stage.c): the run's cgroup(s) without limits yet; *ret NULL when the host has
  * none. cgroup_run_adopt() then gives it the run's limits, after checking it is still there;
  * on failure the caller destroys it.

@@ -130,6 +130,16 @@ static bool dead(pid_t pid)
 	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
+void cordon_reap_stale(unsigned min_age_s)
+{
+	struct timespec ts = { 0, 50 * 1000000L };
+
+	/* Runs of a killed creator die with it, but not at once: up to REAP_WAIT_MS. */
+	for (long waited_ms = 0; cgroup_reap_stale(0, min_age_s) > 0 && waited_ms < REAP_WAIT_MS;
+	     waited_ms += 50)
+		(void)nanosleep(&ts, NULL);
+}
+
 void cordon_reap_after(pid_t pid)
 {
 	struct timespec ts = { 0, 0 };

@@ -232,6 +232,12 @@ CORDON_PUBLIC void cordon_unstage(void);
  * left alone.
  */
 CORDON_PUBLIC void cordon_reap_after(pid_t pid);
+/*
+ * The run cgroups of every creator that is gone (a SIGKILLed cordon or cordond and its
+ * runners), at least min_age_s seconds old and empty, waiting up to 2 s for them to empty.
+ * cordond calls it at start; a run does the same for its own parent with a minute's age.
+ */
+CORDON_PUBLIC void cordon_reap_stale(unsigned min_age_s);
 /* Policy decision only: *ret_refusal is NULL (allowed) or the message. */
 CORDON_PUBLIC int cordon_check(const struct cordon_request *rq, char **ret_refusal,
 			       cordon_error *e);

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
+#include "runtime/fsutil.h"
 #include "runtime/cleanup.h"
 
 #include <errno.h>
@@ -584,6 +585,16 @@ int main(int argc, char **argv)
 
 	/* Many runs from one process: the cgroup layout is read once, not for each run. */
 	cordon_cache_host_layout();
+	/*
+	 * What a killed cordond left (SIGKILL, OOM): its runners' directories (with root's runs'
+	 * workdirs in them) and its members' temp workdirs, held by nobody now (fsutil.h). Those of
+	 * another cordond or cordon that runs are held and stay (a directory is marked only once
+	 * its holder has its lock, so no age is needed for that); and the cgroups of its dead
+	 * runners (2 s covers a run between its cgroup's creation and its attach).
+	 */
+	(void)fsutil_temp_sweep("/tmp", "cordond-runner-", 0);
+	(void)fsutil_temp_sweep("/tmp", "cordon-", 0);
+	cordon_reap_stale(2);
 	/* Runs happen in runner processes, not in this one (runners.c). */
 	runners_start();
 	d = http_start(lfd, &e);

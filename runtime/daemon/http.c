@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
 #include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
 #include "runtime/profile.h"
 
 #include <errno.h>
@@ -62,6 +63,7 @@ struct req {
 	struct runner *runner;
 	struct cordon_teardown *teardown;
 	char *temp_workdir;
+	int temp_hold; /* fsutil_temp_hold of temp_workdir: a killed cordond's are swept */
 };
 
 /* ---- replies ---- */
@@ -254,7 +256,8 @@ static json_t *empty_argv_result(void)
 }
 
 /* The end of a run after its answer: reap the sandbox, remove the temp workdir. */
-static void finish_teardown(const struct conn *cn, struct cordon_teardown *td, char *temp_workdir)
+static void finish_teardown(const struct conn *cn, struct cordon_teardown *td, char *temp_workdir,
+			    int hold)
 {
 	cordon_error e;
 	char buf[512];
@@ -263,6 +266,7 @@ static void finish_teardown(const struct conn *cn, struct cordon_teardown *td, c
 		daemon_log("tearing down a run: %s", cordon_err_str(&e, buf, sizeof(buf)));
 	if (temp_workdir && ident_rmtree(&cn->caller, temp_workdir, &e) < 0)
 		daemon_log("removing %s: %s", temp_workdir, cordon_err_str(&e, buf, sizeof(buf)));
+	fsutil_temp_release(hold, false);
 	free(temp_workdir);
 }
 
@@ -276,6 +280,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	_cleanup_free_ char *workdir = NULL, *js = NULL;
 	_cleanup_close_ int wdfd = -1;
 	bool temp = false, have_slot = false, refused = false, timed_out = false;
+	int hold = -1;
 	int status = 400;
 
 	if (body_parse(s ? BODY_SESSION_RUN : BODY_RUN, rq->body ? rq->body : "", rq->len,
@@ -323,6 +328,12 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 			goto fail;
 		}
 		temp = true;
+		/* Held while in use (fsutil.h): if cordond is killed, its next start sweeps it. */
+		{
+			cordon_error he;
+
+			hold = fsutil_temp_hold(workdir, &he);
+		}
 		/* Opened as the caller too: the caller owns the new entry and could swap it. */
 		if (ident_open_workdir(&cn->caller, workdir, &wdfd, &canon, &e) < 0) {
 			status = 500;
@@ -381,8 +392,13 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	 */
 	rq->runner = TAKE_PTR(runner);
 	rq->teardown = TAKE_PTR(td);
-	if (temp && !b.keep)
+	if (temp && !b.keep) {
 		rq->temp_workdir = TAKE_PTR(workdir);
+		rq->temp_hold = hold;
+	} else {
+		fsutil_temp_release(hold, true);
+	}
+	hold = -1;
 	temp = false;
 	if (s)
 		session_run_end(s);
@@ -393,7 +409,7 @@ fail:
 	if (status >= 500)
 		atomic_fetch_add(&metrics.errors, 1);
 	runner_put(runner);
-	finish_teardown(cn, td, temp && workdir ? TAKE_PTR(workdir) : NULL);
+	finish_teardown(cn, td, temp && workdir ? TAKE_PTR(workdir) : NULL, hold);
 	if (s)
 		session_run_end(s);
 	if (have_slot)
@@ -683,6 +699,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
+		rq->temp_hold = -1;
 		*con_cls = rq;
 		/* Authorisation first: an unauthorised caller learns nothing else. */
 		if (!cn->ident_ok) {
@@ -806,7 +823,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		/* The runner's teardown first: nothing of the run is left when its workdir goes. */
 		runner_put(TAKE_PTR(rq->runner));
 		if (cn)
-			finish_teardown(cn, TAKE_PTR(rq->teardown), TAKE_PTR(rq->temp_workdir));
+			finish_teardown(cn, TAKE_PTR(rq->teardown), TAKE_PTR(rq->temp_workdir),
+					rq->temp_hold);
+		else
+			fsutil_temp_release(rq->temp_hold, false);
 		free(rq->body);
 		free(rq);
 		*con_cls = NULL;

@@ -48,6 +48,7 @@ struct runner {
 	 * killed mid-run leaves there goes with it (runner_discard).
 	 */
 	char tmp[64];
+	int tmp_hold; /* fsutil_temp_hold: a killed cordond's runner dirs are swept at start */
 	struct runner *next;
 };
 
@@ -90,6 +91,7 @@ static void runner_discard(struct runner *r)
 		if (fsutil_rmtree(r->tmp, &e) < 0)
 			daemon_log("removing %s: %s", r->tmp, cordon_err_str(&e, buf, sizeof(buf)));
 	}
+	fsutil_temp_release(r->tmp_hold, false);
 	free(r);
 }
 
@@ -117,11 +119,17 @@ static struct runner *runner_spawn(void)
 		free(r);
 		return NULL;
 	}
+	{
+		cordon_error he;
+
+		r->tmp_hold = fsutil_temp_hold(r->tmp, &he);
+	}
 	/* cordond's environment (sanitized), and the runner's own TMPDIR. */
 	while (environ[n])
 		n++;
 	envp = calloc(n + 2, sizeof(char *));
 	if (!envp || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		fsutil_temp_release(r->tmp_hold, false);
 		(void)rmdir(r->tmp);
 		free(r);
 		return NULL;
@@ -143,6 +151,7 @@ static struct runner *runner_spawn(void)
 	(void)close(sv[1]);
 	if (err) {
 		(void)close(sv[0]);
+		fsutil_temp_release(r->tmp_hold, false);
 		(void)rmdir(r->tmp);
 		free(r);
 		errno = err;

@@ -9,7 +9,11 @@
 #include <cordon/cordon.h>
 #include <criterion/parameterized.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -753,4 +757,122 @@ Test(cli, simple_command_through_sh_when_sh_is_unknown)
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect_not(took_fast_path(&r), "%s", r.err);
 	tu_run_free(&r);
+}
+
+/*
+ * A SIGKILLed `cordon run` cannot remove its temp workdir; the next run made in the same
+ * TMPDIR does, once it is a minute old and nobody holds it. A kept workdir (--keep), and a
+ * marked one that is recent, are left alone.
+ */
+static int count_entries(const char *dir, const char *prefix, char *first, size_t n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int k = 0;
+
+	cr_assert(d, "opendir %s", dir);
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, prefix, strlen(prefix))) {
+			if (first && k == 0)
+				snprintf(first, n, "%s/%s", dir, de->d_name);
+			k++;
+		}
+	closedir(d);
+	return k;
+}
+
+static void age(const char *path)
+{
+	struct timespec ts[2] = { { .tv_sec = time(NULL) - 3600 },
+				  { .tv_sec = time(NULL) - 3600 } };
+
+	cr_assert_eq(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW), 0, "age %s", path);
+}
+
+Test(cli, killed_runs_temp_workdir_is_swept, .timeout = 60)
+{
+	char *tmp = tu_tmpdir(), env[300], killed[400] = "", kept[400] = "", fresh[400];
+	char *envv[] = { env, "PATH=/usr/bin:/bin", NULL };
+	struct tu_run r;
+	pid_t pid;
+	int st;
+
+	snprintf(env, sizeof(env), "TMPDIR=%s", tmp);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execle(tu_cordon(), "cordon", "run", "--via", "direct", "--", "sleep 60", NULL,
+		       envv);
+		_exit(127);
+	}
+	for (int i = 0; i < 250 && count_entries(tmp, "cordon-", killed, sizeof(killed)) == 0; i++)
+		usleep(20000);
+	cr_assert(killed[0], "the run made no temp workdir in %s", tmp);
+	usleep(200000);
+	kill(pid, SIGKILL);
+	cr_assert_eq(waitid(P_PID, pid, NULL, WEXITED | WNOWAIT), 0);
+	cordon_reap_after(pid); /* its cgroups (the suite checks none is left) */
+	waitpid(pid, &st, 0);
+	cr_expect(access(killed, F_OK) == 0, "the killed run's workdir is already gone");
+	age(killed);
+
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--keep", "--", "true",
+			    NULL });
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	for (DIR *d = opendir(tmp); d; d = (closedir(d), NULL)) {
+		struct dirent *de;
+
+		while ((de = readdir(d)))
+			if (!strncmp(de->d_name, "cordon-", 7) &&
+			    strcmp(killed + strlen(tmp) + 1, de->d_name))
+				snprintf(kept, sizeof(kept), "%s/%s", tmp, de->d_name);
+	}
+	cr_assert(kept[0], "no kept workdir");
+	age(kept);
+	snprintf(fresh, sizeof(fresh), "%s/cordon-fresh0", tmp);
+	cr_assert_eq(mkdir(fresh, 01700), 0);
+	cr_assert_eq(chmod(fresh, 01700), 0);
+
+	/* The killed run's sandbox dies with it; the next run sweeps. */
+	for (int i = 0; i < 50 && access(killed, F_OK) == 0; i++) {
+		tu_exec(&r, NULL, envv,
+			(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--", "true",
+				    NULL });
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		tu_run_free(&r);
+		if (access(killed, F_OK) == 0)
+			usleep(100000);
+	}
+	cr_expect(access(killed, F_OK) != 0, "%s was not swept", killed);
+	cr_expect(access(kept, F_OK) == 0, "the kept workdir %s was swept", kept);
+	cr_expect(access(fresh, F_OK) == 0, "a recent marked workdir was swept");
+	tu_rmtree(tmp);
+	free(tmp);
+}
+
+/* A tree far deeper than any fixed recursion bound: the result is kept, the workdir removed. */
+Test(cli, deep_tree_in_temp_workdir, .timeout = 60)
+{
+	char *tmp = tu_tmpdir(), env[300];
+	char *envv[] = { env, "PATH=/usr/bin:/bin", NULL };
+	struct tu_run r;
+
+	snprintf(env, sizeof(env), "TMPDIR=%s", tmp);
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--",
+			    "i=0; while [ $i -lt 1500 ]; do mkdir d && cd d || exit 9; "
+			    "i=$((i+1)); done; chmod 0 .; echo deep",
+			    NULL });
+	cr_expect_eq(r.status, 0, "status %d: %s%s", r.status, r.out, r.err);
+	cr_expect_str_eq(r.out, "deep\n");
+	cr_expect_eq(count_entries(tmp, "cordon-", NULL, 0), 0, "the temp workdir is left");
+	tu_run_free(&r);
+	tu_rmtree(tmp);
+	free(tmp);
 }

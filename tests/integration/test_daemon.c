@@ -1646,6 +1646,98 @@ static pid_t wait_for_proc(const char *marker)
 	return p;
 }
 
+/* The /tmp entries named prefix*, one per line, sorted. */
+static char *tmp_entries(const char *prefix)
+{
+	char cmd[200], *out = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ls -d /tmp/%s* 2>/dev/null | LC_ALL=C sort", prefix);
+	f = popen(cmd, "r");
+	cr_assert(f);
+	if (getdelim(&out, &n, 0, f) < 0 && out)
+		out[0] = 0;
+	pclose(f);
+	return out ? out : strdup("");
+}
+
+/*
+ * A SIGKILLed cordond leaves its runners' directories (one holding a root run's workdir), its
+ * members' temp workdirs and its runners' cgroups: the next cordond removes them at start.
+ */
+Test(daemon, killed_daemon_leftovers_removed_at_start, .timeout = 90)
+{
+	char *runners_before, *temps_before, *runners_mid, *temps_mid, *left;
+	pid_t runner_pids[16], root_bg, member_bg;
+	struct daemon d, d2;
+	int nrunners;
+
+	ensure_users();
+	runners_before = tmp_entries("cordond-runner-");
+	temps_before = tmp_entries("cordon-");
+	daemon_start(&d, NULL);
+	root_bg = run_in_background(d.sock, "{\"command\":\"sleep 41.5\"}");
+	member_bg = fork();
+	cr_assert(member_bg >= 0);
+	if (member_bg == 0) {
+		struct res r;
+
+		(void)http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"sleep 42.5\"}",
+			      &r);
+		_exit(0);
+	}
+	wait_for_proc("sleep 41.5");
+	wait_for_proc("sleep 42.5");
+	nrunners = children_of(d.pid, true, NULL, runner_pids);
+	cr_assert(nrunners > 0 && nrunners <= 16);
+	runners_mid = tmp_entries("cordond-runner-");
+	temps_mid = tmp_entries("cordon-");
+	cr_assert(strcmp(runners_mid, runners_before) != 0, "no runner directory");
+	cr_assert(strcmp(temps_mid, temps_before) != 0, "no member temp workdir");
+
+	kill(d.pid, SIGKILL);
+	waitpid(d.pid, NULL, 0);
+	for (int i = 0; i < 300 && (find_proc("sleep 41.5") > 0 || find_proc("sleep 42.5") > 0);
+	     i++)
+		usleep(10000);
+	cr_expect(find_proc("sleep 41.5") < 0 && find_proc("sleep 42.5") < 0,
+		  "a run outlived its cordond");
+	waitpid(root_bg, NULL, 0);
+	waitpid(member_bg, NULL, 0);
+	tu_rmtree(d.dir);
+	/* Precondition: the kill left them. */
+	left = tmp_entries("cordond-runner-");
+	cr_expect(strcmp(left, runners_before) != 0, "the kill left no runner directory");
+	free(left);
+
+	/* cordond removes dead creators' cgroups 2 s old (younger: a later run, a minute on). */
+	usleep(2100000);
+	daemon_start(&d2, NULL);
+	/* Only the new daemon's own runner directories may be new. */
+	{
+		char *save = NULL, *copy = strdup(runners_mid);
+
+		for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			if (!strstr(runners_before, l))
+				cr_expect(access(l, F_OK) != 0, "%s left after a restart", l);
+		free(copy);
+		copy = strdup(temps_mid);
+		for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			if (!strstr(temps_before, l))
+				cr_expect(access(l, F_OK) != 0, "%s left after a restart", l);
+		free(copy);
+	}
+	for (int i = 0; i < nrunners; i++)
+		cr_expect_eq(tu_run_cgroups(runner_pids[i], NULL, 0), 0,
+			     "runner %d's cgroups left after a restart", (int)runner_pids[i]);
+	cr_expect_eq(daemon_stop(&d2), 0);
+	free(runners_before);
+	free(temps_before);
+	free(runners_mid);
+	free(temps_mid);
+}
+
 /*
  * A sandbox is cloned by a runner (`cordon __cordond-runner`, cordond's child), not by
  * cordond: its init is a copy of that small process, not of the daemon and everything the

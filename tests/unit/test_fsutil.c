@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime/fsutil.c: fsutil_rmtree removes what a hostile command left in a temp workdir, at
+ * any depth and width, without following a symlink out or crossing into a mount.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/fsutil.h"
+#include "tests/lib/testutil.h"
+
+static void touch_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+
+	cr_assert_geq(fd, 0, "create %s: %s", name, strerror(errno));
+	(void)close(fd);
+}
+
+Test(fsutil, rmtree_any_depth)
+{
+	char *top = tu_tmpdir(), path[4200];
+	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cordon_error e;
+
+	/* 3000 levels, a file at each, and some directories made unreadable and unwritable. */
+	for (int i = 0; i < 3000; i++) {
+		int sub;
+
+		cr_assert_eq(mkdirat(fd, "d", 0755), 0, "level %d", i);
+		touch_at(fd, "f");
+		sub = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cr_assert_geq(sub, 0);
+		if (i % 500 == 7)
+			(void)fchmod(fd, 0);
+		(void)close(fd);
+		fd = sub;
+	}
+	(void)close(fd);
+	cr_assert_eq(fsutil_rmtree(top, &e), 0, "rmtree: %s", e.msg);
+	snprintf(path, sizeof(path), "%s", top);
+	cr_expect(access(path, F_OK) != 0, "%s is still there", top);
+	free(top);
+}
+
+Test(fsutil, rmtree_wide_and_symlinks_out)
+{
+	char *top = tu_tmpdir(), *outside = tu_tmpdir(), p[512];
+	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cordon_error e;
+
+	tu_write_file(outside, "keep", "x");
+	for (int i = 0; i < 2000; i++) {
+		char name[32];
+		int sub;
+
+		snprintf(name, sizeof(name), "w%d", i);
+		cr_assert_eq(mkdirat(fd, name, 0755), 0);
+		sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		touch_at(sub, "f");
+		(void)close(sub);
+	}
+	cr_assert_eq(symlinkat(outside, fd, "out"), 0);
+	snprintf(p, sizeof(p), "%s/keep", outside);
+	cr_assert_eq(symlinkat(p, fd, "out-file"), 0);
+	(void)close(fd);
+	cr_assert_eq(fsutil_rmtree(top, &e), 0, "rmtree: %s", e.msg);
+	cr_expect(access(top, F_OK) != 0);
+	cr_expect(access(p, F_OK) == 0, "followed a symlink out");
+	tu_rmtree(outside);
+	free(outside);
+	free(top);
+}
+
+Test(fsutil, rmtree_leaves_mounts_and_says_so)
+{
+	char *top = tu_tmpdir(), m[512], f[600];
+	cordon_error e;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to mount");
+	snprintf(m, sizeof(m), "%s/a/mnt", top);
+	cr_assert_eq(fsutil_mkdir_p(m, &e), 0);
+	cr_assert_eq(mount("none", m, "tmpfs", 0, "size=1M"), 0, "mount: %s", strerror(errno));
+	snprintf(f, sizeof(f), "%s/inside", m);
+	touch_at(AT_FDCWD, f);
+	cr_expect_eq(fsutil_rmtree(top, &e), -1, "a tree with a mount in it was 'removed'");
+	cr_expect(access(f, F_OK) == 0, "removed a file of another file system");
+	cr_assert_eq(umount(m), 0);
+	cr_expect_eq(fsutil_rmtree(top, &e), 0, "rmtree after umount: %s", e.msg);
+	cr_expect(access(top, F_OK) != 0);
+	free(top);
+}
