@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <jansson.h>
 #include <signal.h>
 #include <time.h>
@@ -875,4 +876,61 @@ Test(cli, deep_tree_in_temp_workdir, .timeout = 60)
 	tu_run_free(&r);
 	tu_rmtree(tmp);
 	free(tmp);
+}
+
+/*
+ * Supplementary groups (docs/security.md, "Identity"): a root run has the run's gid only; an
+ * ordinary user's direct run keeps the user's supplementary groups, which an unprivileged user
+ * namespace cannot drop (setgroups is denied there), so they still open group-readable files
+ * the sandbox shows. This pins down what the documentation says holds.
+ */
+Test(cli, supplementary_groups, .timeout = 60)
+{
+	char *wd = tu_tmpdir(), file[300], cmd[400];
+	struct tu_run r;
+	int out[2], st;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to become another user");
+	tu_exec(&r, NULL, NULL,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--", "id -G", NULL });
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "65534\n", "a root run's groups: %s", r.out);
+	tu_run_free(&r);
+
+	/* uid 54320 (no passwd entry needed) with supplementary group 54321. */
+	cr_assert_eq(chown(wd, 54320, 54320), 0);
+	tu_write_file(wd, "grp.txt", "GROUPREAD\n");
+	snprintf(file, sizeof(file), "%s/grp.txt", wd);
+	cr_assert_eq(chown(file, 0, 54321), 0);
+	cr_assert_eq(chmod(file, 0640), 0);
+	snprintf(cmd, sizeof(cmd), "cat grp.txt; id -u");
+	cr_assert_eq(pipe(out), 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		gid_t groups[] = { 54321 };
+
+		dup2(out[1], 1);
+		dup2(out[1], 2);
+		if (setgroups(1, groups) < 0 || setgid(54320) < 0 || setuid(54320) < 0)
+			_exit(90);
+		execl(tu_cordon(), "cordon", "run", "--via", "direct", "-w", wd, "--", cmd, NULL);
+		_exit(91);
+	}
+	close(out[1]);
+	char buf[512] = "";
+	ssize_t n, len = 0;
+	while ((n = read(out[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	buf[len] = '\0';
+	close(out[0]);
+	waitpid(pid, &st, 0);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x: %s", st, buf);
+	cr_expect(strstr(buf, "GROUPREAD") != NULL,
+		  "the user's supplementary group no longer opens the file: %s", buf);
+	cr_expect(strstr(buf, "54320") != NULL, "%s", buf);
+	tu_rmtree(wd);
+	free(wd);
 }
