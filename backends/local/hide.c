@@ -67,6 +67,7 @@ struct walk {
 	 * depth, rel_globs' state after the directory's path and its '/', so an entry costs only
 	 * its own name. lits: the plain ignore patterns, sorted for bsearch.
 	 */
+	bool placeholders; /* make absent literal masks (hide.c: placeholder) */
 	struct pyglobset *rel_globs, *name_globs;
 	uint64_t *rel_state, *scratch, *name_scratch;
 	char **lits;
@@ -112,7 +113,92 @@ void hide_list_free(struct sb_hide_list *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i].rel);
 	free(l->v);
+	for (size_t i = 0; i < l->nph; i++)
+		free(l->ph[i].rel);
+	free(l->ph);
 	*l = (struct sb_hide_list){ 0 };
+}
+
+static int add(struct sb_hide_list *l, const char *rel, const struct stat *st, cordon_error *e);
+
+/* The directory part of rel opened beneath the workdir, no symlink on the way; *ret_name the rest. */
+static int open_parent(int wd_fd, const char *rel, const char **ret_name)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *slash = strrchr(rel, '/');
+	char dir[PATH_MAX];
+
+	if (!slash) {
+		*ret_name = rel;
+		return (int)syscall(SYS_openat2, wd_fd, ".", &how, sizeof(how));
+	}
+	if ((size_t)(slash - rel) >= sizeof(dir))
+		return -1;
+	memcpy(dir, rel, (size_t)(slash - rel));
+	dir[slash - rel] = '\0';
+	*ret_name = slash + 1;
+	return (int)syscall(SYS_openat2, wd_fd, dir, &how, sizeof(how));
+}
+
+/*
+ * An absent literal mask entry whose directory exists: an empty, read-only file takes its
+ * place (O_EXCL, no symlink followed), is masked like any other entry, and so the command can
+ * create neither the name nor anything under it (`.git/hooks/post-commit` with `.git`
+ * present, `.vscode/tasks.json`, `.bashrc`...). An entry under a directory that does not
+ * exist is not blocked (docs/security.md).
+ */
+static int placeholder(struct walk *w, const char *rel)
+{
+	_cleanup_close_ int dfd = -1, fd = -1;
+	struct sb_hide_list *l = w->out;
+	const char *name;
+	struct stat st;
+
+	dfd = open_parent(w->wd_fd, rel, &name);
+	if (dfd < 0 || !*name)
+		return 0;
+	fd = openat(dfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return 0; /* not ours to make (a read-only or foreign directory): nothing to block */
+	if (l->nph % 8 == 0) {
+		struct sb_placeholder *v = reallocarray(l->ph, l->nph + 8, sizeof(*v));
+
+		if (!v) {
+			(void)unlinkat(dfd, name, 0);
+			return cordon_err(w->e, ENOMEM, "out of memory");
+		}
+		l->ph = v;
+	}
+	l->ph[l->nph].rel = strdup(rel);
+	if (!l->ph[l->nph].rel) {
+		(void)unlinkat(dfd, name, 0);
+		return cordon_err(w->e, ENOMEM, "out of memory");
+	}
+	l->ph[l->nph].dev = st.st_dev;
+	l->ph[l->nph].ino = st.st_ino;
+	l->nph++;
+	return add(l, rel, &st, w->e);
+}
+
+void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_close_ int dfd = -1;
+		const char *name;
+		struct stat st;
+
+		dfd = wd_fd >= 0 ? open_parent(wd_fd, v[i].rel, &name) : -1;
+		/* Only the very file made: the command may have renamed things around it. */
+		if (dfd >= 0 && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_dev == v[i].dev && st.st_ino == v[i].ino &&
+		    st.st_size == 0)
+			(void)unlinkat(dfd, name, 0);
+		free(v[i].rel);
+	}
+	free(v);
 }
 
 static int add(struct sb_hide_list *l, const char *rel, const struct stat *st, cordon_error *e)
@@ -414,6 +500,8 @@ static int mask_literal(struct walk *w, const char *entry)
 		/* A symlink on the way: hide where it leads, if that is inside the workdir. */
 		if (errno == ELOOP)
 			return add_symlink_target(w, rel);
+		if (errno == ENOENT && w->placeholders)
+			return placeholder(w, rel);
 		return 0; /* absent, or outside the workdir: nothing to hide */
 	}
 	if (fstat(fd, &st) < 0)
@@ -421,11 +509,16 @@ static int mask_literal(struct walk *w, const char *entry)
 	return hide_one(w, rel, &st);
 }
 
-int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p,
+int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bool placeholders,
 	      struct sb_hide_list *ret, cordon_error *e)
 {
 	struct sb_hide_list out = { 0 };
-	struct walk w = { .p = p, .wd_fd = wd_fd, .workdir = workdir, .out = &out, .e = e };
+	struct walk w = { .p = p,
+			  .wd_fd = wd_fd,
+			  .workdir = workdir,
+			  .out = &out,
+			  .e = e,
+			  .placeholders = placeholders };
 	bool need_walk = p->ignore.n > 0;
 	int r = 0;
 
@@ -456,6 +549,9 @@ int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p,
 	free(w.name_scratch);
 	free(w.lits);
 	if (r < 0) {
+		hide_placeholders_remove(wd_fd, out.ph, out.nph);
+		out.ph = NULL;
+		out.nph = 0;
 		hide_list_free(&out);
 		return -1;
 	}

@@ -227,6 +227,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 
 	if (!reported && local_proc_wait(proc, &wstatus, &usage, e) < 0)
 		goto out;
+	local_proc_drop_placeholders(proc);
 
 	r->duration_ms = now_ms() - start;
 	r->cpu_ms = usage.cpu_ms;

@@ -58,6 +58,12 @@ int local_proc_status_fd(const struct local_proc *p);
  * init's reaping (no cgroup): then wait for the pidfd and use local_proc_wait().
  */
 bool local_proc_reported(struct local_proc *p, int *ret_wstatus, struct local_usage *ret_usage);
+/*
+ * Remove the placeholders of absent masked names (hide.c) once the command's end is final:
+ * every process of the run is gone or dying with SIGKILL pending (init kills them before it
+ * reports), so nothing of the run can use the names any more, and the caller never sees them.
+ */
+void local_proc_drop_placeholders(struct local_proc *p);
 /* SIGKILL every process of the run, detached and double-forked ones included. Idempotent. */
 void local_proc_kill(struct local_proc *p);
 /*

@@ -70,6 +70,10 @@ struct local_proc {
 	struct rusage ru;
 	bool have_status; /* the command's status, already read from status_fd */
 	int status;
+	/* Placeholders of absent masked names (hide.c), removed once the sandbox is gone. */
+	int wd_fd;
+	struct sb_placeholder *ph;
+	size_t nph;
 };
 
 static const char *const step_names[SB_STEP__MAX] = {
@@ -165,6 +169,10 @@ static void prep_free(struct prep *x)
 	for (size_t i = 0; i < x->nbinds; i++)
 		free(x->binds[i].link);
 	free(x->binds);
+	/* Still here: the sandbox never ran, or is gone already (reaped before prep_free). */
+	hide_placeholders_remove(x->wd_fd, x->hides.ph, x->hides.nph);
+	x->hides.ph = NULL;
+	x->hides.nph = 0;
 	hide_list_free(&x->hides);
 	seccomp_prog_free(x->bpf);
 	free(x->lookup_path);
@@ -560,7 +568,8 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 		return -1;
 	trace_line(x, "prepare: workdir, identity, ro_bind", now_ms());
 	if (hide_wanted(p)) {
-		if (hide_scan(x->wd_fd, x->workdir, p, &x->hides, e) < 0)
+		if (hide_scan(x->wd_fd, x->workdir, p, !policy_workdir_readonly(p), &x->hides, e) <
+		    0)
 			return cordon_err_prefix(e, "sandbox: hide");
 		if (x->trace) {
 			char what[128];
@@ -819,6 +828,13 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	p->pidfd = TAKE_FD(pidfd);
 	p->status_fd = TAKE_FD(x.status[0]);
 	p->cg = TAKE_PTR(x.cg);
+	p->wd_fd = -1;
+	if (x.hides.nph) {
+		p->wd_fd = fcntl(x.wd_fd, F_DUPFD_CLOEXEC, 3);
+		p->ph = TAKE_PTR(x.hides.ph);
+		p->nph = x.hides.nph;
+		x.hides.nph = 0;
+	}
 	*ret = p;
 	rc = 0;
 	goto out;
@@ -926,6 +942,16 @@ int local_proc_wait(struct local_proc *p, int *ret_wstatus, struct local_usage *
 	return 0;
 }
 
+void local_proc_drop_placeholders(struct local_proc *p)
+{
+	if (!p)
+		return;
+	hide_placeholders_remove(p->wd_fd, p->ph, p->nph);
+	p->ph = NULL;
+	p->nph = 0;
+	closep(&p->wd_fd);
+}
+
 void local_proc_free(struct local_proc *p)
 {
 	if (!p)
@@ -942,6 +968,8 @@ void local_proc_free(struct local_proc *p)
 		p->reaped = true;
 	}
 	cgroup_run_destroy(p->cg);
+	/* The sandbox is gone: its mounts over the placeholders with it. */
+	local_proc_drop_placeholders(p);
 	closep(&p->pidfd);
 	closep(&p->status_fd);
 	free(p);

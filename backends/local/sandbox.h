@@ -84,11 +84,24 @@ struct sb_hide {
 	bool dir;
 };
 
+/*
+ * A literal mask entry that did not exist: an empty file made in its place before the run, so
+ * that it can be masked (a mount needs a target) and the command cannot create the name; it is
+ * removed once the sandbox is gone, if it is still that file.
+ */
+struct sb_placeholder {
+	char *rel;
+	dev_t dev;
+	ino_t ino;
+};
+
 struct sb_hide_list {
 	struct sb_hide *v;
 	size_t n, cap;
 	bool truncated; /* the walk hit its depth or entry bound */
 	size_t visited;
+	struct sb_placeholder *ph;
+	size_t nph;
 };
 
 /* Everything the child needs, prepared by the parent. Read-only after clone. */
@@ -155,8 +168,10 @@ struct sb_plan {
 };
 
 /* hide.c: find what profile->ignore and profile->mask hide in the workdir (parent side). */
-int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p,
+int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bool placeholders,
 	      struct sb_hide_list *ret, cordon_error *e);
+/* Remove the placeholders (after the sandbox is gone) and free them. */
+void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n);
 void hide_list_free(struct sb_hide_list *l);
 /* True when the profile hides anything at all (no walk otherwise). */
 bool hide_wanted(const struct cordon_profile *p);

@@ -278,6 +278,49 @@ ESC_CASE(escape_paths, symlink_out)
 	tu_run_free(&r);
 }
 
+/*
+ * Masked names that do not exist yet cannot be created either: a command must not plant a
+ * git hook (with .git present), editor tasks, agent settings or shell rc files for the host
+ * user to run later. Everything else in the workdir stays writable, and nothing of cordon's is
+ * left on the host after the run.
+ */
+ESC_CASE(escape_paths, absent_masked_names_cannot_be_created)
+{
+	static const char *const names[] = { ".bashrc",	  ".profile",	".zshrc",
+					     ".mcp.json", ".vscode",	".idea",
+					     ".claude",	  ".git/hooks", ".git/config" };
+	char *git = esc_wpath(e, ".git"), *ok;
+	struct tu_run r;
+
+	cr_assert_eq(mkdir(git, 0755), 0);
+	esc_own(e, git);
+	esc_run(&r, NULL,
+		"for f in .bashrc .profile .zshrc .mcp.json; do echo pwned > $f; done; "
+		"mkdir -p .vscode .idea .claude .git/hooks; "
+		"echo pwned > .vscode/tasks.json; echo pwned > .idea/workspace.xml; "
+		"echo pwned > .claude/settings.json; echo pwned > .git/hooks/post-commit; "
+		"chmod +x .git/hooks/post-commit; echo pwned > .git/config; "
+		"mv .bashrc moved 2>/dev/null; rm -f .profile; "
+		"echo fine > ok; true");
+	ok = esc_wpath(e, "ok");
+	cr_expect(esc_exists(ok), "the workdir is not writable any more: %s %s", r.out, r.err);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *p = esc_wpath(e, names[i]);
+
+		cr_expect(!esc_exists(p), "%s exists on the host after the run", names[i]);
+		free(p);
+	}
+	{
+		char *m = esc_wpath(e, "moved");
+
+		cr_expect(!esc_exists(m), "a placeholder was moved out of its place");
+		free(m);
+	}
+	free(ok);
+	free(git);
+	tu_run_free(&r);
+}
+
 /* --readonly: writers the read-only allow-list lets through still cannot write. */
 ESC_CASE(escape_paths, readonly_workdir)
 {

@@ -111,7 +111,7 @@ static void check_same(struct cordon_profile *p, const char *wd)
 	size_t nwant = 0;
 	cordon_error e;
 
-	cr_assert_eq(hide_scan(fd, wd, p, &got, &e), 0, "hide_scan: %s", e.msg);
+	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "hide_scan: %s", e.msg);
 	ref_walk(p, wd, "", &want, &nwant);
 	have = calloc(got.n + 1, sizeof(*have));
 	for (size_t i = 0; i < got.n; i++)
