@@ -14,6 +14,7 @@ struct cordon_exec {
 	const char *workdir;
 	int workdir_fd;	      /* -1, or an fd of workdir opened by the caller (mounted as is) */
 	bool workdir_is_temp; /* cordon's own temp dir (it may chown it) */
+	bool workdir_tmpfs;   /* a temp dir nobody keeps: the sandbox works in a tmpfs there */
 	const struct cordon_profile *profile;
 	int stdin_fd; /* -1: /dev/null */
 	bool run_as;  /* run as uid/gid (daemon callers) */

@@ -366,6 +366,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.workdir = workdir,
 		.workdir_fd = temp ? -1 : rq->workdir_fd,
 		.workdir_is_temp = temp,
+		.workdir_tmpfs = temp && !rq->keep,
 		.profile = p,
 		.stdin_fd = rq->pass_stdin ? rq->stdin_fd : -1,
 		.run_as = rq->run_as,

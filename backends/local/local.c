@@ -136,6 +136,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		.workdir = x->workdir,
 		.workdir_fd = x->workdir_fd,
 		.workdir_is_temp = x->workdir_is_temp,
+		.workdir_tmpfs = x->workdir_tmpfs,
 		.stdin_fd = x->stdin_fd,
 		.stdout_fd = out_w,
 		.stderr_fd = err_w,

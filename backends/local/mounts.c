@@ -368,6 +368,24 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 
 	if (workdir_tree(pl, f, m) < 0)
 		return -1;
+	if (pl->workdir_tmpfs) {
+		/*
+		 * A temp workdir that nobody keeps is a tmpfs of tmp_size inside, the command's
+		 * own: what it writes is bounded (ENOSPC at the limit, in memory the run's cgroup
+		 * counts) and never reaches the host's disk, whose root-reserved blocks a run could
+		 * otherwise fill. The host directory under it stays empty.
+		 */
+		close_fd(&f->wd_tree);
+		f->wd_tree =
+			new_fs("tmpfs", pl->tmp_size, "0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		if (f->wd_tree < 0 ||
+		    fchownat(f->wd_tree, "", pl->uid, pl->gid, AT_EMPTY_PATH) < 0 ||
+		    (pl->readonly &&
+		     sys_mount_setattr(f->wd_tree, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY) < 0)) {
+			sb_fail_set(m, SB_STEP_NEW_TMPFS, errno, pl->workdir);
+			return -1;
+		}
+	}
 	sb_trace(pl, SB_STEP_OPEN_WORKDIR);
 
 	/* ro_bind: read-only, nosuid, nodev, recursively (a submount must not stay writable). */

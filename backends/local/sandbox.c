@@ -567,7 +567,8 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	    prep_binds(x, p, e) < 0)
 		return -1;
 	trace_line(x, "prepare: workdir, identity, ro_bind", now_ms());
-	if (hide_wanted(p)) {
+	/* A fresh temp workdir that becomes a tmpfs inside holds nothing to hide. */
+	if (hide_wanted(p) && !s->workdir_tmpfs) {
 		if (hide_scan(x->wd_fd, x->workdir, p, !policy_workdir_readonly(p), &x->hides, e) <
 		    0)
 			return cordon_err_prefix(e, "sandbox: hide");
@@ -616,6 +617,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	pl->wd_ino = wd.st_ino;
 	pl->wd_tree_fd = x->wd_tree;
 	pl->readonly = policy_workdir_readonly(p);
+	pl->workdir_tmpfs = s->workdir_tmpfs;
 	pl->binds = x->binds;
 	pl->nbinds = x->nbinds;
 	pl->hides = x->hides.v;

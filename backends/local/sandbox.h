@@ -126,6 +126,7 @@ struct sb_plan {
 	dev_t wd_dev;
 	ino_t wd_ino;
 	bool readonly;
+	bool workdir_tmpfs; /* mount a tmpfs of tmp_size on the workdir (a temp one nobody keeps) */
 	/*
 	 * As root: the workdir's detached mount tree, cloned from the parent's fd and flagged
 	 * (nosuid, nodev, read-only, idmapped) by the parent; the child only attaches it.

@@ -934,3 +934,42 @@ Test(cli, supplementary_groups, .timeout = 60)
 	tu_rmtree(wd);
 	free(wd);
 }
+
+/*
+ * A temp workdir nobody keeps is a tmpfs of tmp_size inside the sandbox: a disk fill stops at
+ * the limit (ENOSPC) and nothing reaches the host's disk; the host directory under it stays
+ * empty and is removed. With --keep the files are on the host, as the user asked.
+ */
+Test(cli, temp_workdir_is_bounded, .timeout = 60)
+{
+	char *tmp = tu_tmpdir(), env[300], kept[400] = "", f[500];
+	char *envv[] = { env, "PATH=/usr/bin:/bin", NULL };
+	struct tu_run r;
+
+	snprintf(env, sizeof(env), "TMPDIR=%s", tmp);
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "-p",
+			    CORDON_SRCDIR "/profiles/default.conf", "--",
+			    "stat -f -c %T .; head -c 300000000 /dev/zero > big; echo rc=$?; "
+			    "wc -c < big; rm big; echo x > small && cat small",
+			    NULL });
+	cr_expect_eq(r.status, 0, "status %d: %s%s", r.status, r.out, r.err);
+	cr_expect(strstr(r.out, "tmpfs\n") == r.out, "the workdir is not a tmpfs: %s", r.out);
+	cr_expect(strstr(r.out, "No space left on device") || strstr(r.out, "rc=1"),
+		  "300 MB were written in a 256M workdir: %s", r.out);
+	cr_expect(strstr(r.out, "\n268435456\n") || strstr(r.out, "\n2684"),
+		  "the file is not cut at the limit: %s", r.out);
+	cr_expect_eq(count_entries(tmp, "cordon-", NULL, 0), 0, "the temp workdir is left");
+	tu_run_free(&r);
+
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--keep", "--",
+			    "echo kept > k.txt", NULL });
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(count_entries(tmp, "cordon-", kept, sizeof(kept)), 1);
+	snprintf(f, sizeof(f), "%s/k.txt", kept);
+	cr_expect(access(f, F_OK) == 0, "--keep: %s is not on the host", f);
+	tu_run_free(&r);
+	tu_rmtree(tmp);
+	free(tmp);
+}
