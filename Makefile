@@ -20,7 +20,8 @@ PKGS      := libseccomp libcap mount libcurl jansson libmicrohttpd inih libpcre2
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 DEB_DEPS  := gcc make pkg-config libseccomp-dev libcap-dev libmount-dev libcurl4-openssl-dev \
              libjansson-dev libmicrohttpd-dev libinih-dev libpcre2-dev \
-             libcriterion-dev scdoc clang-format python3 libc6-dev strace iproute2 curl
+             libcriterion-dev scdoc clang-format python3 libc6-dev strace iproute2 curl \
+             python3-pip python3-setuptools python3-wheel
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
