@@ -8,7 +8,10 @@ checks types sees what it expects:
 - a local cordon environment is an AG2 `SingletonFactory`, so that AG2's `ShellAdapter` reports
   the sandbox's real host workdir (a `Path`: `.exists()` works) in the tool description and
   resolves `ignore` against it, as it does for AG2's `LocalEnvironment`;
-- the sandbox is an AG2 `SandboxBase`.
+- the sandbox is an AG2 `LocalSandbox` (a `SandboxBase`): it runs on this host and has AG2's
+  synchronous `exec_sync`, so AG2's `ShellAdapter.run_sync` calls it directly, also from
+  inside a running event loop, as it does for AG2's own local sandbox. None of LocalSandbox's
+  own code runs: cordon's sandbox defines every method (and never calls its __init__).
 
 Set CORDON_NO_AG2=1 to use the stand-ins even when AG2 is installed.
 """
@@ -23,9 +26,10 @@ try:
     from autogen.beta.tools.sandbox.base import ExecResult as _AG2ExecResult  # type: ignore
     from autogen.beta.tools.sandbox.base import SandboxBase as _AG2SandboxBase  # type: ignore
     from autogen.beta.tools.sandbox.factory import SingletonFactory as _AG2SingletonFactory  # type: ignore
+    from autogen.beta.tools.sandbox.local import LocalSandbox as _AG2LocalSandbox  # type: ignore
 except Exception as exc:  # ImportError, or AG2 present but its dependencies are not
     AG2 = f"{type(exc).__name__}: {exc}"
-    _AG2ExecResult = _AG2SandboxBase = _AG2SingletonFactory = None
+    _AG2ExecResult = _AG2SandboxBase = _AG2SingletonFactory = _AG2LocalSandbox = None
 
 
 class _ExecResult:
@@ -57,4 +61,5 @@ _ExecResult.__name__ = _ExecResult.__qualname__ = "ExecResult"
 
 ExecResult: Any = _AG2ExecResult if _AG2ExecResult is not None else _ExecResult
 SandboxBase: Any = _AG2SandboxBase if _AG2SandboxBase is not None else object
+LocalSandbox: Any = _AG2LocalSandbox if _AG2LocalSandbox is not None else SandboxBase
 SingletonFactory: Any = _AG2SingletonFactory if _AG2SingletonFactory is not None else object

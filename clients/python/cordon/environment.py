@@ -10,7 +10,8 @@ env=None, timeout=None)` returning an `ExecResult(output, exit_code)`, `stream`,
 `get_file`, `remove_file` and `aclose`. This module provides all of it. When AG2 is importable
 its own types are used (`_ag2.py`): `ExecResult` is AG2's, the environment is an AG2
 `SingletonFactory` (so AG2 reports and filters against the real host workdir, as for its own
-`LocalEnvironment`) and the sandbox an AG2 `SandboxBase`. Without AG2 nothing here needs it.
+`LocalEnvironment`) and the sandbox an AG2 `LocalSandbox` (AG2's `run_sync` calls its
+`exec_sync`). Without AG2 nothing here needs it.
 
 Like AG2's environments, one sandbox (one cordond session, a persistent workdir) is created on
 first use and reused by every open(), so files persist between tool calls; aclose() tears it
@@ -28,7 +29,7 @@ import weakref
 from pathlib import Path, PurePosixPath
 from typing import Any, AsyncIterator, Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from ._ag2 import ExecResult, SandboxBase, SingletonFactory
+from ._ag2 import ExecResult, LocalSandbox, SingletonFactory
 from .client import Cordon, CordonError, Session
 
 # Variables cordond sets to the identity the command really runs as (the caller, or for root
@@ -89,7 +90,7 @@ def _daemon_path_error(e: CordonError, p: str) -> Exception:
     return e
 
 
-class CordonSandbox(SandboxBase):
+class CordonSandbox(LocalSandbox):
     """One cordond session, as an AG2 Sandbox (async) with sync twins for plain scripts."""
 
     def __init__(self, environment: "CordonEnvironment", session: Session):

@@ -194,6 +194,7 @@ from pathlib import Path
 from autogen.beta.tools.sandbox.base import ExecResult, SandboxBase
 from autogen.beta.tools.sandbox.factory import SingletonFactory
 from autogen.beta.tools.sandbox.adapter import ShellAdapter
+from autogen.beta.tools.sandbox.local import LocalSandbox
 import cordon
 out = {"ag2": cordon.AG2_UNAVAILABLE}
 env = cordon.CordonEnvironment(socket=sys.argv[1])
@@ -204,7 +205,8 @@ async def go():
     out["workdir_exists"] = a.workdir.exists()
     out["workdir_is_session"] = str(a.workdir) == env.sandbox.session.workdir
     out["factory"] = isinstance(env, SingletonFactory)
-    out["sandbox_base"] = isinstance(env.sandbox, SandboxBase)
+    out["sandbox_base"] = isinstance(env.sandbox, SandboxBase) and isinstance(env.sandbox, LocalSandbox)
+    out["run_sync_in_loop"] = a.run_sync("echo sync")
     out["execresult_is_ag2s"] = cordon.ExecResult is ExecResult
     out["exec_eq"] = (await env.sandbox.exec(["echo", "hi"])) == ExecResult("hi", 0)
     out["run"] = await a.run("echo hi; exit 3")
@@ -231,6 +233,7 @@ print(json.dumps(out))
                 "workdir_is_session": True,
                 "factory": True,
                 "sandbox_base": True,
+                "run_sync_in_loop": "sync",
                 "execresult_is_ag2s": True,
                 "exec_eq": True,
                 "run": "hi\n[exit code: 3]",

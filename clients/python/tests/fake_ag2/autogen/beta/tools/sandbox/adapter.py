@@ -3,7 +3,10 @@
 
 from pathlib import PurePosixPath
 
+import asyncio
+
 from .factory import SandboxFactory, SingletonFactory
+from .local import LocalSandbox
 
 
 class ShellAdapter:
@@ -30,6 +33,19 @@ class ShellAdapter:
         else:
             r = await self._sandbox.exec(argv, env=self._env, timeout=self._timeout)
         return _format(r)
+
+
+    def run_sync(self, command: str) -> str:
+        sb = self._sandbox
+        if isinstance(sb, SingletonFactory):
+            sb = sb.sandbox
+        if isinstance(sb, LocalSandbox):
+            return _format(sb.exec_sync(["sh", "-c", command], env=self._env, timeout=self._timeout))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(command))
+        raise RuntimeError("run_sync() cannot be invoked from inside an active event loop")
 
 
 def _format(r) -> str:
