@@ -56,7 +56,7 @@ UNIT      := $(B)/tests/unit
 INTEG     := $(B)/tests/integration
 ESCAPE    := $(B)/tests/escape
 
-.PHONY: all check demo install deps bench fuzz clean format format-check tests deb run-tests
+.PHONY: all check check-ag2 demo install deps bench fuzz clean format format-check tests deb run-tests
 .DEFAULT_GOAL := all
 
 all: $(CLI) $(DAEMON)
@@ -145,6 +145,11 @@ check: deps
 	@$(MAKE) --no-print-directory format-check
 	@$(MAKE) --no-print-directory tests
 	@tests/run-all.sh $(B)
+
+# AG2's own shell/sandbox tests against cordon: AG2_SRC=/path/to/ag2 make check-ag2
+# (skips, exit 0 with the reason, when AG2 or its dependencies cannot be imported).
+check-ag2: $(CLI) $(DAEMON)
+	@tests/ag2/run.sh $(B); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
 
 demo: deps
 	@$(MAKE) --no-print-directory all
