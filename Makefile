@@ -12,6 +12,9 @@ DESTDIR   ?=
 BINDIR    ?= $(PREFIX)/bin
 SBINDIR   ?= $(PREFIX)/sbin
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+# The Python client (package `cordon`, stdlib only): Debian's path for PREFIX=/usr, else the
+# usual site-packages-less layout a PYTHONPATH can name.
+PYDIR     ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python3/dist-packages)
 B         := build
 comma     := ,
 
@@ -165,6 +168,8 @@ install: $(CLI) $(DAEMON)
 	install -d $(DESTDIR)$(SBINDIR)
 	install -m 0755 $(DAEMON) $(DESTDIR)$(SBINDIR)/cordond
 	install -m 0644 profiles/*.conf $(DESTDIR)$(SYSCONFDIR)/cordon/profiles/
+	install -d $(DESTDIR)$(PYDIR)/cordon
+	install -m 0644 clients/python/cordon/*.py $(DESTDIR)$(PYDIR)/cordon/
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:
