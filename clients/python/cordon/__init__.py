@@ -17,6 +17,7 @@ from .client import Cordon, CordonError, Session, DEFAULT_SOCKET
 from .environment import (
     CordonEnvironment,
     CordonLocalEnvironment,
+    CordonLocalSandbox,
     CordonPathError,
     CordonSandbox,
     ExecResult,
@@ -31,6 +32,7 @@ __all__ = [
     "Session",
     "CordonEnvironment",
     "CordonLocalEnvironment",
+    "CordonLocalSandbox",
     "CordonSandbox",
     "CordonShellExecutor",
     "CmdResult",

@@ -24,6 +24,7 @@ import atexit
 import contextlib
 import os
 import shutil
+import tempfile
 import threading
 import weakref
 from pathlib import Path, PurePosixPath
@@ -219,12 +220,13 @@ class CordonSandbox(LocalSandbox):
         await asyncio.to_thread(self.remove_file_sync, path)
 
     def close(self) -> None:
-        """Delete the session (idempotent)."""
+        """Delete the session (idempotent); with `cleanup`, remove the workdir too."""
         if self._closed:
             return
         self._closed = True
         self._env._forget(self)
         self._session.close()
+        self._env._cleanup_workdir()
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
@@ -271,6 +273,7 @@ class CordonEnvironment(SingletonFactory):
         max_output: Optional[int] = None,
         languages: Sequence[str] = ("python", "bash"),
         refusal_exit_code: int = 0,
+        temp_prefix: Optional[str] = None,
         client: Optional[Cordon] = None,
     ):
         if timeout is not None and not timeout > 0:
@@ -280,6 +283,11 @@ class CordonEnvironment(SingletonFactory):
         self.image = image
         self._workdir = str(Path(workdir).resolve()) if workdir is not None else None
         self.cleanup = cleanup if cleanup is not None else workdir is None
+        # With a temp_prefix, a workdir=None session gets a directory this process makes with
+        # tempfile.mkdtemp(prefix=...), as AG2's LocalSandbox does ("ag2_sandbox_"); without
+        # one, cordond makes and removes a temporary workdir of its own.
+        self.temp_prefix = temp_prefix
+        self._made_workdir = False
         self.client = client or Cordon(socket)
         self.env_vars = dict(env_vars) if env_vars else None
         self.inherit_env = inherit_env
@@ -307,11 +315,22 @@ class CordonEnvironment(SingletonFactory):
         SingletonFactory.sandbox)."""
         with self._lock:
             if self._sandbox is None:
-                s = self.client.session(
-                    profile=self.profile, workdir=self._workdir, backend=self.backend, image=self.image
-                )
-                self._sandbox = CordonSandbox(self, s)
+                self._sandbox = CordonSandbox(self, self._new_session())
             return self._sandbox
+
+    def _new_session(self) -> Session:
+        if self._workdir is None and self.temp_prefix is not None:
+            self._workdir = tempfile.mkdtemp(prefix=self.temp_prefix)
+            self._made_workdir = True
+        try:
+            return self.client.session(
+                profile=self.profile, workdir=self._workdir, backend=self.backend, image=self.image
+            )
+        except BaseException:
+            if self._made_workdir:
+                shutil.rmtree(self._workdir, ignore_errors=True)
+                self._workdir, self._made_workdir = None, False
+            raise
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[CordonSandbox]:
@@ -342,9 +361,13 @@ class CordonEnvironment(SingletonFactory):
             sb, self._sandbox = self._sandbox, None
         if sb is not None:
             sb.close()
-            if self.cleanup and self._workdir is not None:
-                shutil.rmtree(self._workdir, ignore_errors=True)
         self.client.close()
+
+    def _cleanup_workdir(self) -> None:
+        if self.cleanup and self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            if self._made_workdir:
+                self._workdir = None
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
@@ -390,6 +413,7 @@ class CordonLocalEnvironment(CordonEnvironment):
         profile: str = "ag2-compat",
         **kw: Any,
     ):
+        kw.setdefault("temp_prefix", "ag2_sandbox_")
         super().__init__(
             profile,
             backend="local",
@@ -401,6 +425,19 @@ class CordonLocalEnvironment(CordonEnvironment):
             languages=languages,
             **kw,
         )
+
+
+class CordonLocalSandbox(CordonSandbox):
+    """AG2's `LocalSandbox(path=None, *, cleanup=None, timeout=60, max_output=100_000,
+    env_vars=None, languages=("python", "bash"))`, run in cordon's local sandbox: a sandbox made
+    directly, without a factory (its cordond session is made at once, its workdir created, as
+    AG2's). Same extra keywords as CordonLocalEnvironment (`profile`, `socket`, ...)."""
+
+    def __init__(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, **kw: Any):
+        env = CordonLocalEnvironment(path, **kw)
+        with env._lock:
+            super().__init__(env, env._new_session())
+            env._sandbox = self
 
 
 def _close_at_exit(ref: "weakref.ReferenceType[CordonEnvironment]") -> None:

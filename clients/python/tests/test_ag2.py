@@ -24,6 +24,7 @@ from cordon import (  # noqa: E402
     CordonEnvironment,
     CordonError,
     CordonLocalEnvironment,
+    CordonLocalSandbox,
     CordonShellExecutor,
     ExecResult,
 )
@@ -183,6 +184,43 @@ class TestDropIn(DaemonCase):
         self.assertFalse(os.path.exists(d))  # unless cleanup=True
         with self.assertRaises(ValueError):
             CordonLocalEnvironment(timeout=0)
+
+    def test_local_sandbox_like_ag2s(self) -> None:
+        """CordonLocalSandbox is made as AG2's LocalSandbox: a temp workdir named ag2_sandbox_*
+        (removed by aclose) or the given path (created, kept), usable at once."""
+
+        async def go():
+            sb = CordonLocalSandbox(socket=self.daemon.socket, timeout=0.5, languages=("python",))
+            wd = sb.host_workdir
+            self.assertTrue(wd.name.startswith("ag2_sandbox_"), wd)
+            self.assertTrue(wd.exists())
+            self.assertEqual(sb.workdir, PurePosixPath(wd.as_posix()))
+            self.assertEqual(sb.supported_languages, ("python",))
+            self.assertEqual(await sb.exec(["sh", "-c", "echo hello && echo world"]),
+                             ExecResult("hello\nworld", 0))
+            r = await sb.exec(["sleep", "5"])
+            self.assertEqual((r.exit_code, "timed out" in r.output.lower()), (124, True))
+            self.assertEqual((await sb.exec(["this-command-does-not-exist-xyz"])).exit_code, 127)
+            with self.assertRaises(TypeError):
+                await sb.exec(["echo", "x"], shell=True)
+            async with sb as same:
+                self.assertIs(same, sb)
+            with self.assertRaisesRegex(RuntimeError, "closed"):
+                await sb.exec(["echo", "hi"])
+            await sb.aclose()
+            self.assertFalse(wd.exists())
+
+            d = Path(tempfile.mkdtemp(prefix="cordon-py-lsb-"))
+            self.addCleanup(shutil.rmtree, d, True)
+            nested = d / "deep" / "nested"
+            sb = CordonLocalSandbox(nested, socket=self.daemon.socket)
+            self.assertEqual(sb.host_workdir, nested.resolve())
+            await sb.put_file(PurePosixPath("sub/x.txt"), b"x")
+            self.assertEqual((nested / "sub" / "x.txt").read_bytes(), b"x")
+            await sb.aclose()
+            self.assertTrue(nested.exists())
+
+        _run(go())
 
     def test_with_ag2_types(self) -> None:
         """The path taken when AG2 is importable, with AG2's types (a stand-in when AG2 is
