@@ -344,8 +344,12 @@ class CordonEnvironment(SingletonFactory):
         return self._open()
 
     @property
-    def workdir(self) -> PurePosixPath:
-        return self.sandbox.workdir
+    def workdir(self) -> Union[Path, PurePosixPath]:
+        """What AG2's ShellAdapter shows for this environment: the host `Path` of a local
+        session (`.exists()` works), else the sandbox-side `PurePosixPath`."""
+        sb = self.sandbox
+        host = sb.host_workdir
+        return host if host is not None else sb.workdir
 
     @property
     def host_workdir(self) -> Optional[Path]:
