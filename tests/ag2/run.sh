@@ -39,16 +39,8 @@ trap cleanup EXIT
 # A profile that is ag2-compat plus this Python's trees, read-only: AG2's tests run
 # sys.executable, which may live outside /usr (a pyenv or a venv under a home).
 mkdir "$tmp/profiles"
-{
-	printf '[profile]\ndescription = ag2-compat plus the test Python\ninclude = ag2-compat\n[sandbox]\n'
-	for d in /usr /bin /sbin /lib /lib64 /etc; do [ -e "$d" ] && echo "ro_bind = $d"; done
-	"$PY" -c 'import os, sys
-seen = set()
-for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))):
-    p = os.path.realpath(p)
-    if p not in seen and not any(p == d or p.startswith(d + "/") for d in ("/usr", "/bin", "/lib", "/etc")):
-        seen.add(p); print("ro_bind = " + p)'
-} >"$tmp/profiles/ag2-test.conf"
+PYTHONPATH="$ROOT/clients/python" "$PY" -m cordon.profile >"$tmp/profiles/ag2-test.conf" ||
+	{ echo "ag2: cannot write the test profile"; exit 1; }
 
 CORDON_PROFILE_PATH="$tmp/profiles" "$B/cordond" --socket "$tmp/s" >"$tmp/cordond.log" 2>&1 &
 pid=$!

@@ -338,13 +338,13 @@ class TestInterpreterProfile(unittest.TestCase):
         exe = Path(sys.executable).resolve()
         if any(str(exe).startswith(p + "/") for p in ("/usr", "/bin", "/lib")):
             self.skipTest(f"{exe} is inside the system trees already")
-        tree = exe.parents[1]  # .../bin/python3 -> the interpreter's prefix
         pdir = tempfile.mkdtemp(prefix="cordon-test-prof-")
         self.addCleanup(shutil.rmtree, pdir, True)
-        binds = "".join(f"ro_bind = {p}\n" for p in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", tree))
-        Path(pdir, "mypython.conf").write_text(
-            "[profile]\ninclude = ag2-compat\n[sandbox]\n" + binds
-        )
+        r = subprocess.run([sys.executable, "-m", "cordon.profile"], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(CLIENT)), timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"ro_bind = {os.path.realpath(sys.prefix)}\n", r.stdout)
+        Path(pdir, "mypython.conf").write_text(r.stdout)
         os.chmod(pdir, 0o755)
         old = os.environ.get("CORDON_PROFILE_PATH")
         os.environ["CORDON_PROFILE_PATH"] = pdir
@@ -366,6 +366,24 @@ class TestInterpreterProfile(unittest.TestCase):
                 self.assertEqual(env.exec_sync(code), ExecResult("42", 0))
         finally:
             self.assertEqual(daemon.stop(), 0)
+
+
+class TestProfileText(unittest.TestCase):
+    def test_profile_text(self) -> None:
+        from cordon.profile import main, profile_text, python_trees
+
+        t = profile_text("default", ["/opt/x"], python=False)
+        self.assertEqual(
+            t.splitlines()[:4], ["[profile]", f"description = default plus {sys.executable} read-only",
+                                 "include = default", "[sandbox]"])
+        self.assertIn("ro_bind = /usr\n", t)
+        self.assertTrue(t.endswith("ro_bind = /opt/x\n"), t)
+        for tree in python_trees():  # python=False: this Python's trees are not added
+            self.assertNotIn(f"ro_bind = {tree}\n", t)
+            self.assertIn(f"ro_bind = {tree}\n", profile_text())
+        with self.assertRaises(ValueError):
+            profile_text(extra=["relative"])
+        self.assertEqual(main(["--no-python", "relative"]), 2)
 
 
 class TestPackage(unittest.TestCase):
