@@ -220,15 +220,20 @@ class Cordon:
         value = False
         # Walk the include chain; a file's own setting wins over what it includes.
         chain = []
-        cur: Optional[str] = name
-        while cur and cur not in seen and len(chain) < 16:
-            seen.add(cur)
-            path = cur if cur.startswith("/") else paths.get(cur, "")
+        path = paths.get(name, "")
+        while path and path not in seen and len(chain) < 16:
+            seen.add(path)
             settings = _read_profile(path)
             if settings is None:
                 return False
             chain.append(settings)
-            cur = settings.get("include")
+            inc = settings.get("include") or ""
+            # As cordon-profile(5): a value with a '/' or ending in .conf is a path relative to
+            # the including file, anything else a name on the profile path.
+            if "/" in inc or inc.endswith(".conf"):
+                path = os.path.join(os.path.dirname(path), inc)
+            else:
+                path = paths.get(inc, "") if inc else ""
         for settings in reversed(chain):
             v = settings.get("env_inherit")
             if v is not None:

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from tests.test_cordon import PYTHON, ROOT, DaemonCase, Daemon, _give_to_nobody, _need, ag2_format
 
 from cordon import (  # noqa: E402
+    Cordon,
     CordonEnvironment,
     CordonError,
     CordonLocalEnvironment,
@@ -345,6 +346,11 @@ class TestInterpreterProfile(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"ro_bind = {os.path.realpath(sys.prefix)}\n", r.stdout)
         Path(pdir, "mypython.conf").write_text(r.stdout)
+        # env_inherit is followed through include, by name and by relative path.
+        Path(pdir, "bypath.conf").write_text("[profile]\ninclude = mypython.conf\n")
+        Path(pdir, "scrubbed.conf").write_text(
+            "[profile]\ninclude = mypython\n[sandbox]\nenv_inherit = false\n"
+        )
         os.chmod(pdir, 0o755)
         old = os.environ.get("CORDON_PROFILE_PATH")
         os.environ["CORDON_PROFILE_PATH"] = pdir
@@ -358,12 +364,18 @@ class TestInterpreterProfile(unittest.TestCase):
                 os.environ.pop("CORDON_PROFILE_PATH")
             else:
                 os.environ["CORDON_PROFILE_PATH"] = old
+        daemon_client = Cordon(daemon.socket)
+        self.addCleanup(daemon_client.close)
         try:
             code = ["sh", "-c", f"{exe} -c 'print(6*7)'"]
             with CordonEnvironment("ag2-compat", socket=daemon.socket) as env:
                 self.assertEqual(env.exec_sync(code).exit_code, 127)
             with CordonEnvironment("mypython", socket=daemon.socket) as env:
                 self.assertEqual(env.exec_sync(code), ExecResult("42", 0))
+            for name, inherits in (("mypython", True), ("bypath", True), ("scrubbed", False),
+                                   ("default", False), ("no-such", False)):
+                with self.subTest(profile=name):
+                    self.assertIs(daemon_client.profile_inherits_env(name), inherits)
         finally:
             self.assertEqual(daemon.stop(), 0)
 
