@@ -256,6 +256,8 @@ class CordonEnvironment(SingletonFactory):
     languages    what `supported_languages` reports (AG2's code tool reads it)
     refusal_exit_code  the exit code a refusal by cordon's own policy comes back with from
                  exec: 0 (default) makes AG2's adapter show it bare, as its own refusals
+    temp_prefix  with workdir=None: make the temporary workdir here, with this prefix (as AG2's
+                 "ag2_sandbox_"), instead of letting cordond make one
     """
 
     def __init__(

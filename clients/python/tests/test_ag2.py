@@ -168,6 +168,26 @@ class TestDropIn(DaemonCase):
                 if os.geteuid() == 0:
                     self.assertEqual(who, "nobody")
 
+    def test_backend_and_image_are_passed_through(self) -> None:
+        """backend= and image= reach cordond's POST /v1/sessions as they are."""
+
+        class Capture(Cordon):
+            def session(self, **kw):
+                self.kw = kw
+                raise CordonError(400, "captured")
+
+        cap = Capture(self.daemon.socket)
+        env = CordonEnvironment(backend="docker", image="busybox", client=cap)
+        self.addCleanup(env.close)
+        with self.assertRaises(CordonError):
+            env.sandbox
+        self.assertEqual((cap.kw["backend"], cap.kw["image"]), ("docker", "busybox"))
+        # And the client puts them in the body: a backend cordond does not know is a 400.
+        with self.assertRaises(CordonError) as cm:
+            self.env(backend="no-such-backend").sandbox
+        self.assertEqual(cm.exception.status, 400)
+        self.assertTrue(cm.exception.message.startswith("backend"), cm.exception.message)
+
     def test_local_environment_like_ag2s(self) -> None:
         d = tempfile.mkdtemp(prefix="cordon-py-local-")
         _give_to_nobody(d)
