@@ -7,7 +7,8 @@ The sandbox shows only a profile's `ro_bind` trees, the workdir and a private /t
 under a home directory (pyenv, a venv, conda: `sys.executable`, or `python` on a venv's PATH)
 is not there. The profile printed here includes another one (default `ag2-compat`) and binds,
 read-only, the system trees that profile binds by default plus this interpreter's prefixes
-(`sys.prefix`, `sys.base_prefix`, the real executable's) and the extra paths given. A first
+(`sys.prefix`, `sys.base_prefix`, the real executable's; for a pyenv Python the whole pyenv
+root, whose shims `python` runs through) and the extra paths given. A first
 `ro_bind` in a profile replaces the included list, hence the system trees are repeated.
 """
 
@@ -23,14 +24,26 @@ def _inside(path: str, trees: Iterable[str]) -> bool:
     return any(path == t or path.startswith(t.rstrip("/") + "/") for t in trees)
 
 
+def _pyenv_root(prefix: str) -> Optional[str]:
+    """The pyenv root of a prefix `<root>/versions/<name>`, when `<root>/shims` exists: `python`
+    on a pyenv user's PATH is a shim there that runs `pyenv exec`, so the whole root is
+    needed, not only the version's prefix."""
+    versions = os.path.dirname(prefix)
+    root = os.path.dirname(versions)
+    if os.path.basename(versions) == "versions" and os.path.isdir(os.path.join(root, "shims")):
+        return root
+    return None
+
+
 def python_trees() -> List[str]:
-    """This interpreter's prefixes that the system trees do not already cover."""
+    """This interpreter's prefixes (a pyenv's whole root) not covered by the system trees."""
     out: List[str] = []
     exe_prefix = os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))
     for p in (sys.prefix, sys.base_prefix, exe_prefix):
         p = os.path.realpath(p)
-        if p not in out and not _inside(p, SYSTEM_TREES):
-            out.append(p)
+        p = _pyenv_root(p) or p
+        if not _inside(p, SYSTEM_TREES) and not _inside(p, out):
+            out = [o for o in out if not _inside(o, [p])] + [p]
     return out
 
 

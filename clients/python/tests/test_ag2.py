@@ -351,6 +351,10 @@ class TestShellExecutor(DaemonCase):
         self.assertIn("allowed_commands", str(cm.exception))
 
 
+def _covers(tree: str, path: str) -> bool:
+    return path == tree or path.startswith(tree.rstrip("/") + "/")
+
+
 class TestInterpreterProfile(unittest.TestCase):
     """An interpreter outside the read-only system trees (a pyenv or venv under a home) is
     made visible by a profile that adds it with ro_bind (docs/ag2.md)."""
@@ -364,7 +368,9 @@ class TestInterpreterProfile(unittest.TestCase):
         r = subprocess.run([sys.executable, "-m", "cordon.profile"], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONPATH=str(CLIENT)), timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn(f"ro_bind = {os.path.realpath(sys.prefix)}\n", r.stdout)
+        self.assertTrue(
+            any(line.startswith("ro_bind = ") and _covers(line[10:], os.path.realpath(sys.prefix))
+                for line in r.stdout.splitlines()), r.stdout)
         Path(pdir, "mypython.conf").write_text(r.stdout)
         # env_inherit is followed through include, by name and by relative path.
         Path(pdir, "bypath.conf").write_text("[profile]\ninclude = mypython.conf\n")
@@ -388,10 +394,16 @@ class TestInterpreterProfile(unittest.TestCase):
         self.addCleanup(daemon_client.close)
         try:
             code = ["sh", "-c", f"{exe} -c 'print(6*7)'"]
+            # `python` as the caller's PATH finds it (a venv's bin, a pyenv shim) runs too.
+            which = shutil.which("python")
+            on_path = ["sh", "-c", "python -c 'print(6*7)'"]
             with CordonEnvironment("ag2-compat", socket=daemon.socket) as env:
                 self.assertEqual(env.exec_sync(code).exit_code, 127)
             with CordonEnvironment("mypython", socket=daemon.socket) as env:
                 self.assertEqual(env.exec_sync(code), ExecResult("42", 0))
+                self.assertTrue(env.inherits_env())
+                if which is not None:
+                    self.assertEqual(env.exec_sync(on_path), ExecResult("42", 0), which)
             for name, inherits in (("mypython", True), ("bypath", True), ("scrubbed", False),
                                    ("default", False), ("no-such", False)):
                 with self.subTest(profile=name):
@@ -416,6 +428,22 @@ class TestProfileText(unittest.TestCase):
         with self.assertRaises(ValueError):
             profile_text(extra=["relative"])
         self.assertEqual(main(["--no-python", "relative"]), 2)
+
+    def test_pyenv_root(self) -> None:
+        """A pyenv Python gets the whole pyenv root (its shims are what `python` on PATH runs),
+        any other prefix itself."""
+        from cordon.profile import _pyenv_root
+
+        d = tempfile.mkdtemp(prefix="cordon-py-pyenv-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.makedirs(os.path.join(d, "pyenv", "versions", "3.11.7"))
+        os.makedirs(os.path.join(d, "venv", "versions", "x"))
+        self.assertIsNone(_pyenv_root(os.path.join(d, "pyenv", "versions", "3.11.7")))
+        os.makedirs(os.path.join(d, "pyenv", "shims"))
+        self.assertEqual(_pyenv_root(os.path.join(d, "pyenv", "versions", "3.11.7")),
+                         os.path.join(d, "pyenv"))
+        self.assertIsNone(_pyenv_root(os.path.join(d, "venv", "versions", "x")))
+        self.assertIsNone(_pyenv_root("/usr"))
 
 
 class TestPackage(unittest.TestCase):
