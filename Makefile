@@ -12,6 +12,9 @@ DESTDIR   ?=
 BINDIR    ?= $(PREFIX)/bin
 SBINDIR   ?= $(PREFIX)/sbin
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+# The Python client (package `cordon`, stdlib only): Debian's path for PREFIX=/usr, else the
+# usual site-packages-less layout a PYTHONPATH can name.
+PYDIR     ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python3/dist-packages)
 B         := build
 comma     := ,
 
@@ -20,7 +23,8 @@ PKGS      := libseccomp libcap mount libcurl jansson libmicrohttpd inih libpcre2
 # Debian packages the build and the tests need; `make deps` installs the missing ones.
 DEB_DEPS  := gcc make pkg-config libseccomp-dev libcap-dev libmount-dev libcurl4-openssl-dev \
              libjansson-dev libmicrohttpd-dev libinih-dev libpcre2-dev \
-             libcriterion-dev scdoc clang-format python3 libc6-dev strace iproute2 curl
+             libcriterion-dev scdoc clang-format python3 libc6-dev strace iproute2 curl \
+             python3-pip python3-setuptools python3-wheel
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
@@ -55,7 +59,7 @@ UNIT      := $(B)/tests/unit
 INTEG     := $(B)/tests/integration
 ESCAPE    := $(B)/tests/escape
 
-.PHONY: all check demo install deps bench fuzz clean format format-check tests deb run-tests
+.PHONY: all check check-ag2 demo install deps bench fuzz clean format format-check tests deb run-tests
 .DEFAULT_GOAL := all
 
 all: $(CLI) $(DAEMON)
@@ -145,6 +149,11 @@ check: deps
 	@$(MAKE) --no-print-directory tests
 	@tests/run-all.sh $(B)
 
+# AG2's own shell/sandbox tests against cordon: AG2_SRC=/path/to/ag2 make check-ag2
+# (skips, exit 0 with the reason, when AG2 or its dependencies cannot be imported).
+check-ag2: $(CLI) $(DAEMON)
+	@tests/ag2/run.sh $(B); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
+
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@tests/demo.sh $(B)/cordon
@@ -159,6 +168,8 @@ install: $(CLI) $(DAEMON)
 	install -d $(DESTDIR)$(SBINDIR)
 	install -m 0755 $(DAEMON) $(DESTDIR)$(SBINDIR)/cordond
 	install -m 0644 profiles/*.conf $(DESTDIR)$(SYSCONFDIR)/cordon/profiles/
+	install -d $(DESTDIR)$(PYDIR)/cordon
+	install -m 0644 clients/python/cordon/*.py $(DESTDIR)$(PYDIR)/cordon/
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:

@@ -75,6 +75,23 @@ if [ -d clients/python/tests ]; then
 	fi
 fi
 
+# AG2's own shell/sandbox tests against cordon (tests/ag2/run.sh), when AG2 can be run here. A
+# skip (exit 77: no AG2 checkout in $AG2_SRC, or AG2's dependencies do not import) is not a
+# failure, even under CI: AG2 needs packages Debian does not have. The reason is printed.
+echo "== ag2"
+tests/ag2/run.sh "$B" >"$log" 2>&1
+rc=$?
+cat "$log"
+if [ "$rc" -eq 77 ]; then
+	echo "ag2: skipped (not counted):"
+	grep '^SKIP: ' "$log" | tail -1
+elif [ "$rc" -eq 0 ]; then
+	pass=$((pass + 1))
+else
+	echo "ag2: exited $rc"
+	fail=$((fail + 1))
+fi
+
 # A test dir that is new since the start was left behind by this run.
 left=$(LC_ALL=C comm -13 <(printf '%s\n' "$dirs_before") <(test_dirs))
 if [ -n "$left" ]; then

@@ -22,6 +22,7 @@
 #include <microhttpd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -270,6 +272,27 @@ static void finish_teardown(const struct conn *cn, struct cordon_teardown *td, c
 	free(temp_workdir);
 }
 
+/*
+ * Who a root caller's command really runs as (backends/local/sandbox.c, prep_identity): the
+ * workdir's owner when that is not root, else nobody (65534). HOME, USER and LOGNAME then name
+ * that identity (job.c), not root's: the command sees who it is, as AG2's subprocess does. An
+ * identity without a passwd entry leaves them unset.
+ */
+static void root_run_identity(int wdfd, char **name, char **home)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	struct stat st;
+	uid_t uid = 65534;
+
+	if (wdfd >= 0 && fstat(wdfd, &st) == 0 && st.st_uid != 0)
+		uid = st.st_uid;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
+		return;
+	*name = strdup(pw.pw_name);
+	*home = strdup(pw.pw_dir);
+}
+
 static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, struct req *rq,
 				  struct session *s)
 {
@@ -277,7 +300,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	struct cordon_teardown *td = NULL;
 	struct runner *runner = NULL;
 	cordon_error e = { 0 };
-	_cleanup_free_ char *workdir = NULL, *js = NULL;
+	_cleanup_free_ char *workdir = NULL, *js = NULL, *run_name = NULL, *run_home = NULL;
 	_cleanup_close_ int wdfd = -1;
 	bool temp = false, have_slot = false, refused = false, timed_out = false;
 	int hold = -1;
@@ -342,13 +365,16 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		}
 	}
 
+	if (cn->caller.uid == 0)
+		root_run_identity(s ? session_dirfd(s) : wdfd, &run_name, &run_home);
+
 	struct job j = {
 		.body = &b,
 		.profile = b.profile ? b.profile : (s ? session_profile(s) : "default"),
 		.uid = cn->caller.uid,
 		.gid = cn->caller.gid,
-		.name = cn->caller.name,
-		.home = cn->caller.home,
+		.name = cn->caller.uid == 0 ? run_name : cn->caller.name,
+		.home = cn->caller.uid == 0 ? run_home : cn->caller.home,
 		.workdir = workdir,
 		.workdir_fd = s ? session_dirfd(s) : wdfd,
 		.cancel = &cn->cancel,

@@ -76,8 +76,10 @@ static int request_profile(const struct run_body *b, const struct job *j,
 		p->timeout = b->timeout;
 	}
 	/*
-	 * The daemon's environment is not the caller's: HOME, USER and LOGNAME are the caller's
-	 * own, from their passwd entry, and the request's env comes last so it can override them.
+	 * The daemon's environment is not the caller's: HOME, USER and LOGNAME are those of the
+	 * identity the command runs as, from its passwd entry (the caller's own; for root, the
+	 * workdir's owner or nobody: http.c), and the request's env comes last so it can
+	 * override them.
 	 */
 	if (j->home && add_kv(&p->env, "HOME", j->home, e) < 0)
 		goto fail;

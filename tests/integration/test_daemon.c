@@ -1055,6 +1055,63 @@ static char *session_create(const char *sock, const char *user, const char *body
 	return id;
 }
 
+/*
+ * HOME, USER and LOGNAME name the identity the command runs as: a caller's own; for root, the
+ * workdir's owner, or nobody in a temporary (or root-owned) workdir, never root.
+ */
+Test(daemon, identity_variables, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	char body[512], want[512];
+	char *own = tu_tmpdir();
+	struct passwd *pw, *nobody;
+	const char *cmd = "echo \\\"$USER $LOGNAME $HOME\\\"; id -un";
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	cr_assert(pw);
+	char *member_home = strdup(pw->pw_dir);
+	nobody = getpwuid(65534);
+	cr_assert(nobody, "no passwd entry for 65534");
+	char *nobody_line = NULL;
+	cr_assert(asprintf(&nobody_line, "%s %s %s\n%s\n", nobody->pw_name, nobody->pw_name,
+			   nobody->pw_dir, nobody->pw_name) > 0);
+	cr_assert(chown(own, pw->pw_uid, pw->pw_gid) == 0);
+	daemon_start(&d, NULL);
+
+	/* Root, temporary workdir: nobody. */
+	snprintf(body, sizeof(body), "{\"command\":\"%s\"}", cmd);
+	http(d.sock, "POST", "/v1/run", body, &r);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	EXPECT_FIELD(&r, "stdout", nobody_line);
+	res_free(&r);
+	/* Root, in the member's directory: the member. */
+	snprintf(body, sizeof(body), "{\"command\":\"%s\",\"workdir\":\"%s\"}", cmd, own);
+	http(d.sock, "POST", "/v1/run", body, &r);
+	snprintf(want, sizeof(want), "%s %s %s\n%s\n", MEMBER, MEMBER, member_home, MEMBER);
+	EXPECT_FIELD(&r, "stdout", want);
+	res_free(&r);
+	/* The member itself. */
+	snprintf(body, sizeof(body), "{\"command\":\"%s\",\"workdir\":\"%s\"}", cmd, own);
+	http_as(MEMBER, d.sock, "POST", "/v1/run", body, &r);
+	EXPECT_FIELD(&r, "stdout", want);
+	res_free(&r);
+	/* The request's env still overrides them. */
+	snprintf(body, sizeof(body), "{\"command\":\"%s\",\"env\":{\"USER\":\"x\"}}", cmd);
+	http(d.sock, "POST", "/v1/run", body, &r);
+	char *x = jfield(&r, "stdout");
+	cr_expect(strncmp(x, "x ", 2) == 0, "%s", x);
+	free(x);
+	res_free(&r);
+
+	cr_expect_eq(daemon_stop(&d), 0);
+	free(nobody_line);
+	free(member_home);
+	tu_rmtree(own);
+	free(own);
+}
+
 Test(daemon, sessions_and_files, .timeout = 90)
 {
 	const char *const args[] = { "--max-sessions-per-caller", "3", NULL };

@@ -1,25 +1,43 @@
-"""cordon: a stdlib-only client for cordond, and an AG2-compatible sandbox environment.
+"""cordon: a stdlib-only client for cordond, and AG2-compatible sandbox environments.
 
     from cordon import Cordon
     Cordon().run("ls")              # AG2's result string
     Cordon().run_json("ls")         # the full result (SPEC section 5) as a dict
 
     from autogen.beta.tools import SandboxShellTool
-    from cordon import CordonEnvironment
-    shell = SandboxShellTool(CordonEnvironment(profile="default"))
+    from cordon import CordonEnvironment, CordonLocalEnvironment
+    shell = SandboxShellTool(CordonLocalEnvironment())   # as AG2's LocalEnvironment()
 
-Nothing here imports AG2: CordonEnvironment satisfies its SandboxFactory protocol by duck typing.
+AG2 is not needed; when it is importable, its own ExecResult, SingletonFactory and SandboxBase
+are used (cordon._ag2), so AG2's type checks see its own types.
 """
 
+from ._ag2 import AG2 as AG2_UNAVAILABLE
 from .client import Cordon, CordonError, Session, DEFAULT_SOCKET
-from .environment import CordonEnvironment, CordonSandbox, ExecResult
+from .environment import (
+    CordonEnvironment,
+    CordonLocalEnvironment,
+    CordonLocalSandbox,
+    CordonPathError,
+    CordonSandbox,
+    ExecResult,
+)
+from .executor import CmdResult, CordonShellExecutor, ShellCallOutcome, ShellCommandOutput
 
 __all__ = [
+    "AG2_UNAVAILABLE",
     "Cordon",
     "CordonError",
+    "CordonPathError",
     "Session",
     "CordonEnvironment",
+    "CordonLocalEnvironment",
+    "CordonLocalSandbox",
     "CordonSandbox",
+    "CordonShellExecutor",
+    "CmdResult",
+    "ShellCallOutcome",
+    "ShellCommandOutput",
     "ExecResult",
     "DEFAULT_SOCKET",
 ]

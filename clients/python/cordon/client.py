@@ -100,6 +100,11 @@ class Cordon:
         for c in conns:
             c.close()
 
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Cordon":
+        # Connections are per thread and cannot be copied; a client is shared, as AG2's
+        # environments share theirs (AG2's Agent deep-copies its tools).
+        return self
+
     def __enter__(self) -> "Cordon":
         return self
 
@@ -194,10 +199,73 @@ class Cordon:
         profile: Optional[str] = None,
         workdir: Optional[str] = None,
         backend: Optional[str] = None,
+        image: Optional[str] = None,
     ) -> "Session":
-        body = {k: v for k, v in (("profile", profile), ("workdir", workdir), ("backend", backend)) if v is not None}
+        """A new session. `image` is for a container backend (cordond refuses what it does not
+        serve, with a 400 naming the field)."""
+        fields = (("profile", profile), ("workdir", workdir), ("backend", backend), ("image", image))
+        body = {k: v for k, v in fields if v is not None}
         info = self.request("POST", "/v1/sessions", body)
         return Session(self, info)
+
+    def profile_inherits_env(self, name: str) -> bool:
+        """Whether profile `name` sets `env_inherit` (following `include`), read from the files
+        cordond lists in GET /v1/profiles. Anything unreadable counts as no: the profiles that
+        scrub the environment do it on purpose (API keys), so it is never sent by mistake."""
+        try:
+            paths = {p["name"]: p.get("path", "") for p in self.profiles()}
+        except CordonError:
+            return False
+        seen = set()
+        value = False
+        # Walk the include chain; a file's own setting wins over what it includes.
+        chain = []
+        path = paths.get(name, "")
+        while path and path not in seen and len(chain) < 16:
+            seen.add(path)
+            settings = _read_profile(path)
+            if settings is None:
+                return False
+            chain.append(settings)
+            inc = settings.get("include") or ""
+            # As cordon-profile(5): a value with a '/' or ending in .conf is a path relative to
+            # the including file, anything else a name on the profile path.
+            if "/" in inc or inc.endswith(".conf"):
+                path = os.path.join(os.path.dirname(path), inc)
+            else:
+                path = paths.get(inc, "") if inc else ""
+        for settings in reversed(chain):
+            v = settings.get("env_inherit")
+            if v is not None:
+                value = v.lower() in ("true", "yes", "1", "on")
+        return value
+
+
+def _read_profile(path: str) -> Optional[Dict[str, str]]:
+    """`include` ([profile]) and `env_inherit` ([sandbox]) of a profile file, or None."""
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    out: Dict[str, str] = {}
+    section = ""
+    for line in lines:
+        line = line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+            continue
+        key, eq, value = line.partition("=")
+        if not eq:
+            continue
+        key, value = key.strip(), value.strip()
+        if (section, key) in (("profile", "include"), ("sandbox", "env_inherit")):
+            out[key] = value
+    return out
 
 
 def _quote_path(path: str) -> str:
@@ -214,7 +282,16 @@ class Session:
         self.id: str = info["id"]
         self.workdir: str = info["workdir"]
         self.profile: str = info.get("profile", "default")
+        self.backend: str = info.get("backend", "local")
+        # The workdir on this host: a local session's is its workdir; a container backend's
+        # is the host side cordond names, if any.
+        self.host_workdir: Optional[str] = info.get(
+            "host_workdir", self.workdir if self.backend == "local" else None
+        )
         self.closed = False
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Session":
+        return self
 
     def _url(self, suffix: str = "") -> str:
         return f"/v1/sessions/{self.id}{suffix}"

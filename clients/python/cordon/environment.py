@@ -1,58 +1,65 @@
-"""CordonEnvironment: AG2's SandboxFactory protocol, backed by a cordond session.
+"""AG2's sandbox environments (`autogen.beta.tools.sandbox`), backed by cordond sessions.
 
-AG2 (`autogen.beta.tools.sandbox`) asks of a factory only `open(context=None)`, an async context
-manager that yields a sandbox; of the sandbox: `workdir`, `host_workdir`, `async exec(argv, *,
-env=None, timeout=None)` returning an object with `.output` and `.exit_code`, `put_file`,
-`remove_file` and `aclose`. This module provides exactly that without importing AG2, so
+    from autogen.beta.tools import SandboxShellTool
+    from cordon import CordonEnvironment
+    shell = SandboxShellTool(CordonEnvironment())
 
-    SandboxShellTool(CordonEnvironment(profile="default"))
+AG2 asks of an environment `open(context=None)`, an async context manager that yields a
+sandbox; of the sandbox: `workdir`, `host_workdir`, `supported_languages`, `async exec(argv, *,
+env=None, timeout=None)` returning an `ExecResult(output, exit_code)`, `stream`, `put_file`,
+`get_file`, `remove_file` and `aclose`. This module provides all of it. When AG2 is importable
+its own types are used (`_ag2.py`): `ExecResult` is AG2's, the environment is an AG2
+`SingletonFactory` (so AG2 reports and filters against the real host workdir, as for its own
+`LocalEnvironment`) and the sandbox an AG2 `LocalSandbox` (AG2's `run_sync` calls its
+`exec_sync`). Without AG2 nothing here needs it.
 
-works unchanged. Like AG2's Docker and Daytona environments, one sandbox (here: one cordond
-session, a persistent workdir) is created on first use and reused by every open(), so files
-persist between tool calls; aclose() tears it down.
+Like AG2's environments, one sandbox (one cordond session, a persistent workdir) is created on
+first use and reused by every open(), so files persist between tool calls; aclose() tears it
+down. `copy.deepcopy` returns the environment itself, as AG2's Docker and Daytona environments
+do (AG2's Agent deep-copies its tools).
 """
 
 import asyncio
 import atexit
 import contextlib
+import os
+import shutil
+import tempfile
 import threading
 import weakref
 from pathlib import Path, PurePosixPath
-from typing import Any, AsyncIterator, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncIterator, Dict, Mapping, Optional, Sequence, Tuple, Union
 
+from ._ag2 import ExecResult, LocalSandbox, SingletonFactory
 from .client import Cordon, CordonError, Session
 
-
-class ExecResult:
-    """AG2's ExecResult(output, exit_code): 0 success, 124 timeout, 127 not found."""
-
-    __slots__ = ("output", "exit_code")
-
-    def __init__(self, output: str, exit_code: int):
-        self.output = output
-        self.exit_code = exit_code
-
-    def __repr__(self) -> str:
-        return f"ExecResult(output={self.output!r}, exit_code={self.exit_code!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, ExecResult)
-            and self.output == other.output
-            and self.exit_code == other.exit_code
-        )
-
-    def __iter__(self):  # output, code = await sandbox.exec(...)
-        return iter((self.output, self.exit_code))
+# Variables cordond sets to the identity the command really runs as (the caller, or for root
+# the workdir's owner or nobody): the caller's own values are not passed over them.
+_IDENTITY_VARS = ("USER", "LOGNAME", "HOME")
 
 
-def _unformat(result: Mapping[str, Any]) -> ExecResult:
+class CordonPathError(CordonError, ValueError):
+    """A file path that is absolute or escapes the sandbox's workdir: a ValueError, with AG2's
+    LocalSandbox wording, and a CordonError (status 400)."""
+
+    def __init__(self, message: str):
+        CordonError.__init__(self, 400, message)
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _unformat(result: Mapping[str, Any], refusal_exit_code: int) -> Any:
     """cordond's `output` is AG2's *formatted* string; a Sandbox returns the raw output and the
-    exit code, and the adapter formats. Undo the `[exit code: N]` suffix (AG2 section 2)."""
+    exit code, and AG2's adapter formats. Undo the `[exit code: N]` suffix (AG2 section 2).
+
+    A refusal by cordon's own policy is returned with `refusal_exit_code` (0 by default), so
+    that AG2's adapter shows it bare, exactly as it shows its own refusals."""
     out: str = result["output"]
     code = int(result["exit_code"])
     if result.get("refused") is not None:
-        return ExecResult(out, code)
+        return ExecResult(result["refused"], refusal_exit_code)
     if code != 0:
         suffix = f"[exit code: {code}]"
         if out == suffix:
@@ -62,21 +69,38 @@ def _unformat(result: Mapping[str, Any]) -> ExecResult:
     return ExecResult(out, code)
 
 
-def _check_rel(path: Union[str, "PurePosixPath"], what: str) -> str:
-    p = str(path)
-    if p.startswith("/"):
-        # AG2's LocalSandbox message, so tools that match on it keep working.
-        raise ValueError(f"Absolute paths are not allowed in {what}: {p}")
-    return p
+def _workdir_path(path: Union[str, "os.PathLike[str]"], host: Optional[Path]) -> str:
+    """AG2's LocalSandbox rule for put_file/get_file/remove_file paths: absolute paths are
+    refused, and so is anything that resolves (symlinks followed) outside the workdir."""
+    p = PurePosixPath(os.fspath(path))
+    if p.is_absolute():
+        raise CordonPathError(f"Absolute paths are not allowed in put_file/get_file: {p}")
+    if host is not None:
+        resolved = (host / Path(*p.parts)).resolve()
+        if not resolved.is_relative_to(host.resolve()):
+            raise CordonPathError(f"Path escapes sandbox workdir: {p}")
+    elif ".." in p.parts:
+        raise CordonPathError(f"Path escapes sandbox workdir: {p}")
+    return str(p)
 
 
-class CordonSandbox:
+def _daemon_path_error(e: CordonError, p: str) -> Exception:
+    # cordond's own containment check (a path it refuses as outside the workdir): AG2's words.
+    if e.status == 400 and e.message.startswith("path:"):
+        return CordonPathError(f"Path escapes sandbox workdir: {p}")
+    return e
+
+
+class CordonSandbox(LocalSandbox):
     """One cordond session, as an AG2 Sandbox (async) with sync twins for plain scripts."""
 
     def __init__(self, environment: "CordonEnvironment", session: Session):
         self._env = environment
         self._session = session
         self._closed = False
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "CordonSandbox":
+        return self
 
     # ---- the protocol ----
 
@@ -86,8 +110,14 @@ class CordonSandbox:
 
     @property
     def host_workdir(self) -> Optional[Path]:
-        # cordond runs on this host and the session workdir is a host directory.
-        return Path(self._session.workdir)
+        # The local backend's session workdir is a directory on this host (cordond runs here);
+        # a container backend's is inside the container unless cordond names a host side.
+        host = self._session.host_workdir
+        return Path(host) if host else None
+
+    @property
+    def supported_languages(self) -> Tuple[str, ...]:
+        return self._env.languages
 
     @property
     def session(self) -> Session:
@@ -109,12 +139,17 @@ class CordonSandbox:
         *,
         env: Optional[Mapping[str, str]] = None,
         timeout: Optional[float] = None,
-    ) -> ExecResult:
+    ) -> Any:
         self._check_open()
         argv = list(argv)
         if not argv:
             return ExecResult("", 2)
-        merged: Dict[str, str] = dict(self._env.env_vars or {})
+        merged: Dict[str, str] = {}
+        if self._env.inherits_env():
+            # AG2 hands the command {**os.environ, **extra}; cordond cannot see the caller's
+            # environment, so the client sends it (minus the identity variables cordond sets).
+            merged.update((k, v) for k, v in os.environ.items() if k not in _IDENTITY_VARS)
+        merged.update(self._env.env_vars or {})
         merged.update(env or {})
         t = timeout if timeout is not None else self._env.timeout
         kw: Dict[str, Any] = {}
@@ -124,7 +159,7 @@ class CordonSandbox:
             kw["timeout"] = t
         if self._env.max_output is not None:
             kw["max_output"] = self._env.max_output
-        return _unformat(self._session.run_json(argv, **kw))
+        return _unformat(self._session.run_json(argv, **kw), self._env.refusal_exit_code)
 
     async def exec(
         self,
@@ -132,43 +167,66 @@ class CordonSandbox:
         *,
         env: Optional[Mapping[str, str]] = None,
         timeout: Optional[float] = None,
-    ) -> ExecResult:
+    ) -> Any:
         return await asyncio.to_thread(self.exec_sync, argv, env=env, timeout=timeout)
+
+    async def stream(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        timeout: Optional[float] = None,
+    ) -> AsyncIterator[bytes]:
+        """AG2's Sandbox.stream: cordond answers once a run is over, so the whole output is
+        yielded once at the end (AG2's SandboxBase default for backends without streaming)."""
+        result = await self.exec(argv, env=env, timeout=timeout)
+        if result.output:
+            yield result.output.encode()
 
     def put_file_sync(self, path: Union[str, PurePosixPath], content: Union[bytes, str]) -> None:
         self._check_open()
-        p = _check_rel(path, "put_file/get_file")
+        p = _workdir_path(path, self.host_workdir)
         try:
             self._session.put_file(p, content)
         except CordonError as e:
-            if e.status == 400 and "outside" in e.message:
-                raise ValueError(f"Path escapes sandbox workdir: {p}") from e
-            raise
+            raise _daemon_path_error(e, p) from e
 
     async def put_file(self, path: Union[str, PurePosixPath], content: Union[bytes, str]) -> None:
         await asyncio.to_thread(self.put_file_sync, path, content)
 
     def get_file_sync(self, path: Union[str, PurePosixPath]) -> bytes:
         self._check_open()
-        return self._session.get_file(_check_rel(path, "put_file/get_file"))
+        p = _workdir_path(path, self.host_workdir)
+        try:
+            return self._session.get_file(p)
+        except CordonError as e:
+            if e.status == 404:
+                # As AG2's LocalSandbox (Path.read_bytes) reports a missing file.
+                raise FileNotFoundError(2, "No such file or directory", p) from e
+            raise _daemon_path_error(e, p) from e
 
     async def get_file(self, path: Union[str, PurePosixPath]) -> bytes:
         return await asyncio.to_thread(self.get_file_sync, path)
 
     def remove_file_sync(self, path: Union[str, PurePosixPath]) -> None:
         self._check_open()
-        self._session.remove_file(_check_rel(path, "remove_file"), missing_ok=True)
+        p = _workdir_path(path, self.host_workdir)
+        try:
+            self._session.remove_file(p, missing_ok=True)
+        except CordonError as e:
+            raise _daemon_path_error(e, p) from e
 
     async def remove_file(self, path: Union[str, PurePosixPath]) -> None:
         await asyncio.to_thread(self.remove_file_sync, path)
 
     def close(self) -> None:
-        """Delete the session (idempotent)."""
+        """Delete the session (idempotent); with `cleanup`, remove the workdir too."""
         if self._closed:
             return
         self._closed = True
         self._env._forget(self)
         self._session.close()
+        self._env._cleanup_workdir()
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
@@ -180,53 +238,105 @@ class CordonSandbox:
         return self._session.run(command, **kw)
 
 
-class CordonEnvironment:
-    """AG2 SandboxFactory over cordond.
+class CordonEnvironment(SingletonFactory):
+    """AG2 sandbox environment over cordond.
 
     profile      cordond profile name (`cordon profiles`), "default" when None
-    workdir      a host directory for the session (created if missing, kept afterwards); None:
-                 a fresh temporary directory that aclose() removes
+    backend      "local" (default: the profile's), or "docker" / "daytona" where cordond
+                 serves them; `image` is passed to a container backend
+    workdir      a host directory for the session (created if missing, kept afterwards unless
+                 cleanup=True); None: a fresh temporary directory that aclose() removes
     socket       cordond's socket; None: $CORDON_SOCKET or /run/cordon/cordon.sock
     env_vars     variables merged into every exec (per-call env wins)
+    inherit_env  send this process's environment with every exec, as AG2 hands its commands
+                 os.environ; None: only when the profile sets `env_inherit` (ag2-compat),
+                 since the other profiles scrub the environment on purpose
     timeout      per-command default in seconds (> 0); None: the profile's
     max_output   output cap in characters; None: the profile's
+    languages    what `supported_languages` reports (AG2's code tool reads it)
+    refusal_exit_code  the exit code a refusal by cordon's own policy comes back with from
+                 exec: 0 (default) makes AG2's adapter show it bare, as its own refusals
+    temp_prefix  with workdir=None: make the temporary workdir here, with this prefix (as AG2's
+                 "ag2_sandbox_"), instead of letting cordond make one
     """
 
     def __init__(
         self,
         profile: Optional[str] = None,
         *,
-        workdir: Optional[Union[str, Path]] = None,
+        backend: Optional[str] = None,
+        image: Optional[str] = None,
+        workdir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        cleanup: Optional[bool] = None,
         socket: Optional[str] = None,
         env_vars: Optional[Mapping[str, str]] = None,
+        inherit_env: Optional[bool] = None,
         timeout: Optional[float] = None,
         max_output: Optional[int] = None,
+        languages: Sequence[str] = ("python", "bash"),
+        refusal_exit_code: int = 0,
+        temp_prefix: Optional[str] = None,
         client: Optional[Cordon] = None,
     ):
         if timeout is not None and not timeout > 0:
             raise ValueError("`timeout` must be > 0 seconds.")
         self.profile = profile or "default"
+        self.backend = backend
+        self.image = image
         self._workdir = str(Path(workdir).resolve()) if workdir is not None else None
+        self.cleanup = cleanup if cleanup is not None else workdir is None
+        # With a temp_prefix, a workdir=None session gets a directory this process makes with
+        # tempfile.mkdtemp(prefix=...), as AG2's LocalSandbox does ("ag2_sandbox_"); without
+        # one, cordond makes and removes a temporary workdir of its own.
+        self.temp_prefix = temp_prefix
+        self._made_workdir = False
         self.client = client or Cordon(socket)
         self.env_vars = dict(env_vars) if env_vars else None
+        self.inherit_env = inherit_env
         self.timeout = timeout
         self.max_output = max_output
+        self.languages = tuple(languages)
+        self.refusal_exit_code = refusal_exit_code
         self._sandbox: Optional[CordonSandbox] = None
         self._lock = threading.Lock()
         # Best effort, as AG2's environments do: a forgotten session is deleted at exit.
         atexit.register(_close_at_exit, weakref.ref(self))
 
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "CordonEnvironment":
+        # AG2's Agent deep-copies every tool; one environment is one sandbox, shared.
+        return self
+
+    def inherits_env(self) -> bool:
+        if self.inherit_env is None:
+            self.inherit_env = self.client.profile_inherits_env(self.profile)
+        return self.inherit_env
+
+    @property
     def sandbox(self) -> CordonSandbox:
-        """The environment's sandbox, creating the cordond session on first use (sync)."""
+        """The environment's sandbox, creating the cordond session on first use (AG2's
+        SingletonFactory.sandbox)."""
         with self._lock:
             if self._sandbox is None:
-                s = self.client.session(profile=self.profile, workdir=self._workdir)
-                self._sandbox = CordonSandbox(self, s)
+                self._sandbox = CordonSandbox(self, self._new_session())
             return self._sandbox
+
+    def _new_session(self) -> Session:
+        if self._workdir is None and self.temp_prefix is not None:
+            self._workdir = tempfile.mkdtemp(prefix=self.temp_prefix)
+            self._made_workdir = True
+        try:
+            return self.client.session(
+                profile=self.profile, workdir=self._workdir, backend=self.backend, image=self.image
+            )
+        except BaseException:
+            if self._made_workdir:
+                shutil.rmtree(self._workdir, ignore_errors=True)
+                self._workdir, self._made_workdir = None, False
+            raise
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[CordonSandbox]:
-        sb = await asyncio.to_thread(self.sandbox)
+        sb = await asyncio.to_thread(lambda: self.sandbox)
         # Not closed on exit: the factory keeps its sandbox across opens (files persist).
         yield sb
 
@@ -236,12 +346,16 @@ class CordonEnvironment:
         return self._open()
 
     @property
-    def workdir(self) -> PurePosixPath:
-        return self.sandbox().workdir
+    def workdir(self) -> Union[Path, PurePosixPath]:
+        """What AG2's ShellAdapter shows for this environment: the host `Path` of a local
+        session (`.exists()` works), else the sandbox-side `PurePosixPath`."""
+        sb = self.sandbox
+        host = sb.host_workdir
+        return host if host is not None else sb.workdir
 
     @property
     def host_workdir(self) -> Optional[Path]:
-        return self.sandbox().host_workdir
+        return self.sandbox.host_workdir
 
     def _forget(self, sb: CordonSandbox) -> None:
         with self._lock:
@@ -254,6 +368,12 @@ class CordonEnvironment:
         if sb is not None:
             sb.close()
         self.client.close()
+
+    def _cleanup_workdir(self) -> None:
+        if self.cleanup and self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            if self._made_workdir:
+                self._workdir = None
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
@@ -274,10 +394,56 @@ class CordonEnvironment:
 
     def run(self, command: str, **kw: Any) -> str:
         """Run a shell command in the session; AG2's formatted result string."""
-        return self.sandbox().run(command, **kw)
+        return self.sandbox.run(command, **kw)
 
-    def exec_sync(self, argv: Sequence[str], **kw: Any) -> ExecResult:
-        return self.sandbox().exec_sync(argv, **kw)
+    def exec_sync(self, argv: Sequence[str], **kw: Any) -> Any:
+        return self.sandbox.exec_sync(argv, **kw)
+
+
+class CordonLocalEnvironment(CordonEnvironment):
+    """AG2's `LocalEnvironment(path=None, *, cleanup=None, timeout=60, max_output=100_000,
+    env_vars=None, languages=("python", "bash"))`, run in cordon's local sandbox: the same
+    arguments (`path` first), plus cordon's `profile` (default "ag2-compat": the caller's
+    environment and the host network, as AG2's subprocess has them, still sandboxed) and
+    `socket`."""
+
+    def __init__(
+        self,
+        path: Optional[Union[str, "os.PathLike[str]"]] = None,
+        *,
+        cleanup: Optional[bool] = None,
+        timeout: float = 60,
+        max_output: int = 100_000,
+        env_vars: Optional[Mapping[str, str]] = None,
+        languages: Sequence[str] = ("python", "bash"),
+        profile: str = "ag2-compat",
+        **kw: Any,
+    ):
+        kw.setdefault("temp_prefix", "ag2_sandbox_")
+        super().__init__(
+            profile,
+            backend="local",
+            workdir=path,
+            cleanup=cleanup,
+            timeout=timeout,
+            max_output=max_output,
+            env_vars=env_vars,
+            languages=languages,
+            **kw,
+        )
+
+
+class CordonLocalSandbox(CordonSandbox):
+    """AG2's `LocalSandbox(path=None, *, cleanup=None, timeout=60, max_output=100_000,
+    env_vars=None, languages=("python", "bash"))`, run in cordon's local sandbox: a sandbox made
+    directly, without a factory (its cordond session is made at once, its workdir created, as
+    AG2's). Same extra keywords as CordonLocalEnvironment (`profile`, `socket`, ...)."""
+
+    def __init__(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, **kw: Any):
+        env = CordonLocalEnvironment(path, **kw)
+        with env._lock:
+            super().__init__(env, env._new_session())
+            env._sandbox = self
 
 
 def _close_at_exit(ref: "weakref.ReferenceType[CordonEnvironment]") -> None:

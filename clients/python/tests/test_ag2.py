@@ -1,0 +1,482 @@
+"""The AG2 drop-in (issue 14): each difference AG2's own tests found, checked against a real
+cordond. Where AG2's types matter and AG2 is not importable, a stand-in of AG2's types
+(tests/fake_ag2, built from shared/reference/ag2-behaviour.md) is put on the path of a child
+Python, so the code path taken when AG2 is importable is tested too.
+
+Run from the repository root: python3 -m unittest discover -s clients/python/tests -t clients/python
+"""
+
+import asyncio
+import copy
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path, PurePosixPath
+
+from tests.test_cordon import PYTHON, ROOT, DaemonCase, Daemon, _give_to_nobody, _need, ag2_format
+
+from cordon import (  # noqa: E402
+    Cordon,
+    CordonEnvironment,
+    CordonError,
+    CordonLocalEnvironment,
+    CordonLocalSandbox,
+    CordonShellExecutor,
+    ExecResult,
+)
+from cordon import _ag2  # noqa: E402
+
+FAKE_AG2 = Path(__file__).resolve().parent / "fake_ag2"
+CLIENT = ROOT / "clients" / "python"
+
+
+def _run(coro):
+    return asyncio.run(coro)
+
+
+class TestDropIn(DaemonCase):
+    def env(self, **kw) -> CordonEnvironment:
+        e = CordonEnvironment(socket=self.daemon.socket, **kw)
+        self.addCleanup(e.close)
+        return e
+
+    def test_deepcopy_returns_self(self) -> None:
+        # AG2's Agent deep-copies its tools: before the fix, "cannot pickle '_thread._local'".
+        env = self.env()
+        tool_like = {"environment": env, "name": "run_shell_command"}
+        self.assertIs(copy.deepcopy(tool_like)["environment"], env)
+        sb = env.sandbox  # with a live session and an open connection too
+        self.assertEqual(env.run("echo hi"), "hi")
+        self.assertIs(copy.deepcopy(env), env)
+        self.assertIs(copy.deepcopy(sb), sb)
+        self.assertIs(copy.deepcopy(env.client), env.client)
+
+    def test_exec_result_semantics(self) -> None:
+        if _ag2.AG2 is None:
+            self.skipTest("AG2 importable: ExecResult is AG2's own (tested by the AG2 target)")
+        self.assertEqual(ExecResult("a", 0), ExecResult(output="a", exit_code=0))
+        self.assertNotEqual(ExecResult("a", 0), ExecResult("a", 1))
+        self.assertNotEqual(ExecResult("a", 0), ("a", 0))  # a dataclass is not a tuple
+
+        class Other:
+            output, exit_code = "a", 0
+
+        self.assertNotEqual(ExecResult("a", 0), Other())
+        with self.assertRaises(TypeError):
+            hash(ExecResult("a", 0))
+        self.assertEqual(repr(ExecResult("a", 0)), "ExecResult(output='a', exit_code=0)")
+        with self.assertRaises(TypeError):
+            iter(ExecResult("a", 0))  # AG2's is not iterable either
+        with self.assertRaises(AttributeError):
+            ExecResult("a", 0).extra = 1  # slots
+
+    def test_languages_stream_get_file(self) -> None:
+        env = self.env(languages=("python", "bash", "javascript"))
+        sb = env.sandbox
+        self.assertEqual(sb.supported_languages, ("python", "bash", "javascript"))
+        self.assertEqual(self.env().sandbox.supported_languages, ("python", "bash"))
+
+        async def go():
+            chunks = [c async for c in sb.stream(["sh", "-c", "echo out; echo err >&2"])]
+            self.assertEqual(b"".join(chunks), b"out\nerr")
+            self.assertEqual([c async for c in sb.stream(["true"])], [])
+            await sb.put_file(PurePosixPath("d/f.bin"), b"\x00\xff")
+            self.assertEqual(await sb.get_file(PurePosixPath("d/f.bin")), b"\x00\xff")
+            with self.assertRaises(FileNotFoundError):
+                await sb.get_file("missing")
+
+        _run(go())
+
+    def test_path_escape_is_value_error(self) -> None:
+        env = self.env()
+        sb = env.sandbox
+        os.symlink("/etc", os.path.join(sb.host_workdir, "out"))
+
+        async def go():
+            for op in (
+                lambda p: sb.put_file(p, b"x"),
+                lambda p: sb.get_file(p),
+                lambda p: sb.remove_file(p),
+            ):
+                for path in ("../x", "a/../../x", "out/passwd"):
+                    with self.subTest(path=path):
+                        with self.assertRaises(ValueError) as cm:
+                            await op(PurePosixPath(path))
+                        self.assertEqual(str(cm.exception), f"Path escapes sandbox workdir: {path}")
+                        self.assertIsInstance(cm.exception, CordonError)
+                with self.assertRaises(ValueError) as cm:
+                    await op(PurePosixPath("/etc/x"))
+                self.assertEqual(
+                    str(cm.exception), "Absolute paths are not allowed in put_file/get_file: /etc/x"
+                )
+
+        _run(go())
+
+    def test_refusal_is_shown_bare(self) -> None:
+        """cordon's own policy refusal reaches the model exactly as AG2's own refusals: the
+        message, no `[exit code: 126]` after it."""
+        env = self.env(profile="readonly")
+
+        async def adapter_run(command):
+            async with env.open(None) as sandbox:
+                r = await sandbox.exec(["sh", "-c", command], env=None, timeout=None)
+            return ag2_format(r.output, r.exit_code)
+
+        self.assertEqual(_run(adapter_run("touch x")), "Command not allowed: 'touch x'")
+        self.assertEqual(_run(adapter_run("ls nope")).endswith("[exit code: 2]"), True)
+        env126 = self.env(profile="readonly", refusal_exit_code=126)
+        self.assertEqual(env126.exec_sync(["sh", "-c", "touch x"]),
+                         ExecResult("Command not allowed: 'touch x'", 126))
+
+    def test_caller_environment_in_compat_profiles(self) -> None:
+        os.environ["CORDON_PY_MARK"] = "from-the-caller"
+        self.addCleanup(os.environ.pop, "CORDON_PY_MARK", None)
+        compat = self.env(profile="ag2-compat")
+        self.assertTrue(compat.inherits_env())
+        self.assertEqual(compat.run("true"), "")
+        self.assertEqual(compat.exec_sync(["sh", "-c", "echo $CORDON_PY_MARK"]),
+                         ExecResult("from-the-caller", 0))
+        # Per-call env and env_vars still win over the inherited environment.
+        compat2 = self.env(profile="ag2-compat", env_vars={"CORDON_PY_MARK": "env_vars"})
+        self.assertEqual(compat2.exec_sync(["sh", "-c", "echo $CORDON_PY_MARK"]).output, "env_vars")
+        self.assertEqual(
+            compat2.exec_sync(["sh", "-c", "echo $CORDON_PY_MARK"], env={"CORDON_PY_MARK": "call"}).output,
+            "call",
+        )
+        # The hardened default scrubs the environment on purpose: nothing is sent.
+        default = self.env()
+        self.assertFalse(default.inherits_env())
+        self.assertEqual(default.exec_sync(["sh", "-c", "echo x$CORDON_PY_MARK"]).output, "x")
+        self.assertTrue(self.env(profile="default", inherit_env=True).inherits_env())
+
+    def test_identity_variables_name_who_runs(self) -> None:
+        """USER, LOGNAME and HOME are those of the identity the command runs as (for root:
+        the workdir's owner, or nobody), in every profile, whatever the caller's say."""
+        os.environ["USER"] = os.environ["LOGNAME"] = "someone-else"
+        for profile in ("default", "ag2-compat"):
+            with self.subTest(profile=profile):
+                env = self.env(profile=profile)
+                got = env.exec_sync(["sh", "-c", 'echo "$USER $LOGNAME $HOME"; id -un']).output
+                vars_line, who = got.split("\n")
+                home = pwd.getpwnam(who).pw_dir
+                self.assertEqual(vars_line, f"{who} {who} {home}")
+                if os.geteuid() == 0:
+                    self.assertEqual(who, "nobody")
+
+    def test_backend_and_image_are_passed_through(self) -> None:
+        """backend= and image= reach cordond's POST /v1/sessions as they are."""
+
+        class Capture(Cordon):
+            def session(self, **kw):
+                self.kw = kw
+                raise CordonError(400, "captured")
+
+        cap = Capture(self.daemon.socket)
+        env = CordonEnvironment(backend="docker", image="busybox", client=cap)
+        self.addCleanup(env.close)
+        with self.assertRaises(CordonError):
+            env.sandbox
+        self.assertEqual((cap.kw["backend"], cap.kw["image"]), ("docker", "busybox"))
+        # And the client puts them in the body: a backend cordond does not know is a 400.
+        with self.assertRaises(CordonError) as cm:
+            self.env(backend="no-such-backend").sandbox
+        self.assertEqual(cm.exception.status, 400)
+        self.assertTrue(cm.exception.message.startswith("backend"), cm.exception.message)
+
+    def test_local_environment_like_ag2s(self) -> None:
+        d = tempfile.mkdtemp(prefix="cordon-py-local-")
+        _give_to_nobody(d)
+        self.addCleanup(shutil.rmtree, d, True)
+        env = CordonLocalEnvironment(d, socket=self.daemon.socket, timeout=5)
+        self.assertEqual(env.profile, "ag2-compat")
+        self.assertEqual(env.host_workdir, Path(d))
+        self.assertIsInstance(env.workdir, Path)
+        self.assertTrue(env.workdir.exists())
+        self.assertEqual(env.run("pwd"), d)
+        env.close()
+        self.assertTrue(os.path.isdir(d))  # an explicit path is kept (cleanup=None)
+        env = CordonLocalEnvironment(d, socket=self.daemon.socket, cleanup=True)
+        env.run("true")
+        env.close()
+        self.assertFalse(os.path.exists(d))  # unless cleanup=True
+        with self.assertRaises(ValueError):
+            CordonLocalEnvironment(timeout=0)
+
+    def test_local_sandbox_like_ag2s(self) -> None:
+        """CordonLocalSandbox is made as AG2's LocalSandbox: a temp workdir named ag2_sandbox_*
+        (removed by aclose) or the given path (created, kept), usable at once."""
+
+        async def go():
+            sb = CordonLocalSandbox(socket=self.daemon.socket, timeout=0.5, languages=("python",))
+            wd = sb.host_workdir
+            self.assertTrue(wd.name.startswith("ag2_sandbox_"), wd)
+            self.assertTrue(wd.exists())
+            self.assertEqual(sb.workdir, PurePosixPath(wd.as_posix()))
+            self.assertEqual(sb.supported_languages, ("python",))
+            self.assertEqual(await sb.exec(["sh", "-c", "echo hello && echo world"]),
+                             ExecResult("hello\nworld", 0))
+            r = await sb.exec(["sleep", "5"])
+            self.assertEqual((r.exit_code, "timed out" in r.output.lower()), (124, True))
+            self.assertEqual((await sb.exec(["this-command-does-not-exist-xyz"])).exit_code, 127)
+            with self.assertRaises(TypeError):
+                await sb.exec(["echo", "x"], shell=True)
+            async with sb as same:
+                self.assertIs(same, sb)
+            with self.assertRaisesRegex(RuntimeError, "closed"):
+                await sb.exec(["echo", "hi"])
+            await sb.aclose()
+            self.assertFalse(wd.exists())
+
+            d = Path(tempfile.mkdtemp(prefix="cordon-py-lsb-"))
+            self.addCleanup(shutil.rmtree, d, True)
+            nested = d / "deep" / "nested"
+            sb = CordonLocalSandbox(nested, socket=self.daemon.socket)
+            self.assertEqual(sb.host_workdir, nested.resolve())
+            await sb.put_file(PurePosixPath("sub/x.txt"), b"x")
+            self.assertEqual((nested / "sub" / "x.txt").read_bytes(), b"x")
+            await sb.aclose()
+            self.assertTrue(nested.exists())
+
+        _run(go())
+
+    def test_with_ag2_types(self) -> None:
+        """The path taken when AG2 is importable, with AG2's types (a stand-in when AG2 is
+        absent): AG2's ExecResult, a SingletonFactory whose host workdir AG2's adapter reports
+        (a Path that exists), bare refusals through the adapter."""
+        script = r"""
+import asyncio, copy, json, sys
+from pathlib import Path
+from autogen.beta.tools.sandbox.base import ExecResult, SandboxBase
+from autogen.beta.tools.sandbox.factory import SingletonFactory
+from autogen.beta.tools.sandbox.adapter import ShellAdapter
+from autogen.beta.tools.sandbox.local import LocalSandbox
+import cordon
+out = {"ag2": cordon.AG2_UNAVAILABLE}
+env = cordon.CordonEnvironment(socket=sys.argv[1])
+ro = cordon.CordonEnvironment(socket=sys.argv[1], profile="readonly")
+async def go():
+    a = ShellAdapter(env)
+    out["workdir_is_path"] = isinstance(a.workdir, Path)
+    out["workdir_exists"] = a.workdir.exists()
+    out["workdir_is_session"] = str(a.workdir) == env.sandbox.session.workdir
+    out["factory"] = isinstance(env, SingletonFactory)
+    out["sandbox_base"] = isinstance(env.sandbox, SandboxBase) and isinstance(env.sandbox, LocalSandbox)
+    out["run_sync_in_loop"] = a.run_sync("echo sync")
+    out["execresult_is_ag2s"] = cordon.ExecResult is ExecResult
+    out["exec_eq"] = (await env.sandbox.exec(["echo", "hi"])) == ExecResult("hi", 0)
+    out["run"] = await a.run("echo hi; exit 3")
+    out["refusal"] = await ShellAdapter(ro).run("touch x")
+    out["deepcopy"] = copy.deepcopy(env) is env
+asyncio.run(go())
+env.close(); ro.close()
+print(json.dumps(out))
+"""
+        pp = f"{FAKE_AG2}:{CLIENT}" if _ag2.AG2 is not None else str(CLIENT)
+        r = subprocess.run(
+            [sys.executable, "-c", script, self.daemon.socket],
+            capture_output=True, text=True, timeout=120,
+            env=dict(os.environ, PYTHONPATH=pp),
+        )
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = json.loads(r.stdout)
+        self.assertEqual(
+            out,
+            {
+                "ag2": None,
+                "workdir_is_path": True,
+                "workdir_exists": True,
+                "workdir_is_session": True,
+                "factory": True,
+                "sandbox_base": True,
+                "run_sync_in_loop": "sync",
+                "execresult_is_ag2s": True,
+                "exec_eq": True,
+                "run": "hi\n[exit code: 3]",
+                "refusal": "Command not allowed: 'touch x'",
+                "deepcopy": True,
+            },
+        )
+
+
+class TestShellExecutor(DaemonCase):
+    def setUp(self) -> None:
+        self.ws = tempfile.mkdtemp(prefix="cordon-py-ws-")
+        _give_to_nobody(self.ws)
+        self.addCleanup(shutil.rmtree, self.ws, True)
+        self.ex = CordonShellExecutor(workspace_dir=self.ws, socket=self.daemon.socket)
+        self.addCleanup(self.ex.close)
+
+    def test_run(self) -> None:
+        r = self.ex.run("echo 'a  b' c")
+        self.assertEqual((r.stdout, r.stderr, r.exit_code, r.timed_out), ("a  b c\n", "", 0, False))
+        r = self.ex.run("sh -c 'echo out; echo err >&2; exit 3'")
+        self.assertEqual((r.stdout, r.stderr, r.exit_code, r.timed_out), ("out\n", "err\n", 3, False))
+        r = self.ex.run("echo $HOME; echo a > b")  # no shell: metacharacters are arguments
+        self.assertEqual(r.stdout, "$HOME; echo a > b\n")
+        r = self.ex.run("pwd")
+        self.assertEqual(r.stdout, self.ws + "\n")
+
+    def test_timeout(self) -> None:
+        r = self.ex.run("sleep 5", timeout=1)
+        self.assertEqual((r.exit_code, r.timed_out), (-9, True))
+        with self.assertRaises(ValueError) as cm:
+            self.ex.run("true", timeout=0)
+        self.assertEqual(str(cm.exception), "Timeout must be positive")
+
+    def test_refusal_raises(self) -> None:
+        with self.assertRaises(ValueError) as cm:
+            self.ex.run("rm -rf /")
+        self.assertEqual(
+            str(cm.exception),
+            "Potentially dangerous command detected: Deletion of root filesystem (rm -rf /) is not allowed.",
+        )
+
+    def test_run_commands(self) -> None:
+        outs = self.ex.run_commands(["echo one", "rm -rf /", "sleep 5", "sh -c 'exit 4'"], timeout_ms=1000)
+        self.assertEqual([o.stdout for o in outs], ["one\n", "", "", ""])
+        self.assertEqual([(o.outcome.type, o.outcome.exit_code) for o in outs],
+                         [("exit", 0), ("exit", 1), ("timeout", None), ("exit", 4)])
+        self.assertTrue(outs[1].stderr.startswith("Potentially dangerous command detected"))
+        outs = self.ex.run_commands(["true"], timeout_ms=0)
+        self.assertEqual((outs[0].stderr, outs[0].outcome.exit_code), ("Timeout must be positive", 1))
+
+    def test_settings_need_a_profile(self) -> None:
+        with self.assertRaises(NotImplementedError) as cm:
+            CordonShellExecutor(allowed_commands=["ls"], socket=self.daemon.socket)
+        self.assertIn("allowed_commands", str(cm.exception))
+
+
+def _covers(tree: str, path: str) -> bool:
+    return path == tree or path.startswith(tree.rstrip("/") + "/")
+
+
+class TestInterpreterProfile(unittest.TestCase):
+    """An interpreter outside the read-only system trees (a pyenv or venv under a home) is
+    made visible by a profile that adds it with ro_bind (docs/ag2.md)."""
+
+    def test_ro_bind_interpreter(self) -> None:
+        exe = Path(sys.executable).resolve()
+        if any(str(exe).startswith(p + "/") for p in ("/usr", "/bin", "/lib")):
+            self.skipTest(f"{exe} is inside the system trees already")
+        pdir = tempfile.mkdtemp(prefix="cordon-test-prof-")
+        self.addCleanup(shutil.rmtree, pdir, True)
+        r = subprocess.run([sys.executable, "-m", "cordon.profile"], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(CLIENT)), timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(
+            any(line.startswith("ro_bind = ") and _covers(line[10:], os.path.realpath(sys.prefix))
+                for line in r.stdout.splitlines()), r.stdout)
+        Path(pdir, "mypython.conf").write_text(r.stdout)
+        # env_inherit is followed through include, by name and by relative path.
+        Path(pdir, "bypath.conf").write_text("[profile]\ninclude = mypython.conf\n")
+        Path(pdir, "scrubbed.conf").write_text(
+            "[profile]\ninclude = mypython\n[sandbox]\nenv_inherit = false\n"
+        )
+        os.chmod(pdir, 0o755)
+        old = os.environ.get("CORDON_PROFILE_PATH")
+        os.environ["CORDON_PROFILE_PATH"] = pdir
+        try:
+            from tests.test_cordon import CORDOND
+
+            _need(CORDOND.is_file(), f"{CORDOND} not built (make)")
+            daemon = Daemon()
+        finally:
+            if old is None:
+                os.environ.pop("CORDON_PROFILE_PATH")
+            else:
+                os.environ["CORDON_PROFILE_PATH"] = old
+        daemon_client = Cordon(daemon.socket)
+        self.addCleanup(daemon_client.close)
+        try:
+            code = ["sh", "-c", f"{exe} -c 'print(6*7)'"]
+            # `python` as the caller's PATH finds it (a venv's bin, a pyenv shim) runs too.
+            which = shutil.which("python")
+            on_path = ["sh", "-c", "python -c 'print(6*7)'"]
+            with CordonEnvironment("ag2-compat", socket=daemon.socket) as env:
+                self.assertEqual(env.exec_sync(code).exit_code, 127)
+            with CordonEnvironment("mypython", socket=daemon.socket) as env:
+                self.assertEqual(env.exec_sync(code), ExecResult("42", 0))
+                self.assertTrue(env.inherits_env())
+                if which is not None:
+                    self.assertEqual(env.exec_sync(on_path), ExecResult("42", 0), which)
+            for name, inherits in (("mypython", True), ("bypath", True), ("scrubbed", False),
+                                   ("default", False), ("no-such", False)):
+                with self.subTest(profile=name):
+                    self.assertIs(daemon_client.profile_inherits_env(name), inherits)
+        finally:
+            self.assertEqual(daemon.stop(), 0)
+
+
+class TestProfileText(unittest.TestCase):
+    def test_profile_text(self) -> None:
+        from cordon.profile import main, profile_text, python_trees
+
+        t = profile_text("default", ["/opt/x"], python=False)
+        self.assertEqual(
+            t.splitlines()[:4], ["[profile]", f"description = default plus {sys.executable} read-only",
+                                 "include = default", "[sandbox]"])
+        self.assertIn("ro_bind = /usr\n", t)
+        self.assertTrue(t.endswith("ro_bind = /opt/x\n"), t)
+        for tree in python_trees():  # python=False: this Python's trees are not added
+            self.assertNotIn(f"ro_bind = {tree}\n", t)
+            self.assertIn(f"ro_bind = {tree}\n", profile_text())
+        with self.assertRaises(ValueError):
+            profile_text(extra=["relative"])
+        self.assertEqual(main(["--no-python", "relative"]), 2)
+
+    def test_pyenv_root(self) -> None:
+        """A pyenv Python gets the whole pyenv root (its shims are what `python` on PATH runs),
+        any other prefix itself."""
+        from cordon.profile import _pyenv_root
+
+        d = tempfile.mkdtemp(prefix="cordon-py-pyenv-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.makedirs(os.path.join(d, "pyenv", "versions", "3.11.7"))
+        os.makedirs(os.path.join(d, "venv", "versions", "x"))
+        self.assertIsNone(_pyenv_root(os.path.join(d, "pyenv", "versions", "3.11.7")))
+        os.makedirs(os.path.join(d, "pyenv", "shims"))
+        self.assertEqual(_pyenv_root(os.path.join(d, "pyenv", "versions", "3.11.7")),
+                         os.path.join(d, "pyenv"))
+        self.assertIsNone(_pyenv_root(os.path.join(d, "venv", "versions", "x")))
+        self.assertIsNone(_pyenv_root("/usr"))
+
+
+class TestPackage(unittest.TestCase):
+    def test_pip_install(self) -> None:
+        """`pip install ./clients/python` works offline (setuptools, no build isolation) and
+        gives `import cordon`."""
+        # Debian's python3 with python3-pip, -setuptools and -wheel (make deps installs them);
+        # another python3 works too when it has the three.
+        py = PYTHON
+        probe = subprocess.run([py, "-c", "import setuptools, wheel, pip"], capture_output=True)
+        _need(probe.returncode == 0, f"{py}: setuptools, wheel and pip are not all importable (make deps)")
+        target = tempfile.mkdtemp(prefix="cordon-py-pip-")
+        self.addCleanup(shutil.rmtree, target, True)
+        build = tempfile.mkdtemp(prefix="cordon-py-src-")
+        self.addCleanup(shutil.rmtree, build, True)
+        # A copy: setuptools writes build/ and *.egg-info next to the sources.
+        src = os.path.join(build, "python")
+        shutil.copytree(CLIENT, src, ignore=shutil.ignore_patterns("tests", "__pycache__", "build", "*.egg-info"))
+        r = subprocess.run(
+            [py, "-m", "pip", "install", "--quiet", "--no-index", "--no-build-isolation",
+             "--no-deps", "--disable-pip-version-check", "--target", target, src],
+            capture_output=True, text=True, timeout=300,
+        )
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = subprocess.run(
+            [py, "-I", "-c",
+             "import sys; sys.path.insert(0, sys.argv[1]); import cordon; print(cordon.__file__, cordon.__version__)",
+             target],
+            capture_output=True, text=True, cwd="/", timeout=60,
+        )
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith(os.path.join(target, "cordon", "__init__.py")), r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

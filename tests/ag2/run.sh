@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# AG2's own shell/sandbox tests, twice: on AG2's LocalEnvironment, then with cordon's
+# environment swapped in (cordon_swap.py). Prints both pass counts.
+# Usage: tests/ag2/run.sh [BUILD_DIR]   (from the repository root)
+# Needs: AG2_SRC = a checkout of github.com/ag2ai/ag2, importable with $AG2_PYTHON (default
+# python3) together with its dependencies (pydantic 2, ...), pytest and pytest-asyncio.
+# Exit: 0 no regression, 1 a test that passes on AG2's backend fails on cordon's and is not
+# listed in tests/ag2/expected-differences.txt, 77 skipped (the reason on a line "SKIP: ...").
+set -u
+B=${1:-build}
+ROOT=$PWD
+PY=${AG2_PYTHON:-python3}
+skip() {
+	echo "SKIP: ag2: $*"
+	exit 77
+}
+[ -n "${AG2_SRC:-}" ] || skip "AG2_SRC is not set (a checkout of github.com/ag2ai/ag2 whose tests to run)"
+AG2_SRC=$(cd "$AG2_SRC" && pwd) || skip "AG2_SRC: cannot enter $AG2_SRC"
+files=()
+for f in test/beta/tools/test_local_shell.py test/beta/tools/sandbox; do
+	[ -e "$AG2_SRC/$f" ] && files+=("$f")
+done
+[ ${#files[@]} -gt 0 ] || skip "$AG2_SRC has none of AG2's shell/sandbox tests (test/beta/tools/...)"
+if ! why=$(cd "$AG2_SRC" && PYTHONPATH="$AG2_SRC" "$PY" -c \
+	'import pytest, pytest_asyncio, autogen.beta.tools.sandbox' 2>&1); then
+	skip "AG2 or its test dependencies do not import with $PY: $(tail -1 <<<"$why")"
+fi
+[ -x "$B/cordond" ] || skip "$B/cordond is not built (make)"
+
+tmp=$(mktemp -d /tmp/cordon-test-ag2.XXXXXX)
+chmod 755 "$tmp"
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# A profile that is ag2-compat plus this Python's trees, read-only: AG2's tests run
+# sys.executable, which may live outside /usr (a pyenv or a venv under a home).
+mkdir "$tmp/profiles"
+PYTHONPATH="$ROOT/clients/python" "$PY" -m cordon.profile >"$tmp/profiles/ag2-test.conf" ||
+	{ echo "ag2: cannot write the test profile"; exit 1; }
+
+CORDON_PROFILE_PATH="$tmp/profiles" "$B/cordond" --socket "$tmp/s" >"$tmp/cordond.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -S "$tmp/s" ] && break; sleep 0.1; done
+[ -S "$tmp/s" ] || { cat "$tmp/cordond.log"; echo "ag2: cordond did not start"; exit 1; }
+
+run_pytest() { # name, extra args...
+	local name=$1
+	shift
+	(cd "$AG2_SRC" && "$PY" -m pytest -q -p no:cacheprovider --basetemp="$tmp/pt-$name" \
+		--junitxml="$tmp/$name.xml" "$@" "${files[@]}") >"$tmp/$name.log" 2>&1
+	tail -3 "$tmp/$name.log"
+}
+echo "== AG2's own LocalEnvironment"
+PYTHONPATH="$AG2_SRC" run_pytest ag2
+echo "== cordon's environment swapped in"
+CORDON_SOCKET="$tmp/s" CORDON_AG2_PROFILE=ag2-test \
+	PYTHONPATH="$AG2_SRC:$ROOT/clients/python:$ROOT/tests/ag2" run_pytest cordon -p cordon_swap
+
+"$PY" - "$tmp/ag2.xml" "$tmp/cordon.xml" "$ROOT/tests/ag2/expected-differences.txt" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+def outcomes(path):
+    out = {}
+    for tc in ET.parse(path).iter("testcase"):
+        node = tc.get("classname", "") + "::" + tc.get("name", "")
+        kids = {c.tag for c in tc}
+        out[node] = "failed" if kids & {"failure", "error"} else "skipped" if "skipped" in kids else "passed"
+    return out
+a, c = outcomes(sys.argv[1]), outcomes(sys.argv[2])
+expected = {l.split("#")[0].strip() for l in open(sys.argv[3]) if l.split("#")[0].strip()}
+pa = sum(v == "passed" for v in a.values()); pc = sum(v == "passed" for v in c.values())
+print(f"ag2: AG2's LocalEnvironment passed {pa}/{len(a)}; cordon's environment passed {pc}/{len(c)}")
+bad = sorted(n for n, v in a.items() if v == "passed" and c.get(n) != "passed")
+for n in bad:
+    print(("  expected (documented): " if n in expected else "  REGRESSION: ") + n)
+sys.exit(1 if [n for n in bad if n not in expected] else 0)
+PYEOF
