@@ -92,6 +92,19 @@ else
 	fail=$((fail + 1))
 fi
 
+# The README's tour, run as written (tests/readme_tour.py): one test. It makes /tmp/proj as the
+# README does; removed again when it was not there before.
+echo "== readme tour"
+proj_existed=false
+[ -e /tmp/proj ] && proj_existed=true
+if python3 tests/readme_tour.py README.md >"$log" 2>&1; then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+fi
+cat "$log"
+$proj_existed || rm -rf /tmp/proj
+
 # A test dir that is new since the start was left behind by this run.
 left=$(LC_ALL=C comm -13 <(printf '%s\n' "$dirs_before") <(test_dirs))
 if [ -n "$left" ]; then
