@@ -8,7 +8,29 @@ export CORDON_BIN="$PWD/$B/cordon"
 export CORDON_SOCKET=${CORDON_TEST_SOCKET:-/nonexistent/cordon.sock}
 pass=0 fail=0
 log=$(mktemp /tmp/cordon-testlog.XXXXXX)
-trap 'rm -f "$log"' EXIT
+
+# The users and the group the suites create when missing (tests/*: useradd, groupadd): those
+# that did not exist before this run are removed at its end, whatever happens (EXIT, INT, TERM),
+# and with them their group memberships. Ones that existed before are left as they were.
+TEST_USERS="cordon-tm cordon-tn cordon-tc cordon-tm2 cordontest cordon-esc"
+TEST_GROUP=cordon
+new_users=""
+for u in $TEST_USERS; do id -u "$u" >/dev/null 2>&1 || new_users+=" $u"; done
+new_group=false
+getent group "$TEST_GROUP" >/dev/null 2>&1 || new_group=true
+remove_test_ids() {
+	[ "$(id -u)" = 0 ] || return 0
+	for u in $new_users; do
+		id -u "$u" >/dev/null 2>&1 || continue
+		pkill -KILL -u "$u" 2>/dev/null
+		userdel -r -f "$u" >/dev/null 2>&1 || userdel -f "$u" >/dev/null 2>&1
+	done
+	if $new_group && getent group "$TEST_GROUP" >/dev/null 2>&1; then
+		groupdel "$TEST_GROUP" >/dev/null 2>&1
+	fi
+}
+trap 'rm -f "$log"; remove_test_ids' EXIT
+trap 'exit 130' INT TERM
 
 # Every test removes the /tmp/cordon-test-* dirs it makes (tu_tmpdir, the escape suite's
 # workdirs), every run its temp workdir (/tmp/cordon-XXXXXX) and every cordond its runners'
