@@ -3,6 +3,9 @@
 set -u
 C=${1:-build/cordon}
 W=$(mktemp -d /tmp/cordon-demo.XXXXXX)
+# Readable by all: where the workdir's file system cannot be idmapped (overlayfs /tmp in a
+# container), cordon binds it as it is and the command has other users' access.
+chmod 755 "$W"
 trap 'rm -rf "$W"' EXIT
 printf 'SECRET=hunter2\n' >"$W/.env"
 printf 'hello from the workdir\n' >"$W/notes.txt"

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "backends/local/doctor.h"
 #include "backends/local/cgroup.h"
+#include "backends/local/idmap.h"
 #include "backends/local/landlock.h"
 #include "runtime/cleanup.h"
 #include "runtime/strbuf.h"
@@ -23,11 +24,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 enum probe { P_UNSHARE, P_IDMAP, P_FSOPEN };
+
+/* A file system's usual name, from statfs's magic number (the common ones). */
+static const char *fs_name(unsigned long magic)
+{
+	switch (magic) {
+	case EXT4_SUPER_MAGIC:
+		return "ext4";
+	case TMPFS_MAGIC:
+		return "tmpfs";
+	case OVERLAYFS_SUPER_MAGIC:
+		return "overlayfs";
+	case BTRFS_SUPER_MAGIC:
+		return "btrfs";
+	case XFS_SUPER_MAGIC:
+		return "xfs";
+	case NFS_SUPER_MAGIC:
+		return "nfs";
+	default:
+		return "another file system";
+	}
+}
 
 /*
  * Run one probe in a child; returns 0 when it worked, else the errno it failed with. An
@@ -150,7 +174,7 @@ static void v1_controllers(char *out, size_t n)
 	}
 }
 
-int doctor_report(char **ret_text, cordon_error *e)
+int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 {
 	static const struct {
 		const char *name;
@@ -242,10 +266,34 @@ int doctor_report(char **ret_text, cordon_error *e)
 	}
 
 	err = probe(P_IDMAP, 0);
-	strbuf_addf(&b, "  idmapped mounts:    %s; use: %s\n", err ? strerror(err) : "yes",
+	strbuf_addf(&b, "  idmapped mounts:    kernel %s; use: %s\n", err ? strerror(err) : "yes",
 		    geteuid() == 0 ? "for a root-owned workdir (its files stay root's on the host; "
 				     "setuid/setgid bits refused by seccomp)"
 				   : "no (an ordinary caller's command runs as itself)");
+	if (geteuid() == 0) {
+		/* The real test, on the workdir's own file system: the kernel's answer alone said
+		 * "yes" for an overlayfs /tmp that then refused the mount. */
+		const char *dir = workdir ? workdir : ".";
+		_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct statfs sfs;
+		int werr = dfd < 0 ? errno : idmap_probe_dir(dfd);
+		char name[32];
+
+		if (dfd >= 0 && fstatfs(dfd, &sfs) == 0)
+			(void)snprintf(name, sizeof(name), "%s",
+				       fs_name((unsigned long)sfs.f_type));
+		else
+			(void)snprintf(name, sizeof(name), "?");
+		if (werr == 0)
+			strbuf_addf(&b, "  workdir file system: %s (%s): idmapped mounts work\n",
+				    name, dir);
+		else
+			strbuf_addf(&b,
+				    "  workdir file system: %s (%s): no idmapped mount (%s): a "
+				    "root-owned workdir there is bound as it is, with the access "
+				    "other users have\n",
+				    name, dir, strerror(werr));
+	}
 
 	strbuf_addf(&b, "  verdict:            %s\n",
 		    all_ns ? "full isolation available"

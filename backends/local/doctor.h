@@ -9,4 +9,5 @@
 #include <cordon/cordon.h>
 
 /* A multi-line report ("facility: status; use ..." per line). *ret_text is malloc'd. */
-int doctor_report(char **ret_text, cordon_error *e);
+/* workdir: the directory whose file system is tested for idmapped mounts (NULL: the cwd). */
+int doctor_report(const char *workdir, char **ret_text, cordon_error *e);

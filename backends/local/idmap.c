@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -70,6 +71,29 @@ static int write_map(pid_t pid, const char *file, unsigned from, unsigned to, co
 		return cordon_err(e, errno, "idmap: open %s", path);
 	if (write(fd, line, (size_t)n) != n)
 		return cordon_err(e, errno, "idmap: write %s", path);
+	return 0;
+}
+
+bool idmap_unsupported(int err)
+{
+	return err == EINVAL || err == EOPNOTSUPP || err == ENOSYS || err == EPERM;
+}
+
+int idmap_probe_dir(int dirfd)
+{
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
+	_cleanup_close_ int tree = -1, userns = -1;
+	cordon_error e;
+
+	tree = (int)syscall(SYS_open_tree, dirfd, "",
+			    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (tree < 0)
+		return errno;
+	if (idmap_userns_open(0, 65534, 0, 65534, &userns, &e) < 0)
+		return e.code ? e.code : EIO;
+	a.userns_fd = (uint64_t)userns;
+	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+		return errno;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cordon/cordon.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 /*
@@ -16,3 +17,11 @@
  */
 int idmap_userns_open(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid, int *ret_fd,
 		      cordon_error *e);
+/*
+ * Whether the file system of the directory open at dirfd takes an idmapped mount: the real
+ * test (a detached clone of its mount, idmapped, then dropped), as root. 0 when it does, else
+ * the errno of the refusal (EINVAL: the file system cannot; overlayfs on this kernel, say).
+ */
+int idmap_probe_dir(int dirfd);
+/* Errors of mount_setattr(MOUNT_ATTR_IDMAP) that mean "not on this file system". */
+bool idmap_unsupported(int err);

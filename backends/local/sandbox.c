@@ -148,9 +148,10 @@ struct prep {
 	char *fast_pwd_cwd;
 	char workdir[PATH_MAX];
 	int wd_fd;
-	int wd_tree;	/* root: the workdir's detached, flagged mount tree */
-	bool idmap;	/* root, root-owned workdir: idmap it to the command's uid */
-	uid_t disk_uid; /* with idmap: the workdir's owner on the disk */
+	int wd_tree;	     /* root: the workdir's detached, flagged mount tree */
+	bool idmap;	     /* root, root-owned workdir: idmap it to the command's uid */
+	bool idmap_fallback; /* ...but its file system cannot be idmapped: bound as it is */
+	uid_t disk_uid;	     /* with idmap: the workdir's owner on the disk */
 	gid_t disk_gid;
 	int rep[2], go[2], status[2];
 	struct cgroup_run *cg;
@@ -407,9 +408,24 @@ static int prep_workdir_tree(struct prep *x, bool readonly, cordon_error *e)
 		a.userns_fd = (uint64_t)userns;
 	}
 	if (syscall(SYS_mount_setattr, x->wd_tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
-		    sizeof(a)) < 0)
-		return cordon_err(e, errno, "sandbox: %s workdir '%s'", x->idmap ? "idmap" : "flag",
-				  x->workdir);
+		    sizeof(a)) < 0) {
+		/*
+		 * A file system that cannot be idmapped (overlayfs here, as /tmp is in many
+		 * containers): the workdir is bound as it is, and the command (uid 65534) has the
+		 * access other users have there: it reads what is world-readable and writes where
+		 * the permissions let everyone write (docs/security.md, "Identity"). Never root.
+		 */
+		if (!x->idmap || !idmap_unsupported(errno))
+			return cordon_err(e, errno, "sandbox: %s workdir '%s'",
+					  x->idmap ? "idmap" : "flag", x->workdir);
+		x->idmap = false;
+		x->idmap_fallback = true;
+		a.attr_set &= ~(uint64_t)MOUNT_ATTR_IDMAP;
+		a.userns_fd = 0;
+		if (syscall(SYS_mount_setattr, x->wd_tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
+			    sizeof(a)) < 0)
+			return cordon_err(e, errno, "sandbox: flag workdir '%s'", x->workdir);
+	}
 	return 0;
 }
 
@@ -566,7 +582,11 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	    (!x->pl.userns && prep_workdir_tree(x, policy_workdir_readonly(p), e) < 0) ||
 	    prep_binds(x, p, e) < 0)
 		return -1;
-	trace_line(x, "prepare: workdir, identity, ro_bind", now_ms());
+	trace_line(x,
+		   x->idmap_fallback ? "prepare: workdir (its file system cannot be idmapped: "
+				       "bound as it is), identity, ro_bind"
+				     : "prepare: workdir, identity, ro_bind",
+		   now_ms());
 	/* A fresh temp workdir that becomes a tmpfs inside holds nothing to hide. */
 	if (hide_wanted(p) && !s->workdir_tmpfs) {
 		if (hide_scan(x->wd_fd, x->workdir, p, !policy_workdir_readonly(p), &x->hides, e) <

@@ -64,7 +64,9 @@ static const char usage_main[] =
 	"  check [OPTIONS] [--] COMMAND...  policy decision only; runs nothing\n"
 	"  profiles                         list profiles\n"
 	"  profile show NAME                print the fully resolved profile\n"
-	"  doctor                           which isolation features this host provides\n"
+	"  doctor [--workdir DIR]           which isolation features this host provides (and\n"
+	"                                   whether DIR's file system, else the current\n"
+	"                                   directory's, takes idmapped mounts)\n"
 	"  tool-schema [--workdir DIR]      JSON function-calling schema of run_shell_command\n"
 	"  version                          print the version\n"
 	"\n"
@@ -648,9 +650,14 @@ static int cmd_doctor(int argc, char **argv)
 	_cleanup_free_ char *text = NULL;
 	cordon_error e = { 0 };
 
-	if (argc > 1)
-		return cli_fail("doctor: unexpected argument '%s'", argv[1]);
-	if (doctor_report(&text, &e) < 0)
+	const char *workdir = NULL;
+
+	if (argc == 3 && (!strcmp(argv[1], "--workdir") || !strcmp(argv[1], "-w")))
+		workdir = argv[2];
+	else if (argc > 1)
+		return cli_fail("doctor: unexpected argument '%s' (doctor [--workdir DIR])",
+				argv[1]);
+	if (doctor_report(workdir, &text, &e) < 0)
 		return fail_err(&e);
 	fputs(text, stdout);
 	return 0;

@@ -10,6 +10,7 @@
 #include <criterion/parameterized.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <jansson.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -972,4 +974,47 @@ Test(cli, temp_workdir_is_bounded, .timeout = 60)
 	tu_run_free(&r);
 	tu_rmtree(tmp);
 	free(tmp);
+}
+
+/*
+ * A root-owned workdir on a file system that cannot be idmapped (overlayfs, as /tmp is in many
+ * containers): doctor says so for that directory, and a run there works (bound as it is, the
+ * command has the access other users have) instead of failing with exit 125.
+ */
+Test(cli, workdir_without_idmapped_mounts, .timeout = 60)
+{
+	char *top = tu_tmpdir(), lower[300], upper[300], work[300], merged[300], opts[1024];
+	struct tu_run r;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to mount overlayfs");
+	snprintf(lower, sizeof(lower), "%s/l", top);
+	snprintf(upper, sizeof(upper), "%s/u", top);
+	snprintf(work, sizeof(work), "%s/w", top);
+	snprintf(merged, sizeof(merged), "%s/m", top);
+	cr_assert(mkdir(lower, 0755) == 0 && mkdir(upper, 0755) == 0 && mkdir(work, 0755) == 0 &&
+		  mkdir(merged, 0755) == 0);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
+	cr_assert_eq(mount("overlay", merged, "overlay", 0, opts), 0, "mount overlay: %s",
+		     strerror(errno));
+	cr_assert_eq(chmod(merged, 0755), 0);
+	tu_write_file(merged, "notes.txt", "hello from overlayfs\n");
+
+	tu_exec(&r, NULL, NULL,
+		(char *[]){ (char *)tu_cordon(), "doctor", "--workdir", merged, NULL });
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.out, "workdir file system: overlayfs") &&
+			  strstr(r.out, "no idmapped mount"),
+		  "doctor does not test the workdir's file system:\n%s", r.out);
+	tu_run_free(&r);
+
+	tu_exec(&r, NULL, NULL,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "-w", merged, "--",
+			    "cat notes.txt; id -u", NULL });
+	cr_expect_eq(r.status, 0, "status %d: %s%s", r.status, r.out, r.err);
+	cr_expect_str_eq(r.out, "hello from overlayfs\n65534\n");
+	tu_run_free(&r);
+	cr_expect_eq(umount(merged), 0);
+	tu_rmtree(top);
+	free(top);
 }
