@@ -15,6 +15,11 @@ SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 # The Python client (package `cordon`, stdlib only): Debian's path for PREFIX=/usr, else the
 # usual site-packages-less layout a PYTHONPATH can name.
 PYDIR     ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python3/dist-packages)
+UNITDIR   ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+MANDIR    ?= $(PREFIX)/share/man
+DEB_VERSION ?= $(VERSION)
+MAN_PAGES := $(B)/man/cordon.1 $(B)/man/cordond.8 $(B)/man/cordon-profile.5
 B         := build
 comma     := ,
 
@@ -59,7 +64,7 @@ UNIT      := $(B)/tests/unit
 INTEG     := $(B)/tests/integration
 ESCAPE    := $(B)/tests/escape
 
-.PHONY: all check check-ag2 demo install deps bench fuzz clean format format-check tests deb run-tests
+.PHONY: all check check-ag2 demo install deps bench fuzz clean format format-check tests deb man run-tests
 .DEFAULT_GOAL := all
 
 all: $(CLI) $(DAEMON)
@@ -162,7 +167,13 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(B)
 
-install: $(CLI) $(DAEMON)
+# Man pages from their scdoc sources (packaging/man).
+man: $(MAN_PAGES)
+$(B)/man/%: packaging/man/%.scd
+	@mkdir -p $(dir $@)
+	scdoc <$< >$@
+
+install: $(CLI) $(DAEMON) $(MAN_PAGES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/cordon/profiles
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/cordon
 	install -d $(DESTDIR)$(SBINDIR)
@@ -170,6 +181,39 @@ install: $(CLI) $(DAEMON)
 	install -m 0644 profiles/*.conf $(DESTDIR)$(SYSCONFDIR)/cordon/profiles/
 	install -d $(DESTDIR)$(PYDIR)/cordon
 	install -m 0644 clients/python/cordon/*.py $(DESTDIR)$(PYDIR)/cordon/
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
+	sed 's|/usr/sbin/cordond|$(SBINDIR)/cordond|' packaging/systemd/cordond.service \
+		>$(DESTDIR)$(UNITDIR)/cordond.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/cordond.service
+	install -m 0644 packaging/systemd/cordond.socket $(DESTDIR)$(UNITDIR)/cordond.socket
+	install -m 0644 packaging/debian/cordon.sysusers $(DESTDIR)$(SYSUSERSDIR)/cordon.conf
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(B)/man/cordon.1 $(DESTDIR)$(MANDIR)/man1/cordon.1
+	install -m 0644 $(B)/man/cordon-profile.5 $(DESTDIR)$(MANDIR)/man5/cordon-profile.5
+	install -m 0644 $(B)/man/cordond.8 $(DESTDIR)$(MANDIR)/man8/cordond.8
+
+# The Debian package, with Debian's own tools (packaging/debian, linked to ./debian for the
+# build): build/deb/cordon_$(DEB_VERSION)_<arch>.deb. DEB_VERSION=0.1.1 builds a newer one.
+DEB_TOOLS := debhelper dpkg-dev lintian
+deb: deps
+	@missing=$$(for p in $(DEB_TOOLS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; \
+	fi
+	@rm -f debian && ln -s packaging/debian debian
+	@printf 'cordon (%s) unstable; urgency=medium\n\n  * Built from %s.\n\n -- cordon developers <maintainers@cordon-sandbox.org>  %s\n' \
+		"$(DEB_VERSION)" "$$(git describe --always --dirty 2>/dev/null || echo a source tree)" \
+		"$$(date -R)" >packaging/debian/changelog
+	dpkg-buildpackage -us -uc -b >$(B)/deb-build.log 2>&1 || { tail -30 $(B)/deb-build.log; rm -f debian; exit 1; }
+	@mkdir -p $(B)/deb
+	@mv ../cordon_$(DEB_VERSION)_*.deb ../cordon_$(DEB_VERSION)_*.buildinfo ../cordon_$(DEB_VERSION)_*.changes $(B)/deb/
+	@rm -rf debian packaging/debian/build packaging/debian/cordon packaging/debian/.debhelper \
+		packaging/debian/debhelper-build-stamp packaging/debian/files \
+		packaging/debian/cordon.substvars packaging/debian/*.debhelper.log \
+		packaging/debian/cordon.postrm.debhelper packaging/debian/cordon.postinst.debhelper
+	@ls $(B)/deb/cordon_$(DEB_VERSION)_*.deb
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:

@@ -29,7 +29,20 @@ remove_test_ids() {
 		groupdel "$TEST_GROUP" >/dev/null 2>&1
 	fi
 }
-trap 'rm -f "$log"; remove_test_ids' EXIT
+# A clone in a directory other users cannot enter (/root is 0700): the suites run cordon as
+# other users (the escape suite's user, the daemon's members), who could then neither execute
+# build/cordon nor read profiles/. Both are staged in a world-readable temp dir for the run.
+stage=""
+if [ "$(id -u)" = 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups \
+	sh -c 'test -x "$1" && test -r "$2"' sh "$CORDON_BIN" "$PWD/profiles/default.conf" 2>/dev/null; then
+	stage=$(mktemp -d /tmp/cordon-stage.XXXXXX)
+	cp "$CORDON_BIN" "$stage/cordon"
+	cp -r profiles "$stage/profiles"
+	chmod -R a+rX "$stage"
+	export CORDON_BIN="$stage/cordon" CORDON_PROFILE_PATH="$stage/profiles"
+	echo "== $PWD is not reachable by other users: cordon and the profiles staged in $stage"
+fi
+trap 'rm -f "$log"; remove_test_ids; [ -z "$stage" ] || rm -rf "$stage"' EXIT
 trap 'exit 130' INT TERM
 
 # Every test removes the /tmp/cordon-test-* dirs it makes (tu_tmpdir, the escape suite's

@@ -351,7 +351,7 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 	static const struct esc_opts none;
 	struct esc *e = esc_cur;
 	const char *argv[64], *envp[32];
-	char *cmd, *tagenv, *home, *user, *logname, *tmpdir, *sock;
+	char *cmd, *tagenv, *home, *user, *logname, *tmpdir, *sock, *profile_path;
 	int out[2], err[2], in[2] = { -1, -1 };
 	size_t n = 0, m = 0;
 	pid_t pid;
@@ -370,6 +370,9 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 	cr_assert(asprintf(&sock, "CORDON_SOCKET=%s",
 			   getenv("CORDON_SOCKET") ? getenv("CORDON_SOCKET")
 						   : "/nonexistent/cordon.sock") > 0);
+	cr_assert(asprintf(&profile_path, "CORDON_PROFILE_PATH=%s",
+			   getenv("CORDON_PROFILE_PATH") ? getenv("CORDON_PROFILE_PATH")
+							 : CORDON_SRCDIR "/profiles") > 0);
 	if (e->control) {
 		argv[n++] = e->control_shell ? e->control_shell : "/bin/sh";
 		argv[n++] = "-c";
@@ -394,7 +397,8 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 	argv[n] = NULL;
 	envp[m++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	envp[m++] = "LANG=C.UTF-8";
-	envp[m++] = "CORDON_PROFILE_PATH=" CORDON_SRCDIR "/profiles";
+	/* tests/run-all.sh stages the profiles when the tree is not reachable by other users. */
+	envp[m++] = profile_path;
 	envp[m++] = home;
 	envp[m++] = user;
 	envp[m++] = logname;
@@ -463,6 +467,7 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 	free(logname);
 	free(tmpdir);
 	free(sock);
+	free(profile_path);
 }
 
 void esc_start(struct esc_job *j, const struct esc_opts *o, const char *fmt, ...)
