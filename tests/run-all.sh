@@ -38,8 +38,11 @@ if [ "$(id -u)" = 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups \
 	stage=$(mktemp -d /tmp/cordon-stage.XXXXXX)
 	cp "$CORDON_BIN" "$stage/cordon"
 	cp -r profiles "$stage/profiles"
+	mkdir "$stage/python"
+	cp -r clients/python/cordon "$stage/python/cordon"
 	chmod -R a+rX "$stage"
 	export CORDON_BIN="$stage/cordon" CORDON_PROFILE_PATH="$stage/profiles"
+	export CORDON_PYTHONPATH="$stage/python"
 	echo "== $PWD is not reachable by other users: cordon and the profiles staged in $stage"
 fi
 trap 'rm -f "$log"; remove_test_ids; [ -z "$stage" ] || rm -rf "$stage"' EXIT

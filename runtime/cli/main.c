@@ -472,10 +472,20 @@ static int cmd_run(int argc, char **argv, bool check_only)
 
 			(void)signal(SIGPIPE, SIG_IGN);
 			rc = client_run(&cr, &unreachable);
+			int err = errno; /* connect()'s, when unreachable */
+
 			if (!unreachable)
 				goto out;
+			if (daemon_only && (err == EACCES || err == EPERM)) {
+				rc = cli_fail(
+					"--via daemon: permission denied on cordond's socket %s "
+					"(only root and members of group cordon may use it)",
+					sock);
+				goto out;
+			}
 			if (daemon_only) {
-				rc = cli_fail("--via daemon: cordond is not reachable at %s", sock);
+				rc = cli_fail("--via daemon: cordond is not reachable at %s: %s",
+					      sock, strerror(err));
 				goto out;
 			}
 		}
