@@ -130,6 +130,19 @@ else
 	fail=$((fail + 1))
 fi
 
+# The Debian package under real systemd (tests/package/run.sh): its checks count one by one.
+echo "== package"
+tests/package/run.sh "$B" >"$log" 2>&1
+cat "$log"
+line=$(grep -a '^package: [0-9]* passed, [0-9]* failed' "$log" | tail -1)
+if [ -n "$line" ]; then
+	pass=$((pass + $(sed 's/^package: \([0-9]*\) passed.*/\1/' <<<"$line")))
+	fail=$((fail + $(sed 's/.*passed, \([0-9]*\) failed/\1/' <<<"$line")))
+else
+	echo "package: no result line"
+	fail=$((fail + 1))
+fi
+
 # The README's tour, run as written (tests/readme_tour.py): one test. It makes /tmp/proj as the
 # README does; removed again when it was not there before.
 echo "== readme tour"

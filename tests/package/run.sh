@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The Debian package under real systemd (issue 12; recipe: shared/reference/systemd-test.md).
+# Boots systemd as PID 1 in a container made from a debootstrapped Debian 12 (cached as a Docker
+# image per package list), installs the freshly built .deb and checks, as a member of group
+# cordon and as a user outside it: socket activation, stop, restart, upgrade, remove, purge,
+# and that nothing is left behind. Prints one line per check and "package: N passed, N failed".
+# Usage: tests/package/run.sh BUILD_DIR   (from the repository root, as root)
+set -u
+B=${1:-build}
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/dockerd.sh
+
+pass=0 fail=0 name=cordon-pkgtest-$$
+check() { # check WHAT CMD...: run CMD, count it
+	local what=$1
+	shift
+	if "$@"; then
+		echo "ok   $what"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $what"
+		fail=$((fail + 1))
+	fi
+}
+finish() {
+	"$DOCKER" rm -f "$name" >/dev/null 2>&1
+	dockerd_release
+	echo "package: $pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
+die() {
+	echo "FAIL $*"
+	fail=$((fail + 1))
+	finish
+}
+trap 'fail=$((fail + 1)); finish' INT TERM
+
+[ "$(id -u)" = 0 ] || die "the package test needs root"
+dockerd_ensure || die "no Docker daemon"
+for p in debootstrap; do
+	dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q 'ok installed' ||
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $p >/dev/null 2>&1 ||
+		die "apt-get install $p"
+done
+
+# The package, and a newer build of it for the upgrade (same files, a higher version).
+make --no-print-directory deb >/dev/null 2>&1 || die "make deb"
+version=$(sed -n 's/^VERSION *:= *//p' Makefile)
+deb=$(ls "$B"/deb/cordon_"$version"_*.deb 2>/dev/null | head -1)
+[ -n "$deb" ] || die "no .deb in $B/deb"
+work=$(mktemp -d /tmp/cordon-pkgwork.XXXXXX)
+trap 'rm -rf "$work"; fail=$((fail + 1)); finish' INT TERM
+dpkg-deb -R "$deb" "$work/new" || die "unpack the .deb"
+sed -i "s/^Version: .*/Version: $version+upgrade1/" "$work/new/DEBIAN/control"
+dpkg-deb -b "$work/new" "$work/cordon-new.deb" >/dev/null || die "repack the .deb"
+cp "$deb" "$work/cordon.deb"
+
+# The image: debootstrap minbase with systemd and the package's dependencies, so that dpkg -i
+# needs no network inside. Cached by the list of packages.
+deps=$(dpkg-deb -f "$deb" Depends | sed 's/([^)]*)//g; s/,/ /g; s/\${[^}]*}//g' | xargs -n1 | sort -u | tr '\n' ',' | sed 's/,$//')
+include="systemd,systemd-sysv,dbus,procps,passwd,$deps"
+tag=cordon-test/systemd:$(printf '%s' "$include" | sha256sum | cut -c1-12)
+if ! "$DOCKER" image inspect "$tag" >/dev/null 2>&1; then
+	mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+	[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+	[ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+	echo "building $tag (debootstrap from $mirror, about a minute, cached after)"
+	debootstrap --variant=minbase --include="$include" bookworm "$work/root" "$mirror" \
+		>"$work/debootstrap.log" 2>&1 || { tail -5 "$work/debootstrap.log"; die "debootstrap"; }
+	tar -C "$work/root" -c . | "$DOCKER" import - "$tag" >/dev/null || die "docker import"
+	rm -rf "$work/root"
+fi
+
+"$DOCKER" run -d --name "$name" --cap-add ALL --cap-drop SYS_RESOURCE \
+	--security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+	--cgroupns=host -v /sys/fs/cgroup:/sys/fs/cgroup:rw --tmpfs /run --tmpfs /run/lock \
+	--network none --stop-signal SIGRTMIN+3 "$tag" /lib/systemd/systemd >/dev/null ||
+	die "start the systemd container"
+inside() { "$DOCKER" exec "$name" "$@"; }
+for _ in $(seq 1 150); do
+	state=$(inside systemctl is-system-running 2>/dev/null)
+	case $state in running | degraded) break ;; esac
+	sleep 0.2
+done
+check "systemd runs as PID 1 in the container ($state)" test "$state" = running
+
+# Leftovers are looked for by name: cordond's runner dirs and temp workdirs in /tmp, run
+# cgroups (cordon-<pid>-...), cordon processes.
+leftovers() {
+	inside sh -c 'ls -d /tmp/cordond-runner-* /tmp/cordon-?????? 2>/dev/null;
+		pgrep -a -x cordond 2>/dev/null; pgrep -a -f "__cordond-runne[r]" 2>/dev/null;
+		test -e /run/cordon/cordon.sock && echo /run/cordon/cordon.sock' | grep .
+}
+cgroups_of_container() {
+	local cid
+	cid=$("$DOCKER" inspect -f '{{.Id}}' "$name")
+	find /sys/fs/cgroup -path "*$cid*" -type d -name 'cordon-*-*-*' 2>/dev/null
+}
+no_leftovers() { ! leftovers; }
+no_cgroups() { [ -z "$(cgroups_of_container)" ]; }
+refused_clearly() { [ "$1" -eq 125 ] && printf '%s' "$2" | grep -q 'permission denied'; }
+main_pid() { inside systemctl show -p MainPID --value cordond.service; }
+
+"$DOCKER" cp "$work/cordon.deb" "$name:/tmp/cordon.deb" >/dev/null
+"$DOCKER" cp "$work/cordon-new.deb" "$name:/tmp/cordon-new.deb" >/dev/null
+check "dpkg -i installs the package with no other step" \
+	inside sh -c 'dpkg -i /tmp/cordon.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; false; }'
+check "group cordon exists (sysusers)" inside getent group cordon
+check "cordond.socket is enabled and listening" \
+	inside sh -c 'systemctl is-enabled -q cordond.socket && systemctl is-active -q cordond.socket'
+check "the socket is 0660 root:cordon" \
+	inside sh -c 'test "$(stat -c "%a %U %G" /run/cordon/cordon.sock)" = "660 root cordon"'
+check "man pages are installed" inside sh -c 'test -s /usr/share/man/man1/cordon.1.gz &&
+	test -s /usr/share/man/man8/cordond.8.gz && test -s /usr/share/man/man5/cordon-profile.5.gz'
+inside sh -c 'useradd -m -G cordon alice && useradd -m bob' || die "useradd"
+inside systemctl stop cordond.service >/dev/null 2>&1
+check "cordond.service is not running before the first connection" \
+	inside sh -c '! systemctl is-active -q cordond.service'
+out=$(inside runuser -u alice -- cordon run --via daemon -- 'echo hi; id -un' 2>&1)
+check "a member runs 'echo hi' through the daemon, as herself: $out" test "$out" = "hi
+alice"
+check "the first connection started cordond.service (socket activation)" \
+	inside systemctl is-active -q cordond.service
+out=$(inside runuser -u alice -- python3 -c 'from cordon import Cordon; print(Cordon().run("echo py"))' 2>&1)
+check "the Python client is importable and runs through the daemon" test "$out" = py
+out=$(inside runuser -u bob -- cordon run --via daemon -- 'echo hi' 2>&1)
+rc=$?
+check "a non-member is refused with 'permission denied' (exit 125): $out" \
+	refused_clearly "$rc" "$out"
+out=$(inside runuser -u alice -- cordon run --via daemon -- 'sleep 0.2; echo again' 2>&1)
+check "a second run works" test "$out" = again
+
+inside systemctl stop cordond.service cordond.socket >/dev/null 2>&1
+check "systemctl stop leaves no process, socket, runner dir or temp dir" no_leftovers
+check "systemctl stop leaves no run cgroup" no_cgroups
+inside systemctl start cordond.socket >/dev/null 2>&1
+out=$(inside runuser -u alice -- cordon run --via daemon -- 'echo restarted' 2>&1)
+check "after a restart the member runs again" test "$out" = restarted
+pid_before=$(main_pid)
+
+check "an upgrade to a newer build installs over the running daemon" \
+	inside sh -c 'dpkg -i /tmp/cordon-new.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; false; }'
+old_gone() { [ "$pid_before" != 0 ] && ! inside sh -c "kill -0 $pid_before 2>/dev/null"; }
+check "the upgrade stopped the old cordond (pid $pid_before): the next connection starts the new one" \
+	old_gone
+out=$(inside runuser -u alice -- cordon run --via daemon -- 'echo upgraded' 2>&1)
+check "after the upgrade the member runs again" test "$out" = upgraded
+
+check "dpkg --remove" inside sh -c 'dpkg --remove cordon >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; false; }'
+check "--remove leaves no process, socket, runner dir or temp dir" no_leftovers
+check "--remove leaves no run cgroup" no_cgroups
+check "dpkg --purge" inside sh -c 'dpkg --purge cordon >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; false; }'
+check "--purge removes group cordon and its memberships" \
+	inside sh -c '! getent group cordon && ! id -nG alice | grep -qw cordon'
+check "--purge removes /etc/cordon and the units" \
+	inside sh -c '! test -e /etc/cordon && ! test -e /lib/systemd/system/cordond.service'
+rm -rf "$work"
+finish
