@@ -5,6 +5,7 @@
 
 static const struct cordon_backend_ops *const backends[] = {
 	&backend_local,
+	&backend_docker,
 };
 
 const struct cordon_backend_ops *backend_lookup(const char *name)

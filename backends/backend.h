@@ -45,3 +45,4 @@ struct cordon_backend_ops {
 const struct cordon_backend_ops *backend_lookup(const char *name);
 
 extern const struct cordon_backend_ops backend_local;
+extern const struct cordon_backend_ops backend_docker;

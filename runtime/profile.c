@@ -363,6 +363,51 @@ static int check_docker_user(const char *v, cordon_error *e)
 	return 0;
 }
 
+/* A Docker network name: none, host, bridge or a user network. */
+static int check_docker_network(const char *v, cordon_error *e)
+{
+	if (!*v)
+		return cordon_err(e, 0,
+				  "invalid network '' (expected none, host, bridge or a name)");
+	for (const char *p = v; *p; p++)
+		if (!is_alnum(*p) && !strchr("_.-", *p))
+			return cordon_err(
+				e, 0,
+				"invalid network '%.*s%s' (expected none, host, bridge or "
+				"a name)",
+				CLIP_ARGS(v));
+	return 0;
+}
+
+/* HOST or HOST:TARGET, both absolute and clean; TARGET may not be "/". */
+static int check_docker_bind(const char *v, cordon_error *e)
+{
+	const char *colon = strchr(v, ':');
+	_cleanup_free_ char *host = colon ? strndup(v, (size_t)(colon - v)) : strdup(v);
+	const char *target = colon ? colon + 1 : host;
+
+	if (!host)
+		return cordon_err(e, ENOMEM, "out of memory");
+	if (host[0] != '/' || (host[1] && !clean_components(host + 1)) || target[0] != '/' ||
+	    !target[1] || !clean_components(target + 1) || strchr(target, ':'))
+		return cordon_err(e, 0,
+				  "invalid bind '%.*s%s' (expected HOST[:TARGET], absolute paths "
+				  "without '.', '..' or empty components, TARGET not '/')",
+				  CLIP_ARGS(v));
+	return 0;
+}
+
+/* The workdir inside the container: absolute, clean, not "/". */
+static int check_docker_workdir(const char *v, cordon_error *e)
+{
+	if (v[0] != '/' || !v[1] || !clean_components(v + 1) || strchr(v, ':'))
+		return cordon_err(e, 0,
+				  "invalid workdir '%.*s%s' (expected an absolute path other than "
+				  "'/', without '.', '..', ':' or empty components)",
+				  CLIP_ARGS(v));
+	return 0;
+}
+
 static int check_url(const char *v, cordon_error *e)
 {
 	if ((strncmp(v, "http://", 7) != 0 || !v[7]) && (strncmp(v, "https://", 8) != 0 || !v[8]))
@@ -712,6 +757,9 @@ static const struct key_def keys[] = {
 	{ "docker", "cpu_quota", parse_count, format_count, P(docker_cpu_quota), NULL },
 	OPT("docker", "user", docker_user, check_docker_user),
 	UINT("docker", "pids", docker_pids),
+	OPT("docker", "network", docker_network, check_docker_network),
+	LIST("docker", "ro_bind", docker_ro_bind, check_docker_bind),
+	OPT("docker", "workdir", docker_workdir, check_docker_workdir),
 
 	OPT("daytona", "api_url", daytona_api_url, check_url),
 	OPT("daytona", "target", daytona_target, NULL),

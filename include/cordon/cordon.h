@@ -120,6 +120,9 @@ struct cordon_profile {
 	int64_t docker_cpu_quota;
 	char *docker_user;
 	uint64_t docker_pids;
+	char *docker_network;		   /* NULL: "none" */
+	struct cordon_list docker_ro_bind; /* HOST[:TARGET], mounted read-only */
+	char *docker_workdir;		   /* NULL: "/workspace" */
 
 	/* [daytona] */
 	char *daytona_api_url;

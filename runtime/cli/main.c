@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include <cordon/cordon.h>
 
+#include "backends/backend.h"
+#include "backends/docker/docker.h"
 #include "backends/local/doctor.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
@@ -432,7 +434,7 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		rc = fail_err(&e);
 		goto out;
 	}
-	if (o.backend && strcmp(o.backend, "local") != 0) {
+	if (o.backend && !backend_lookup(o.backend)) {
 		rc = cli_fail("backend '%s' is not available in this build", o.backend);
 		goto out;
 	}
@@ -495,7 +497,7 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		rc = fail_err(&e);
 		goto out;
 	}
-	if (strcmp(profile->backend, "local") != 0) {
+	if (!backend_lookup(profile->backend)) {
 		rc = cli_fail("backend '%s' is not available in this build", profile->backend);
 		goto out;
 	}

@@ -1,0 +1,748 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Docker backend: one hardened container per open() (a run, or a cordond session), each
+ * command an exec in it, over the Engine API on the daemon's Unix socket (backends/http.h).
+ * Pitfalls and the verified call sequence: shared/reference/docker-daytona.md part A;
+ * user-facing behaviour and differences from AG2's DockerEnvironment: docs/docker.md.
+ */
+#define _GNU_SOURCE
+#include "backends/docker/docker.h"
+#include "backends/backend.h"
+#include "backends/http.h"
+#include "runtime/capture.h"
+#include "runtime/cleanup.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_SOCK "/var/run/docker.sock"
+#define DEFAULT_IMAGE "python:3.12-slim" /* AG2's DockerEnvironment default */
+#define DEFAULT_WORKDIR "/workspace"
+/* API versions: Mounts, Init and PidsLimit need 1.25; Docker 29 refuses below 1.44. */
+#define API_MIN_MAJOR 1
+#define API_MIN_MINOR 25
+#define API_MAX_MINOR 47
+#define CALL_TIMEOUT_MS 60000
+#define RELAY_BUF_SIZE (256 * 1024)
+#define CANCEL_POLL_MS 20
+/* How long a killed exec may take to be reported stopped before the container is restarted. */
+#define KILL_WAIT_MS 2000
+
+struct docker {
+	char *sock;
+	char api[16]; /* "/v1.41" */
+	char *id;     /* the container */
+	char *workdir_in;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int docker_socket_path(char **ret, cordon_error *e)
+{
+	const char *h = getenv("DOCKER_HOST");
+
+	if (!h || !*h)
+		h = "unix://" DEFAULT_SOCK;
+	if (strncmp(h, "unix://", 7) != 0 || h[7] != '/')
+		return cordon_err(e, 0,
+				  "docker: DOCKER_HOST '%s' is not supported (only unix:///PATH: the "
+				  "workdir is bind-mounted, so the daemon must be local)",
+				  h);
+	*ret = strdup(h + 7);
+	return *ret ? 0 : cordon_err(e, ENOMEM, "out of memory");
+}
+
+/* A transport error as one line naming the cause. */
+static int conn_error(const char *sock, cordon_error *e)
+{
+	int code = e->code;
+
+	if (code == ENOENT || code == ECONNREFUSED)
+		return cordon_err(e, 0, "docker: no Docker daemon at %s (%s): is dockerd running?",
+				  sock, strerror(code));
+	if (code == EACCES || code == EPERM)
+		return cordon_err(e, 0,
+				  "docker: permission denied on %s (root or the docker group is "
+				  "needed)",
+				  sock);
+	return cordon_err_prefix(e, "docker");
+}
+
+/* The daemon's error text: {"message": ...} or a plain-text body. */
+static int api_error(const char *what, const struct http_response *r, cordon_error *e)
+{
+	json_t *j = json_loadb(r->body ? r->body : "", r->body_len, 0, NULL);
+	const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
+	int len = (int)(r->body_len > 200 ? 200 : r->body_len);
+
+	if (msg)
+		cordon_err(e, 0, "docker: %s: %s (HTTP %d)", what, msg, r->status);
+	else
+		cordon_err(e, 0, "docker: %s: %.*s (HTTP %d)", what, len, r->body ? r->body : "",
+			   r->status);
+	json_decref(j);
+	/* One line: the daemon's messages have no newline, but a plain-text body might. */
+	for (char *p = e->msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return -1;
+}
+
+/* One API call; the path is prefixed with the negotiated version. body is JSON or NULL. */
+static int call(struct docker *d, const char *method, const char *path, json_t *body,
+		struct http_response *r, cordon_error *e)
+{
+	_cleanup_free_ char *full = NULL, *text = NULL;
+
+	if (asprintf(&full, "%s%s", d->api, path) < 0) {
+		full = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	if (body && !(text = json_dumps(body, JSON_COMPACT)))
+		return cordon_err(e, ENOMEM, "out of memory");
+	if (http_request(d->sock, method, full, text ? "application/json" : NULL, text,
+			 text ? strlen(text) : 0, CALL_TIMEOUT_MS, r, e) < 0)
+		return conn_error(d->sock, e);
+	return 0;
+}
+
+/* Negotiate: min(daemon's, ours), and at least 1.25. */
+static int negotiate(const char *sock, char api[16], char **ret_server, cordon_error *e)
+{
+	struct http_response r = { 0 };
+	unsigned maj = 0, min = 0;
+	int rc = -1;
+
+	if (http_request(sock, "GET", "/_ping", NULL, NULL, 0, 10000, &r, e) < 0)
+		return conn_error(sock, e);
+	if (r.status != 200) {
+		api_error("ping", &r, e);
+		goto out;
+	}
+	if (!r.api_version || sscanf(r.api_version, "%u.%u", &maj, &min) != 2) {
+		cordon_err(e, 0, "docker: the daemon at %s sent no API version", sock);
+		goto out;
+	}
+	if (maj > API_MIN_MAJOR || min > API_MAX_MINOR)
+		maj = API_MIN_MAJOR, min = API_MAX_MINOR;
+	if (maj < API_MIN_MAJOR || min < API_MIN_MINOR) {
+		cordon_err(e, 0, "docker: the daemon's API %s is older than 1.%d", r.api_version,
+			   API_MIN_MINOR);
+		goto out;
+	}
+	(void)snprintf(api, 16, "/v%u.%u", maj, min);
+	if (ret_server)
+		*ret_server = NULL;
+	rc = 0;
+out:
+	http_response_free(&r);
+	return rc;
+}
+
+int docker_probe(char **ret_version, char **ret_server, cordon_error *e)
+{
+	_cleanup_free_ char *sock = NULL;
+	struct http_response r = { 0 };
+	char api[16];
+
+	if (docker_socket_path(&sock, e) < 0 || negotiate(sock, api, NULL, e) < 0)
+		return -1;
+	*ret_version = strdup(api + 2);
+	*ret_server = NULL;
+	if (http_request(sock, "GET", "/version", NULL, NULL, 0, 10000, &r, e) == 0) {
+		json_t *j = json_loadb(r.body, r.body_len, 0, NULL);
+		const char *v = j ? json_string_value(json_object_get(j, "Version")) : NULL;
+
+		if (v)
+			*ret_server = strdup(v);
+		json_decref(j);
+		http_response_free(&r);
+	}
+	return *ret_version ? 0 : cordon_err(e, ENOMEM, "out of memory");
+}
+
+/* "<pid>:<starttime>" of this process: the owner label gc checks for liveness. */
+static int owner_of(pid_t pid, char *buf, size_t n)
+{
+	char path[64], stat[1024];
+	unsigned long long start = 0;
+	FILE *f;
+	char *p;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (!fgets(stat, sizeof(stat), f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	p = strrchr(stat, ')');
+	/* Field 22 (starttime) is the 20th after the ')'. */
+	for (int i = 0; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return -1;
+	(void)snprintf(buf, n, "%d:%llu", (int)pid, start);
+	return 0;
+}
+
+static void random_hex(char *buf, size_t bytes)
+{
+	unsigned char rnd[32];
+
+	if (bytes > sizeof(rnd))
+		bytes = sizeof(rnd);
+	if (getrandom(rnd, bytes, 0) != (ssize_t)bytes)
+		for (size_t i = 0; i < bytes; i++) /* never in practice: still unique enough */
+			rnd[i] = (unsigned char)(rand() ^ getpid() ^ (int)now_ms());
+	for (size_t i = 0; i < bytes; i++)
+		(void)sprintf(buf + 2 * i, "%02x", rnd[i]);
+}
+
+static int add_mount(json_t *mounts, const char *type, const char *src, const char *dst, bool ro)
+{
+	json_t *m = json_pack("{s:s, s:s, s:b}", "Type", type, "Target", dst, "ReadOnly", ro);
+
+	if (!m)
+		return -1;
+	if (src)
+		json_object_set_new(m, "Source", json_string(src));
+	return json_array_append_new(mounts, m);
+}
+
+static json_t *create_body(const struct cordon_profile *p, const char *workdir,
+			   const char *workdir_in, const char *session, const char *owner)
+{
+	const char *net = p->docker_network ? p->docker_network : "none";
+	uint64_t mem = p->docker_memory ? p->docker_memory : p->memory;
+	uint64_t pids = p->docker_pids ? p->docker_pids : p->pids;
+	json_t *body, *hc, *mounts;
+
+	mounts = json_array();
+	if (!mounts || add_mount(mounts, "bind", workdir, workdir_in, p->readonly) < 0) {
+		json_decref(mounts);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->docker_ro_bind.n; i++) {
+		const char *b = p->docker_ro_bind.v[i], *colon = strchr(b, ':');
+		_cleanup_free_ char *host = colon ? strndup(b, (size_t)(colon - b)) : strdup(b);
+
+		if (!host || add_mount(mounts, "bind", host, colon ? colon + 1 : b, true) < 0) {
+			json_decref(mounts);
+			return NULL;
+		}
+	}
+	{
+		json_t *tmp = json_pack("{s:s, s:s, s:b, s:{s:I, s:i}}", "Type", "tmpfs", "Target",
+					"/tmp", "ReadOnly", false, "TmpfsOptions", "SizeBytes",
+					(json_int_t)(p->tmp_size ? p->tmp_size : 256u << 20),
+					"Mode", 01777);
+
+		if (!tmp || json_array_append_new(mounts, tmp) < 0) {
+			json_decref(mounts);
+			return NULL;
+		}
+	}
+	hc = json_pack("{s:s, s:b, s:o, s:[s], s:[s], s:b, s:b}", "NetworkMode", net,
+		       "ReadonlyRootfs", true, "Mounts", mounts, "CapDrop", "ALL", "SecurityOpt",
+		       "no-new-privileges", "Init", true, "AutoRemove", false);
+	if (!hc)
+		return NULL;
+	if (mem) {
+		json_object_set_new(hc, "Memory", json_integer((json_int_t)mem));
+		json_object_set_new(hc, "MemorySwap", json_integer((json_int_t)mem));
+	}
+	if (pids)
+		json_object_set_new(hc, "PidsLimit", json_integer((json_int_t)pids));
+	if (p->docker_cpu_quota > 0)
+		json_object_set_new(hc, "CpuQuota", json_integer(p->docker_cpu_quota));
+	body = json_pack("{s:s, s:[s], s:[s], s:s, s:{s:s, s:s}, s:b, s:b, s:b, s:b, s:o}", "Image",
+			 p->docker_image ? p->docker_image : DEFAULT_IMAGE, "Entrypoint", "sleep",
+			 "Cmd", "infinity", "WorkingDir", workdir_in, "Labels", "cordon.session",
+			 session, "cordon.owner", owner, "AttachStdout", false, "AttachStderr",
+			 false, "Tty", false, "NetworkDisabled", !strcmp(net, "none"),
+			 "HostConfig", hc);
+	if (body && p->docker_user)
+		json_object_set_new(body, "User", json_string(p->docker_user));
+	return body;
+}
+
+static int remove_container(const char *sock, const char *api, const char *id)
+{
+	struct http_response r = { 0 };
+	_cleanup_free_ char *path = NULL;
+	cordon_error e;
+	int rc;
+
+	if (asprintf(&path, "%s/containers/%s?force=1&v=1", api, id) < 0) {
+		path = NULL;
+		return -1;
+	}
+	rc = http_request(sock, "DELETE", path, NULL, NULL, 0, CALL_TIMEOUT_MS, &r, &e);
+	if (rc == 0 && r.status / 100 != 2 && r.status != 404)
+		rc = -1;
+	http_response_free(&r);
+	return rc;
+}
+
+static void docker_free(struct docker *d)
+{
+	if (!d)
+		return;
+	free(d->sock);
+	free(d->id);
+	free(d->workdir_in);
+	free(d);
+}
+
+static void docker_close(void *h)
+{
+	struct docker *d = h;
+
+	if (d && d->id)
+		(void)remove_container(d->sock, d->api, d->id);
+	docker_free(d);
+}
+
+static int start_container(struct docker *d, cordon_error *e)
+{
+	struct http_response r = { 0 };
+	_cleanup_free_ char *path = NULL;
+	int rc = 0;
+
+	if (asprintf(&path, "/containers/%s/start", d->id) < 0) {
+		path = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	if (call(d, "POST", path, NULL, &r, e) < 0)
+		return -1;
+	if (r.status != 204 && r.status != 304)
+		rc = api_error("start container", &r, e);
+	http_response_free(&r);
+	return rc;
+}
+
+static int docker_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
+		       cordon_error *e)
+{
+	struct docker *d = calloc(1, sizeof(*d));
+	struct http_response r = { 0 };
+	char session[33], owner[64], name[48];
+	_cleanup_free_ char *path = NULL;
+	json_t *body = NULL, *j = NULL;
+	int rc = -1;
+
+	if (!d)
+		return cordon_err(e, ENOMEM, "out of memory");
+	if (docker_socket_path(&d->sock, e) < 0 || negotiate(d->sock, d->api, NULL, e) < 0)
+		goto out;
+	d->workdir_in = strdup(p->docker_workdir ? p->docker_workdir : DEFAULT_WORKDIR);
+	if (!d->workdir_in) {
+		cordon_err(e, ENOMEM, "out of memory");
+		goto out;
+	}
+	random_hex(session, 16);
+	if (owner_of(getpid(), owner, sizeof(owner)) < 0)
+		(void)snprintf(owner, sizeof(owner), "%d:0", (int)getpid());
+	(void)snprintf(name, sizeof(name), "cordon-%.16s", session);
+	body = create_body(p, workdir, d->workdir_in, session, owner);
+	if (!body || asprintf(&path, "/containers/create?name=%s", name) < 0) {
+		path = NULL;
+		cordon_err(e, ENOMEM, "out of memory");
+		goto out;
+	}
+	if (call(d, "POST", path, body, &r, e) < 0)
+		goto out;
+	if (r.status == 404) {
+		/* Never pull: a missing image is the user's to fetch. */
+		const char *img = p->docker_image ? p->docker_image : DEFAULT_IMAGE;
+
+		cordon_err(e, 0,
+			   "docker: image '%s' is not present (cordon never pulls: run 'docker "
+			   "pull %s' first)",
+			   img, img);
+		goto out;
+	}
+	if (r.status != 201) {
+		api_error("create container", &r, e);
+		goto out;
+	}
+	j = json_loadb(r.body, r.body_len, 0, NULL);
+	if (!j || !json_string_value(json_object_get(j, "Id"))) {
+		cordon_err(e, 0, "docker: create container: no Id in the answer");
+		goto out;
+	}
+	d->id = strdup(json_string_value(json_object_get(j, "Id")));
+	if (!d->id) {
+		cordon_err(e, ENOMEM, "out of memory");
+		goto out;
+	}
+	if (start_container(d, e) < 0)
+		goto out;
+	*ret_h = TAKE_PTR(d);
+	rc = 0;
+out:
+	json_decref(j);
+	json_decref(body);
+	http_response_free(&r);
+	docker_close(d); /* removes a container that was created but could not start */
+	return rc;
+}
+
+/* Docker's stream framing: [stream u8][0 0 0][len u32 BE] then len bytes, across any chunks. */
+struct demux {
+	unsigned char hdr[8];
+	unsigned hlen;
+	uint32_t left;
+	int stream;
+};
+
+static void demux_feed(struct demux *m, const char *buf, size_t n, struct capture *out,
+		       struct capture *err)
+{
+	while (n) {
+		if (m->left == 0) {
+			m->hdr[m->hlen++] = (unsigned char)*buf++;
+			n--;
+			if (m->hlen == 8) {
+				m->stream = m->hdr[0];
+				m->left = (uint32_t)m->hdr[4] << 24 | (uint32_t)m->hdr[5] << 16 |
+					  (uint32_t)m->hdr[6] << 8 | m->hdr[7];
+				m->hlen = 0;
+			}
+			continue;
+		}
+		size_t k = n < m->left ? n : m->left;
+
+		capture_feed(m->stream == 2 ? err : out, buf, k);
+		buf += k;
+		n -= k;
+		m->left -= (uint32_t)k;
+	}
+}
+
+/* Create an exec; *ret_id is its id. */
+static int exec_create(struct docker *d, json_t *cmd, json_t *env, bool attach, char **ret_id,
+		       cordon_error *e)
+{
+	struct http_response r = { 0 };
+	_cleanup_free_ char *path = NULL;
+	json_t *body, *j = NULL;
+	int rc = -1;
+
+	body = json_pack("{s:O, s:b, s:b, s:b, s:s}", "Cmd", cmd, "AttachStdout", attach,
+			 "AttachStderr", attach, "Tty", false, "WorkingDir", d->workdir_in);
+	if (!body || asprintf(&path, "/containers/%s/exec", d->id) < 0) {
+		path = NULL;
+		json_decref(body);
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	if (env)
+		json_object_set(body, "Env", env);
+	if (call(d, "POST", path, body, &r, e) < 0)
+		goto out;
+	if (r.status != 201) {
+		api_error("exec", &r, e);
+		goto out;
+	}
+	j = json_loadb(r.body, r.body_len, 0, NULL);
+	if (!j || !json_string_value(json_object_get(j, "Id"))) {
+		cordon_err(e, 0, "docker: exec: no Id in the answer");
+		goto out;
+	}
+	*ret_id = strdup(json_string_value(json_object_get(j, "Id")));
+	rc = *ret_id ? 0 : cordon_err(e, ENOMEM, "out of memory");
+out:
+	json_decref(j);
+	json_decref(body);
+	http_response_free(&r);
+	return rc;
+}
+
+/* Running and ExitCode of an exec. */
+static int exec_inspect(struct docker *d, const char *id, bool *running, int *code,
+			cordon_error *e)
+{
+	struct http_response r = { 0 };
+	_cleanup_free_ char *path = NULL;
+	json_t *j = NULL;
+	int rc = -1;
+
+	if (asprintf(&path, "/exec/%s/json", id) < 0) {
+		path = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	if (call(d, "GET", path, NULL, &r, e) < 0)
+		return -1;
+	if (r.status != 200) {
+		api_error("inspect exec", &r, e);
+		goto out;
+	}
+	j = json_loadb(r.body, r.body_len, 0, NULL);
+	if (!j) {
+		cordon_err(e, 0, "docker: inspect exec: malformed answer");
+		goto out;
+	}
+	*running = json_is_true(json_object_get(j, "Running"));
+	*code = (int)json_integer_value(json_object_get(j, "ExitCode"));
+	rc = 0;
+out:
+	json_decref(j);
+	http_response_free(&r);
+	return rc;
+}
+
+/*
+ * Kill the exec's process group (its pid file) and every process carrying its nonce (setsid
+ * escapees), from a second, detached exec (docker-daytona.md A4). If the exec still runs after
+ * that, kill and restart the container: the workdir is a bind mount and survives.
+ */
+static void kill_exec(struct docker *d, const char *eid, const char *nonce)
+{
+	static const char script[] =
+		"pg=$(cat /dev/shm/cordon-$1.pid 2>/dev/null) && kill -KILL -\"$pg\" 2>/dev/null\n"
+		"for p in /proc/[0-9]*; do n=${p#/proc/}; [ \"$n\" = $$ ] && continue\n"
+		"  grep -q \"CORDON_EXEC_NONCE=$1\" \"$p/environ\" 2>/dev/null && "
+		"kill -KILL \"$n\" 2>/dev/null; done\n"
+		"rm -f /dev/shm/cordon-$1.pid; true";
+	struct http_response r = { 0 };
+	_cleanup_free_ char *kid = NULL, *path = NULL;
+	json_t *cmd = json_pack("[s, s, s, s, s]", "sh", "-c", script, "sh", nonce);
+	json_t *det = json_pack("{s:b, s:b}", "Detach", true, "Tty", false);
+	cordon_error e;
+	bool running = true;
+	int code;
+
+	if (cmd && det && exec_create(d, cmd, NULL, false, &kid, &e) == 0 &&
+	    asprintf(&path, "/exec/%s/start", kid) >= 0) {
+		if (call(d, "POST", path, det, &r, &e) == 0)
+			http_response_free(&r);
+	}
+	json_decref(cmd);
+	json_decref(det);
+	for (double end = now_ms() + KILL_WAIT_MS; now_ms() < end;) {
+		if (exec_inspect(d, eid, &running, &code, &e) < 0 || !running)
+			break;
+		usleep(50 * 1000);
+	}
+	if (running) {
+		free(path);
+		if (asprintf(&path, "/containers/%s/kill?signal=KILL", d->id) >= 0 &&
+		    call(d, "POST", path, NULL, &r, &e) == 0)
+			http_response_free(&r);
+		(void)start_container(d, &e);
+	}
+}
+
+static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_result *r,
+		       cordon_error *e)
+{
+	struct docker *d = h;
+	const struct cordon_profile *p = x->profile;
+	struct capture *cap_out = NULL, *cap_err = NULL;
+	struct http_response resp = { 0 };
+	struct demux m = { 0 };
+	_cleanup_free_ char *eid = NULL, *path = NULL, *pending = NULL, *buf = NULL;
+	_cleanup_free_ char *pidcmd = NULL, *noncevar = NULL;
+	_cleanup_close_ int fd = -1;
+	char nonce[33];
+	size_t npending = 0;
+	json_t *cmd = NULL, *env = NULL, *start = NULL;
+	bool timed_out = false, cancelled = false, running = false;
+	int rc = -1, code = 0;
+	double t0 = now_ms(), deadline = t0 + p->timeout * 1e3;
+
+	if (x->ret_pending)
+		*x->ret_pending = NULL;
+	random_hex(nonce, 16);
+	if (asprintf(&pidcmd, "echo $$ >/dev/shm/cordon-%s.pid; exec \"$@\"", nonce) < 0 ||
+	    asprintf(&noncevar, "CORDON_EXEC_NONCE=%s", nonce) < 0) {
+		pidcmd = noncevar = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	cmd = json_pack("[s, s, s, s]", "sh", "-c", pidcmd, "sh");
+	env = json_array();
+	start = json_pack("{s:b, s:b}", "Detach", false, "Tty", false);
+	buf = malloc(RELAY_BUF_SIZE);
+	if (!cmd || !env || !start || !buf) {
+		cordon_err(e, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (char *const *a = x->argv; *a; a++)
+		json_array_append_new(cmd, json_string(*a));
+	for (char *const *v = x->envp; v && *v; v++)
+		json_array_append_new(env, json_string(*v));
+	json_array_append_new(env, json_string(noncevar));
+	if (capture_new(p->max_output, &cap_out, e) < 0 ||
+	    capture_new(p->max_output, &cap_err, e) < 0)
+		goto out;
+	if (exec_create(d, cmd, env, true, &eid, e) < 0)
+		goto out;
+	{
+		_cleanup_free_ char *full = NULL, *text = json_dumps(start, JSON_COMPACT);
+
+		if (!text || asprintf(&full, "%s/exec/%s/start", d->api, eid) < 0) {
+			full = NULL;
+			cordon_err(e, ENOMEM, "out of memory");
+			goto out;
+		}
+		if (http_stream_open(d->sock, "POST", full, "application/json", text, strlen(text),
+				     CALL_TIMEOUT_MS, &resp, &fd, &pending, &npending, e) < 0) {
+			conn_error(d->sock, e);
+			goto out;
+		}
+		if (resp.status != 200) {
+			api_error("start exec", &resp, e);
+			goto out;
+		}
+	}
+	demux_feed(&m, pending, npending, cap_out, cap_err);
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		double left = deadline - now_ms();
+		int tmo;
+		ssize_t n;
+
+		if (x->cancel && *x->cancel) {
+			cancelled = true;
+			break;
+		}
+		if (left <= 0) {
+			timed_out = true;
+			break;
+		}
+		tmo = (int)left + 1;
+		if (x->cancel && tmo > CANCEL_POLL_MS)
+			tmo = CANCEL_POLL_MS;
+		if (poll(&pfd, 1, tmo) < 0) {
+			if (errno == EINTR)
+				continue;
+			cordon_err(e, errno, "poll");
+			goto out;
+		}
+		if (!pfd.revents)
+			continue;
+		n = recv(fd, buf, RELAY_BUF_SIZE, 0);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break; /* EOF: dockerd closes the stream once the exec is done */
+		demux_feed(&m, buf, (size_t)n, cap_out, cap_err);
+	}
+	closep(&fd), fd = -1;
+	if (timed_out || cancelled)
+		kill_exec(d, eid, nonce);
+	if (exec_inspect(d, eid, &running, &code, e) < 0 && !timed_out && !cancelled)
+		goto out;
+	capture_end(cap_out);
+	capture_end(cap_err);
+
+	r->duration_ms = now_ms() - t0;
+	r->peak_memory_bytes = -1;
+	r->stdout_bytes = capture_bytes(cap_out);
+	r->stderr_bytes = capture_bytes(cap_err);
+	if (capture_text(cap_out, &r->stdout_text, &r->stdout_len, e) < 0 ||
+	    capture_text(cap_err, &r->stderr_text, &r->stderr_len, e) < 0)
+		goto out;
+	if (timed_out) {
+		r->timed_out = true;
+		r->exit_code = r->status = CORDON_EXIT_TIMEOUT;
+		/* AG2's DockerEnvironment says "Execution", not "Command". */
+		if (output_timeout("Execution", p->timeout_text, &r->output, &r->output_len, e) < 0)
+			goto out;
+	} else {
+		if (cancelled && (running || code == 0))
+			code = 137;
+		/* Docker reports a signal death as 128+n, as AG2's DockerEnvironment does. */
+		r->exit_code = r->status = code;
+		if (output_compose(cap_out, cap_err, p->max_output, code, &r->output,
+				   &r->output_len, &r->truncated, e) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	json_decref(cmd);
+	json_decref(env);
+	json_decref(start);
+	http_response_free(&resp);
+	capture_free(cap_out);
+	capture_free(cap_err);
+	return rc;
+}
+
+int docker_gc(unsigned *ret_removed, cordon_error *e)
+{
+	struct docker d = { 0 };
+	struct http_response r = { 0 };
+	json_t *j = NULL;
+	size_t i;
+	json_t *c;
+	int rc = -1;
+
+	*ret_removed = 0;
+	if (docker_socket_path(&d.sock, e) < 0)
+		return -1;
+	if (negotiate(d.sock, d.api, NULL, e) < 0)
+		goto out;
+	/* filters={"label":["cordon.session"]}, URL-encoded */
+	if (call(&d, "GET",
+		 "/containers/json?all=1&filters=%7B%22label%22%3A%5B%22cordon.session%22%5D%7D",
+		 NULL, &r, e) < 0)
+		goto out;
+	if (r.status != 200) {
+		api_error("list containers", &r, e);
+		goto out;
+	}
+	j = json_loadb(r.body, r.body_len, 0, NULL);
+	if (!json_is_array(j)) {
+		cordon_err(e, 0, "docker: list containers: malformed answer");
+		goto out;
+	}
+	json_array_foreach(j, i, c)
+	{
+		const char *id = json_string_value(json_object_get(c, "Id"));
+		const char *own =
+			json_string_value(json_object_get(json_object_get(c, "Labels"), "cordon.owner"));
+		char now[64];
+		int pid = 0;
+
+		if (!id)
+			continue;
+		/* The owner still runs (same pid, same start time): not an orphan. */
+		if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
+		    owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
+			continue;
+		if (remove_container(d.sock, d.api, id) == 0)
+			(*ret_removed)++;
+	}
+	rc = 0;
+out:
+	json_decref(j);
+	http_response_free(&r);
+	free(d.sock);
+	return rc;
+}
+
+const struct cordon_backend_ops backend_docker = {
+	.name = "docker",
+	.open = docker_open,
+	.exec = docker_exec,
+	.close = docker_close,
+};

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Docker backend's entry points beyond the vtable: where the daemon is, its API version
+ * (cordon doctor), and removing the containers of cordon processes that are gone (cordon gc,
+ * cordond at start).
+ */
+#pragma once
+
+#include <cordon/cordon.h>
+
+/* The daemon's Unix socket: DOCKER_HOST=unix://PATH, else /var/run/docker.sock. Other
+ * schemes (tcp://, ssh://) are an error: a remote daemon cannot bind-mount the workdir. */
+int docker_socket_path(char **ret, cordon_error *e);
+
+/* Ping the daemon: *ret_version is the API version cordon will use ("1.41"), *ret_server the
+ * daemon's own ("Docker/20.10.24+dfsg1 (linux)" or NULL). */
+int docker_probe(char **ret_version, char **ret_server, cordon_error *e);
+
+/*
+ * Remove every container labelled cordon.session whose owner (label cordon.owner, a pid and
+ * its start time) is no longer running. *ret_removed counts them.
+ */
+int docker_gc(unsigned *ret_removed, cordon_error *e);

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include "backends/http.h"
+#include "runtime/cleanup.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HEADER_MAX (64 * 1024)
+
+void http_response_free(struct http_response *r)
+{
+	if (!r)
+		return;
+	free(r->body);
+	free(r->api_version);
+	r->body = NULL;
+	r->api_version = NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Wait until fd is ready for ev or the deadline passes. */
+static int wait_fd(int fd, short ev, double deadline, const char *sock, cordon_error *e)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = ev };
+		double left = deadline - now_ms();
+		int n;
+
+		if (left <= 0)
+			return cordon_err(e, ETIMEDOUT, "no answer from %s", sock);
+		n = poll(&p, 1, (int)left + 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return cordon_err(e, errno, "poll %s", sock);
+		if (n > 0)
+			return 0;
+	}
+}
+
+static int connect_unix(const char *sock, double deadline, cordon_error *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_close_ int fd = -1;
+
+	if (strlen(sock) >= sizeof(sa.sun_path))
+		return cordon_err(e, ENAMETOOLONG, "cannot connect to %s", sock);
+	strcpy(sa.sun_path, sock);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return cordon_err(e, errno, "socket");
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno != EINPROGRESS && errno != EAGAIN)
+			return cordon_err(e, errno, "cannot connect to %s", sock);
+		if (wait_fd(fd, POLLOUT, deadline, sock, e) < 0)
+			return -1;
+	}
+	return TAKE_FD(fd);
+}
+
+static int send_all(int fd, const char *buf, size_t n, double deadline, const char *sock,
+		    cordon_error *e)
+{
+	while (n) {
+		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN) {
+			if (wait_fd(fd, POLLOUT, deadline, sock, e) < 0)
+				return -1;
+			continue;
+		}
+		if (w < 0)
+			return cordon_err(e, errno, "send to %s", sock);
+		buf += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Read some bytes (at least one, or 0 at EOF). */
+static ssize_t recv_some(int fd, char *buf, size_t n, double deadline, const char *sock,
+			 cordon_error *e)
+{
+	for (;;) {
+		ssize_t r = recv(fd, buf, n, 0);
+
+		if (r >= 0)
+			return r;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return cordon_err(e, errno, "read from %s", sock);
+		if (wait_fd(fd, POLLIN, deadline, sock, e) < 0)
+			return -1;
+	}
+}
+
+/* A growable byte buffer, bounded by HTTP_MAX_BODY. */
+struct buf {
+	char *p;
+	size_t n, cap;
+};
+
+static int buf_add(struct buf *b, const char *s, size_t n, cordon_error *e)
+{
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *p;
+
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		if (cap > HTTP_MAX_BODY + HEADER_MAX + 1)
+			return cordon_err(e, EFBIG, "HTTP response too large");
+		p = realloc(b->p, cap);
+		if (!p)
+			return cordon_err(e, ENOMEM, "out of memory");
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+	return 0;
+}
+
+static int send_request(int fd, const char *sock, const char *method, const char *path,
+			const char *ctype, const void *body, size_t body_len, double deadline,
+			cordon_error *e)
+{
+	_cleanup_free_ char *head = NULL;
+	int n;
+
+	if (ctype)
+		n = asprintf(&head,
+			     "%s %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: cordon\r\n"
+			     "Connection: close\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+			     method, path, ctype, body_len);
+	else
+		n = asprintf(&head,
+			     "%s %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: cordon\r\n"
+			     "Connection: close\r\nContent-Length: 0\r\n\r\n",
+			     method, path);
+	if (n < 0) {
+		head = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	if (send_all(fd, head, (size_t)n, deadline, sock, e) < 0)
+		return -1;
+	if (ctype && body_len && send_all(fd, body, body_len, deadline, sock, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* The value of header `name` in the header block, or NULL (malloc'd). */
+static char *header_value(const char *hdr, const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (const char *l = strstr(hdr, "\r\n"); l && l[2]; l = strstr(l + 2, "\r\n")) {
+		const char *s = l + 2, *end;
+
+		if (strncasecmp(s, name, nl) || s[nl] != ':')
+			continue;
+		s += nl + 1;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		end = strstr(s, "\r\n");
+		if (!end)
+			end = s + strlen(s);
+		while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		return strndup(s, (size_t)(end - s));
+	}
+	return NULL;
+}
+
+/*
+ * Read the status line and headers. *b holds everything read; *hdr_len is where the body
+ * starts. Fills status and api_version.
+ */
+static int read_head(int fd, const char *sock, double deadline, struct buf *b, size_t *hdr_len,
+		     struct http_response *ret, cordon_error *e)
+{
+	char chunk[8192];
+	char *end;
+
+	for (;;) {
+		ssize_t r;
+
+		end = b->p ? strstr(b->p, "\r\n\r\n") : NULL;
+		if (end)
+			break;
+		if (b->n > HEADER_MAX)
+			return cordon_err(e, EPROTO, "HTTP headers from %s too long", sock);
+		r = recv_some(fd, chunk, sizeof(chunk), deadline, sock, e);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return cordon_err(e, EPROTO, "%s closed the connection before answering",
+					  sock);
+		if (buf_add(b, chunk, (size_t)r, e) < 0)
+			return -1;
+	}
+	*hdr_len = (size_t)(end - b->p) + 4;
+	if (sscanf(b->p, "HTTP/1.%*d %d", &ret->status) != 1 || ret->status < 100 ||
+	    ret->status > 599)
+		return cordon_err(e, EPROTO, "malformed HTTP status line from %s", sock);
+	end[2] = '\0'; /* the header block, for header_value; restored below */
+	ret->api_version = header_value(b->p, "Api-Version");
+	end[2] = '\r';
+	return 0;
+}
+
+/* Decode a chunked body in place: src (n bytes, complete) into dst. */
+static int dechunk(const char *src, size_t n, struct buf *dst, bool *done, cordon_error *e)
+{
+	size_t i = 0;
+
+	*done = false;
+	while (i < n) {
+		char *endp;
+		unsigned long len;
+		const char *crlf = memmem(src + i, n - i, "\r\n", 2);
+
+		if (!crlf)
+			return 0;
+		len = strtoul(src + i, &endp, 16);
+		if (endp == src + i)
+			return cordon_err(e, EPROTO, "malformed chunked HTTP body");
+		i = (size_t)(crlf - src) + 2;
+		if (len == 0) {
+			*done = true;
+			return 0;
+		}
+		if (i + len + 2 > n)
+			return 0;
+		if (buf_add(dst, src + i, len, e) < 0)
+			return -1;
+		i += len + 2;
+	}
+	return 0;
+}
+
+/* Read the rest of the body after the headers: b holds head + body bytes so far. */
+static int read_body(int fd, const char *sock, double deadline, struct buf *b, size_t hdr_len,
+		     struct http_response *ret, cordon_error *e)
+{
+	_cleanup_free_ char *cl = NULL, *te = NULL;
+	struct buf body = { 0 };
+	char chunk[16384];
+	bool chunked, done = false;
+	long long want = -1;
+
+	b->p[hdr_len - 2] = '\0';
+	cl = header_value(b->p, "Content-Length");
+	te = header_value(b->p, "Transfer-Encoding");
+	b->p[hdr_len - 2] = '\r';
+	chunked = te && strcasestr(te, "chunked");
+	if (cl && !chunked) {
+		char *endp;
+
+		want = strtoll(cl, &endp, 10);
+		if (*endp || want < 0)
+			return cordon_err(e, EPROTO, "malformed Content-Length from %s", sock);
+		if (want > HTTP_MAX_BODY)
+			return cordon_err(e, EFBIG, "HTTP response from %s too large", sock);
+	}
+	if (ret->status == 204 || ret->status == 304)
+		want = 0;
+	for (;;) {
+		size_t have = b->n - hdr_len;
+		ssize_t r;
+
+		if (want >= 0 && have >= (size_t)want)
+			break;
+		if (chunked) {
+			body.n = 0;
+			if (dechunk(b->p + hdr_len, have, &body, &done, e) < 0) {
+				free(body.p);
+				return -1;
+			}
+			if (done)
+				break;
+		}
+		r = recv_some(fd, chunk, sizeof(chunk), deadline, sock, e);
+		if (r < 0) {
+			free(body.p);
+			return -1;
+		}
+		if (r == 0) {
+			if (want >= 0 || chunked) {
+				free(body.p);
+				return cordon_err(e, EPROTO, "%s closed the connection mid-answer",
+						  sock);
+			}
+			break;
+		}
+		if (buf_add(b, chunk, (size_t)r, e) < 0) {
+			free(body.p);
+			return -1;
+		}
+	}
+	if (chunked) {
+		ret->body = body.p ? body.p : strdup("");
+		ret->body_len = body.n;
+	} else {
+		size_t n = want >= 0 ? (size_t)want : b->n - hdr_len;
+
+		ret->body = malloc(n + 1);
+		if (ret->body) {
+			memcpy(ret->body, b->p + hdr_len, n);
+			ret->body[n] = '\0';
+		}
+		ret->body_len = n;
+	}
+	if (!ret->body)
+		return cordon_err(e, ENOMEM, "out of memory");
+	return 0;
+}
+
+int http_stream_open(const char *sock_path, const char *method, const char *path,
+		     const char *ctype, const void *body, size_t body_len, int timeout_ms,
+		     struct http_response *ret, int *ret_fd, char **ret_pending,
+		     size_t *ret_pending_len, cordon_error *e)
+{
+	double deadline = now_ms() + timeout_ms;
+	_cleanup_close_ int fd = -1;
+	struct buf b = { 0 };
+	size_t hdr_len = 0;
+	int rc = -1;
+
+	*ret = (struct http_response){ 0 };
+	*ret_fd = -1;
+	fd = connect_unix(sock_path, deadline, e);
+	if (fd < 0)
+		return -1;
+	if (send_request(fd, sock_path, method, path, ctype, body, body_len, deadline, e) < 0)
+		goto out;
+	if (read_head(fd, sock_path, deadline, &b, &hdr_len, ret, e) < 0)
+		goto out;
+	if (ret->status / 100 != 2 || !ret_pending) {
+		rc = read_body(fd, sock_path, deadline, &b, hdr_len, ret, e);
+		goto out;
+	}
+	*ret_pending_len = b.n - hdr_len;
+	*ret_pending = malloc(*ret_pending_len + 1);
+	if (!*ret_pending) {
+		cordon_err(e, ENOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(*ret_pending, b.p + hdr_len, *ret_pending_len);
+	*ret_fd = TAKE_FD(fd);
+	rc = 0;
+out:
+	free(b.p);
+	if (rc < 0)
+		http_response_free(ret);
+	return rc;
+}
+
+int http_request(const char *sock_path, const char *method, const char *path, const char *ctype,
+		 const void *body, size_t body_len, int timeout_ms, struct http_response *ret,
+		 cordon_error *e)
+{
+	int fd;
+
+	return http_stream_open(sock_path, method, path, ctype, body, body_len, timeout_ms, ret,
+				&fd, NULL, NULL, e);
+}
