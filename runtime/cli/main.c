@@ -69,6 +69,7 @@ static const char usage_main[] =
 	"  doctor [--workdir DIR]           which isolation features this host provides (and\n"
 	"                                   whether DIR's file system, else the current\n"
 	"                                   directory's, takes idmapped mounts)\n"
+	"  gc                               remove Docker containers left by dead cordon runs\n"
 	"  tool-schema [--workdir DIR]      JSON function-calling schema of run_shell_command\n"
 	"  version                          print the version\n"
 	"\n"
@@ -672,6 +673,31 @@ static int cmd_doctor(int argc, char **argv)
 	if (doctor_report(workdir, &text, &e) < 0)
 		return fail_err(&e);
 	fputs(text, stdout);
+	{
+		_cleanup_free_ char *api = NULL, *server = NULL;
+		cordon_error de = { 0 };
+		char buf[300];
+
+		/* The Docker backend is optional: its absence is a line, not a failure. */
+		if (docker_probe(&api, &server, &de) == 0)
+			printf("docker: available; Engine %s, API %s (backend docker)\n",
+			       server ? server : "?", api);
+		else
+			printf("docker: unavailable (%s)\n", cordon_err_str(&de, buf, sizeof(buf)));
+	}
+	return 0;
+}
+
+static int cmd_gc(int argc, char **argv)
+{
+	cordon_error e = { 0 };
+	unsigned n = 0;
+
+	if (argc > 1)
+		return cli_fail("gc: unexpected argument '%s'", argv[1]);
+	if (docker_gc(&n, &e) < 0)
+		return fail_err(&e);
+	printf("removed %u orphaned container(s)\n", n);
 	return 0;
 }
 
@@ -697,6 +723,8 @@ int main(int argc, char **argv)
 		return runner_main(3);
 	if (!strcmp(cmd, "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
+	if (!strcmp(cmd, "gc"))
+		return cmd_gc(argc - 1, argv + 1);
 	if (!strcmp(cmd, "tool-schema"))
 		return cmd_tool_schema(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
