@@ -63,6 +63,8 @@ TESTLIB_SRCS := $(sort $(wildcard tests/lib/*.c))
 UNIT      := $(B)/tests/unit
 INTEG     := $(B)/tests/integration
 ESCAPE    := $(B)/tests/escape
+DOCKER_SRCS := $(sort $(wildcard tests/docker/*.c))
+DOCKERT   := $(B)/tests/docker
 
 .PHONY: all check check-ag2 demo install deps bench fuzz clean format format-check tests deb man run-tests
 .DEFAULT_GOAL := all
@@ -135,7 +137,12 @@ $(ESCAPE): $(ESC_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
 
-tests: $(CLI) $(DAEMON) $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/fuzz-%) $(UNIT) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESC_SRCS),$(ESCAPE))
+# The Docker backend's suite (tests/docker/run.sh starts a dockerd for it when none answers).
+$(DOCKERT): $(DOCKER_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
+
+tests: $(CLI) $(DAEMON) $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/fuzz-%) $(UNIT) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESC_SRCS),$(ESCAPE)) $(if $(DOCKER_SRCS),$(DOCKERT))
 
 # Install whatever Debian package is missing; instant when everything is present.
 deps:

@@ -338,10 +338,9 @@ static int read_body(int fd, const char *sock, double deadline, struct buf *b, s
 	return 0;
 }
 
-int http_stream_open(const char *sock_path, const char *method, const char *path,
-		     const char *ctype, const void *body, size_t body_len, int timeout_ms,
-		     struct http_response *ret, int *ret_fd, char **ret_pending,
-		     size_t *ret_pending_len, cordon_error *e)
+int http_stream_open(const char *sock_path, const char *method, const char *path, const char *ctype,
+		     const void *body, size_t body_len, int timeout_ms, struct http_response *ret,
+		     int *ret_fd, char **ret_pending, size_t *ret_pending_len, cordon_error *e)
 {
 	double deadline = now_ms() + timeout_ms;
 	_cleanup_close_ int fd = -1;

@@ -42,7 +42,6 @@ int http_request(const char *sock_path, const char *method, const char *path, co
  * headers are in *ret_pending (malloc'd, *ret_pending_len bytes, possibly 0). For a status
  * other than 2xx the body is read (bounded) into ret->body and the socket closed (*ret_fd -1).
  */
-int http_stream_open(const char *sock_path, const char *method, const char *path,
-		     const char *ctype, const void *body, size_t body_len, int timeout_ms,
-		     struct http_response *ret, int *ret_fd, char **ret_pending,
-		     size_t *ret_pending_len, cordon_error *e);
+int http_stream_open(const char *sock_path, const char *method, const char *path, const char *ctype,
+		     const void *body, size_t body_len, int timeout_ms, struct http_response *ret,
+		     int *ret_fd, char **ret_pending, size_t *ret_pending_len, cordon_error *e);

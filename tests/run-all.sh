@@ -100,6 +100,25 @@ run_criterion unit "$B/tests/unit"
 run_criterion integration "$B/tests/integration"
 run_criterion escape "$B/tests/escape"
 
+# The Docker backend against a real dockerd (tests/docker/run.sh gets one, and stops only a
+# dockerd it started); its last line is "N passed, M failed".
+if [ -x "$B/tests/docker" ]; then
+	echo "== docker"
+	tests/docker/run.sh "$B" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	line=$(tail -1 "$log")
+	p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' <<<"$line")
+	f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' <<<"$line")
+	if [ -z "$p" ]; then
+		echo "docker: no closing line (exit $rc)"
+		fail=$((fail + 1))
+	else
+		pass=$((pass + p))
+		fail=$((fail + f))
+	fi
+fi
+
 # Python client tests (stdlib unittest), when present.
 if [ -d clients/python/tests ]; then
 	echo "== python"

@@ -59,10 +59,11 @@ int docker_socket_path(char **ret, cordon_error *e)
 	if (!h || !*h)
 		h = "unix://" DEFAULT_SOCK;
 	if (strncmp(h, "unix://", 7) != 0 || h[7] != '/')
-		return cordon_err(e, 0,
-				  "docker: DOCKER_HOST '%s' is not supported (only unix:///PATH: the "
-				  "workdir is bind-mounted, so the daemon must be local)",
-				  h);
+		return cordon_err(
+			e, 0,
+			"docker: DOCKER_HOST '%s' is not supported (only unix:///PATH: the "
+			"workdir is bind-mounted, so the daemon must be local)",
+			h);
 	*ret = strdup(h + 7);
 	return *ret ? 0 : cordon_err(e, ENOMEM, "out of memory");
 }
@@ -277,8 +278,8 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 			 p->docker_image ? p->docker_image : DEFAULT_IMAGE, "Entrypoint", "sleep",
 			 "Cmd", "infinity", "WorkingDir", workdir_in, "Labels", "cordon.session",
 			 session, "cordon.owner", owner, "AttachStdout", false, "AttachStderr",
-			 false, "Tty", false, "NetworkDisabled", !strcmp(net, "none"),
-			 "HostConfig", hc);
+			 false, "Tty", false, "NetworkDisabled", !strcmp(net, "none"), "HostConfig",
+			 hc);
 	if (body && p->docker_user)
 		json_object_set_new(body, "User", json_string(p->docker_user));
 	return body;
@@ -477,8 +478,7 @@ out:
 }
 
 /* Running and ExitCode of an exec. */
-static int exec_inspect(struct docker *d, const char *id, bool *running, int *code,
-			cordon_error *e)
+static int exec_inspect(struct docker *d, const char *id, bool *running, int *code, cordon_error *e)
 {
 	struct http_response r = { 0 };
 	_cleanup_free_ char *path = NULL;
@@ -718,8 +718,8 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 	json_array_foreach(j, i, c)
 	{
 		const char *id = json_string_value(json_object_get(c, "Id"));
-		const char *own =
-			json_string_value(json_object_get(json_object_get(c, "Labels"), "cordon.owner"));
+		const char *own = json_string_value(
+			json_object_get(json_object_get(c, "Labels"), "cordon.owner"));
 		char now[64];
 		int pid = 0;
 

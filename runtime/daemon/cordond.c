@@ -9,6 +9,7 @@
  * dropped) and expires idle sessions.
  */
 #define _GNU_SOURCE
+#include "backends/docker/docker.h"
 #include "runtime/daemon/daemon.h"
 #include "runtime/fsutil.h"
 #include "runtime/cleanup.h"
@@ -595,6 +596,15 @@ int main(int argc, char **argv)
 	(void)fsutil_temp_sweep("/tmp", "cordond-runner-", 0);
 	(void)fsutil_temp_sweep("/tmp", "cordon-", 0);
 	cordon_reap_stale(2);
+	{
+		/* Containers of runs whose process died (SIGKILL): nothing else removes them. No
+		 * Docker daemon is not an error here. */
+		cordon_error ge;
+		unsigned gone = 0;
+
+		if (docker_gc(&gone, &ge) == 0 && gone)
+			daemon_log("removed %u orphaned Docker container(s)", gone);
+	}
 	/* Runs happen in runner processes, not in this one (runners.c). */
 	runners_start();
 	d = http_start(lfd, &e);

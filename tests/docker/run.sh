@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The Docker backend against a real dockerd: the criterion suite (build/tests/docker) plus the
+# CLI end to end. Prints "N passed, M failed" as its last line (tests/run-all.sh adds them up).
+# Usage: tests/docker/run.sh BUILD_DIR   (from the repository root)
+set -u
+B=${1:-build}
+CORDON="$PWD/$B/cordon"
+IMG=cordon-test/busybox:1
+pass=0 fail=0
+# shellcheck source=../lib/dockerd.sh
+. tests/lib/dockerd.sh
+
+ok() { pass=$((pass + 1)); echo "[PASS] $1"; }
+ko() { fail=$((fail + 1)); echo "[FAIL] $1: $2"; }
+# check NAME EXPECTED ACTUAL
+check() { if [ "$2" = "$3" ]; then ok "$1"; else ko "$1" "expected [$2], got [$3]"; fi; }
+leftovers() { "$DOCKER" ps -aq --filter label=cordon.session | wc -l; }
+
+if ! dockerd_ensure || ! docker_test_image "$IMG"; then
+	echo "docker: no Docker daemon or test image"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+trap dockerd_release EXIT
+before=$(leftovers)
+
+echo "== docker (criterion)"
+log=$(mktemp /tmp/cordon-dockerlog.XXXXXX)
+CORDON_DOCKER_TEST_IMAGE=$IMG "$B/tests/docker" --jobs 1 >"$log" 2>&1
+cat "$log"
+line=$(grep -a 'Synthesis:' "$log" | tail -1)
+rm -f "$log"
+p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$line")
+f=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$line")
+c=$(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$line")
+if [ -z "$line" ]; then
+	ko "criterion suite" "no synthesis line"
+else
+	pass=$((pass + p))
+	fail=$((fail + f + c))
+fi
+
+echo "== docker (cli)"
+run() { "$CORDON" run --backend docker --image "$IMG" "$@"; }
+
+out=$(run -- 'echo out; echo err >&2; exit 3' 2>&1); rc=$?
+check "text result and exit code" "out
+err
+[exit code: 3]|3" "$out|$rc"
+
+out=$(run --timeout 1 -- 'sleep 30' 2>&1); rc=$?
+check "timeout: AG2 Docker text, 124" "Execution timed out after 1s
+[exit code: 124]|124" "$out|$rc"
+
+out=$(run --timeout 1.0 -- 'sleep 30' 2>&1)
+check "timeout text as written" "Execution timed out after 1.0s
+[exit code: 124]" "$out"
+
+out=$(run --format json -- 'printf abc' 2>/dev/null)
+check "json result" "abc 3 docker 0" "$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["output"], d["stdout_bytes"], d["backend"], d["exit_code"])' "$out")"
+
+out=$(run --block 'rm' -- 'rm -rf /x' 2>&1); rc=$?
+check "policy refusal before any container" "126" "$rc"
+
+out=$("$CORDON" run --backend docker --image cordon-test/nope:0 -- true 2>&1 >/dev/null); rc=$?
+check "missing image: one line, 125" "cordon: docker: image 'cordon-test/nope:0' is not present (cordon never pulls: run 'docker pull cordon-test/nope:0' first)|125" "$out|$rc"
+if "$DOCKER" image inspect cordon-test/nope:0 >/dev/null 2>&1; then
+	ko "missing image is not pulled" "it exists now"
+else
+	ok "missing image is not pulled"
+fi
+
+out=$(DOCKER_HOST=unix:///nonexistent/docker.sock run -- true 2>&1); rc=$?
+check "dockerd down: one line, 125" "cordon: docker: no Docker daemon at /nonexistent/docker.sock (No such file or directory): is dockerd running?|125" "$out|$rc"
+
+out=$(DOCKER_HOST=tcp://10.0.0.1:2375 run -- true 2>&1); rc=$?
+check "remote DOCKER_HOST refused" "1|125" "$(wc -l <<<"$out")|$rc"
+
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --backend docker --image "$IMG" -- true 2>&1); rc=$?
+check "socket permission denied: one line, 125" "cordon: docker: permission denied on /var/run/docker.sock (root or the docker group is needed)|125" "$out|$rc"
+
+out=$(printf '[docker]\nnetwork = bad/name\n' >/tmp/cordon-test-badnet.conf; "$CORDON" run -p /tmp/cordon-test-badnet.conf -- true 2>&1); rc=$?
+rm -f /tmp/cordon-test-badnet.conf
+check "bad [docker] network value" "125" "$rc"
+
+out=$(run -- 'grep CapEff /proc/self/status; touch /bin/x 2>&1; ls /sys/class/net; nc -w 1 1.1.1.1 80 </dev/null 2>&1' 2>&1)
+check "hostile: no caps, read-only root, no network" "CapEff:	0000000000000000
+touch: /bin/x: Read-only file system
+lo
+nc: can't connect to remote host (1.1.1.1): Network is unreachable
+[exit code: 1]" "$out"
+
+out=$(run -- 'i=0; while [ $i -lt 600 ]; do sleep 5 & i=$((i+1)); done 2>&1 | tail -1; echo done' 2>&1)
+case $out in
+*"can't fork"* | *"Resource temporarily unavailable"*) ok "pids limit holds" ;;
+*) ko "pids limit holds" "$out" ;;
+esac
+
+# 2 GB of output: the whole count, a bounded capture, a few MB of RSS.
+rss=$(/usr/bin/time -f %M "$CORDON" run --backend docker --image "$IMG" --timeout 600 \
+	--format json -- 'head -c 2147483648 /dev/zero' 2>&1 >/tmp/cordon-test-2g.json | tail -1)
+bytes=$(python3 -c 'import json; d=json.load(open("/tmp/cordon-test-2g.json")); print(d["stdout_bytes"], d["truncated"])')
+rm -f /tmp/cordon-test-2g.json
+check "2 GB output counted exactly" "2147483648 True" "$bytes"
+if [ "${rss:-999999}" -lt 32768 ]; then ok "2 GB output in bounded RSS (${rss} KB)"; else ko "2 GB output in bounded RSS" "max RSS ${rss} KB"; fi
+
+# SIGTERM to cordon mid-run: the container goes with it.
+"$CORDON" run --backend docker --image "$IMG" --timeout 60 -- 'sleep 50' >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do [ "$(leftovers)" -gt "$before" ] && break; sleep 0.1; done
+sleep 0.3
+kill -TERM $pid
+wait $pid; rc=$?
+check "SIGTERM: cordon exits 143" "143" "$rc"
+check "SIGTERM: container removed" "$before" "$(leftovers)"
+
+# SIGKILL leaves the container; cordon gc removes it (its owner is dead), not live ones.
+"$CORDON" run --backend docker --image "$IMG" --timeout 60 -- 'sleep 50' >/dev/null 2>&1 &
+live=$!
+"$CORDON" run --backend docker --image "$IMG" --timeout 60 -- 'sleep 50' >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do [ "$(leftovers)" -ge $((before + 2)) ] && break; sleep 0.1; done
+sleep 0.3
+kill -KILL $pid
+wait $pid 2>/dev/null
+out=$("$CORDON" gc 2>&1)
+check "gc removes the SIGKILLed run's container only" "removed 1 orphaned container(s)|$((before + 1))" "$out|$(leftovers)"
+kill -TERM $live
+wait $live 2>/dev/null
+
+out=$("$CORDON" doctor 2>&1 | grep '^docker:')
+case $out in
+"docker: available; Engine "*", API 1."*) ok "doctor reports Docker and its API version" ;;
+*) ko "doctor reports Docker" "$out" ;;
+esac
+
+check "no container left by label" "$before" "$(leftovers)"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Docker backend through its vtable, against a real dockerd (tests/docker/run.sh provides
+ * one and the image, in $CORDON_DOCKER_TEST_IMAGE): one container across several execs, so
+ * what a timeout leaves inside it can be counted.
+ */
+#define _GNU_SOURCE
+#include "backends/backend.h"
+#include "tests/lib/testutil.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct cordon_profile *prof;
+static char *wd;
+static void *h;
+
+static void setup(void)
+{
+	cordon_error e;
+	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
+
+	cr_assert_not_null(img, "CORDON_DOCKER_TEST_IMAGE is not set (run tests/docker/run.sh)");
+	cr_assert_eq(cordon_profile_new(&prof, &e), 0);
+	prof->docker_image = strdup(img);
+	free(prof->timeout_text);
+	prof->timeout_text = strdup("1");
+	prof->timeout = 1;
+	wd = tu_tmpdir();
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+}
+
+static void teardown(void)
+{
+	backend_docker.close(h);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(prof);
+}
+
+static void run(const char *cmd, struct cordon_result *r)
+{
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	char *envp[] = { "PATH=/bin:/usr/bin", NULL };
+	struct cordon_exec x = { .argv = argv, .envp = envp, .workdir = wd, .workdir_fd = -1,
+				 .profile = prof, .stdin_fd = -1 };
+	cordon_error e;
+
+	*r = (struct cordon_result){ 0 };
+	cr_assert_eq(backend_docker.exec(h, &x, r, &e), 0, "%s", e.msg);
+}
+
+TestSuite(docker, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(docker, output_and_exit_code)
+{
+	struct cordon_result r;
+
+	run("echo out; echo err >&2; exit 3", &r);
+	cr_assert_str_eq(r.output, "out\nerr\n[exit code: 3]");
+	cr_assert_eq(r.exit_code, 3);
+	cr_assert_eq(r.stdout_bytes, 4);
+	cr_assert_eq(r.stderr_bytes, 4);
+	cordon_result_free(&r);
+}
+
+Test(docker, workdir_is_the_bind_mount)
+{
+	struct cordon_result r;
+	char path[4096];
+	FILE *f;
+
+	run("pwd; echo data > made-inside", &r);
+	cr_assert_str_eq(r.output, "/workspace");
+	cordon_result_free(&r);
+	snprintf(path, sizeof(path), "%s/made-inside", wd);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "the file written in /workspace is not in the host workdir");
+	fclose(f);
+}
+
+/* The timeout kills the group, a setsid escapee and a double fork; the container stays. */
+Test(docker, timeout_kills_the_tree_and_keeps_the_container)
+{
+	struct cordon_result r;
+
+	run("echo state > /tmp/kept; sleep 31 & setsid sh -c 'sleep 32' & "
+	    "(sh -c 'sleep 33 &') ; sleep 34",
+	    &r);
+	cr_assert(r.timed_out);
+	cr_assert_eq(r.exit_code, 124);
+	cr_assert_str_eq(r.output, "Execution timed out after 1s\n[exit code: 124]");
+	cordon_result_free(&r);
+	/* Nothing of it is left: count the sleeps by their argument in the container. */
+	prof->timeout = 10;
+	run("n=0; for p in /proc/[0-9]*; do case \"$(cat $p/cmdline 2>/dev/null | tr '\\0' ' ')\" "
+	    "in *'sleep 3'[1-4]*) n=$((n+1));; esac; done; echo $n; cat /tmp/kept",
+	    &r);
+	cr_assert_str_eq(r.output, "0\nstate", "left: %s", r.output);
+	cordon_result_free(&r);
+}
+
+Test(docker, output_cap_keeps_exact_counts)
+{
+	struct cordon_result r;
+
+	prof->max_output = 5;
+	prof->timeout = 30;
+	run("head -c 3000000 /dev/zero | tr '\\0' x; echo e >&2", &r);
+	cr_assert_eq(r.stdout_bytes, 3000000);
+	cr_assert_eq(r.stderr_bytes, 2);
+	cr_assert(r.truncated);
+	/* strip() drops the final newline before the count */
+	cr_assert_str_eq(r.output, "xxxxx\n[truncated: showing first 5 of 3000001 chars]");
+	cordon_result_free(&r);
+}
+
+Test(docker, isolation_holds)
+{
+	struct cordon_result r;
+
+	run("grep CapEff /proc/self/status; grep NoNewPrivs /proc/self/status; "
+	    "touch /etc/x 2>/dev/null || echo ro; ls /sys/class/net; "
+	    "nc -w 1 10.0.0.1 80 </dev/null 2>/dev/null || echo nonet",
+	    &r);
+	cr_assert_str_eq(r.output, "CapEff:\t0000000000000000\nNoNewPrivs:\t1\nro\nlo\nnonet");
+	cordon_result_free(&r);
+}
+
+Test(docker, signal_death_is_128_plus_n)
+{
+	struct cordon_result r;
+
+	run("kill -TERM $$", &r);
+	cr_assert_eq(r.exit_code, 143);
+	cr_assert_str_eq(r.output, "[exit code: 143]");
+	cordon_result_free(&r);
+}
