@@ -44,8 +44,12 @@ static void run(const char *cmd, struct cordon_result *r)
 {
 	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
 	char *envp[] = { "PATH=/bin:/usr/bin", NULL };
-	struct cordon_exec x = { .argv = argv, .envp = envp, .workdir = wd, .workdir_fd = -1,
-				 .profile = prof, .stdin_fd = -1 };
+	struct cordon_exec x = { .argv = argv,
+				 .envp = envp,
+				 .workdir = wd,
+				 .workdir_fd = -1,
+				 .profile = prof,
+				 .stdin_fd = -1 };
 	cordon_error e;
 
 	*r = (struct cordon_result){ 0 };

@@ -157,6 +157,9 @@ static void assert_profile_eq(const struct cordon_profile *a, const struct cordo
 	cr_assert_eq(a->docker_cpu_quota, b->docker_cpu_quota);
 	cr_assert(str_eq(a->docker_user, b->docker_user));
 	cr_assert_eq(a->docker_pids, b->docker_pids);
+	cr_assert(str_eq(a->docker_network, b->docker_network));
+	cr_assert(list_eq(&a->docker_ro_bind, &b->docker_ro_bind));
+	cr_assert(str_eq(a->docker_workdir, b->docker_workdir));
 	cr_assert(str_eq(a->daytona_api_url, b->daytona_api_url));
 	cr_assert(str_eq(a->daytona_target, b->daytona_target));
 	cr_assert(str_eq(a->daytona_snapshot, b->daytona_snapshot));
@@ -254,6 +257,10 @@ static const char every_key[] = "; every key of SPEC §4\n"
 				"cpu_quota = 50000\n"
 				"user = 1000:1000\n"
 				"pids = 128\n"
+				"network = my-net_1.x\n"
+				"ro_bind = /usr/share\n"
+				"ro_bind = /opt/data:/data\n"
+				"workdir = /home/agent/work\n"
 				"[daytona]\n"
 				"api_url = https://app.daytona.io/api\n"
 				"target = eu\n"
@@ -297,6 +304,10 @@ Test(profile, every_key_parses)
 	cr_assert_eq(p->docker_cpu_quota, 50000);
 	cr_assert_str_eq(p->docker_user, "1000:1000");
 	cr_assert_eq(p->docker_pids, 128);
+	cr_assert_str_eq(p->docker_network, "my-net_1.x");
+	assert_list(&p->docker_ro_bind, true, 2,
+		    (const char *[]){ "/usr/share", "/opt/data:/data" });
+	cr_assert_str_eq(p->docker_workdir, "/home/agent/work");
 	cr_assert_str_eq(p->daytona_api_url, "https://app.daytona.io/api");
 	cr_assert_str_eq(p->daytona_target, "eu");
 	cr_assert_str_eq(p->daytona_snapshot, "snap-1");
@@ -426,6 +437,29 @@ static const struct bad {
 	{ "docker", "user", "a b", "invalid user 'a b' (expected USER[:GROUP])" },
 	{ "docker", "user", "root;x", "invalid user 'root;x' (expected USER[:GROUP])" },
 	{ "docker", "pids", "-1", "invalid integer '-1' (must be >= 0)" },
+	{ "docker", "network", "a/b",
+	  "invalid network 'a/b' (expected none, host, bridge or a name)" },
+	{ "docker", "ro_bind", "usr",
+	  "invalid bind 'usr' (expected HOST[:TARGET], absolute paths without '.', '..' or empty "
+	  "components, TARGET not '/')" },
+	{ "docker", "ro_bind", "/usr:/",
+	  "invalid bind '/usr:/' (expected HOST[:TARGET], absolute paths without '.', '..' or "
+	  "empty components, TARGET not '/')" },
+	{ "docker", "ro_bind", "/a/../b:/c",
+	  "invalid bind '/a/../b:/c' (expected HOST[:TARGET], absolute paths without '.', '..' or "
+	  "empty components, TARGET not '/')" },
+	{ "docker", "ro_bind", "/a:rel",
+	  "invalid bind '/a:rel' (expected HOST[:TARGET], absolute paths without '.', '..' or "
+	  "empty components, TARGET not '/')" },
+	{ "docker", "workdir", "/",
+	  "invalid workdir '/' (expected an absolute path other than '/', without '.', '..', ':' "
+	  "or empty components)" },
+	{ "docker", "workdir", "work",
+	  "invalid workdir 'work' (expected an absolute path other than '/', without '.', '..', "
+	  "':' or empty components)" },
+	{ "docker", "workdir", "/w/../x",
+	  "invalid workdir '/w/../x' (expected an absolute path other than '/', without '.', "
+	  "'..', ':' or empty components)" },
 	{ "daytona", "api_url", "ftp://x", "invalid URL 'ftp://x' (expected http:// or https://)" },
 	{ "daytona", "api_url", "https://",
 	  "invalid URL 'https://' (expected http:// or https://)" },
@@ -1163,6 +1197,8 @@ Test(profile, format_layout)
 			       "cpu_quota = 0\n"
 			       "user =\n"
 			       "pids = 0\n"
+			       "network =\n"
+			       "workdir =\n"
 			       "\n"
 			       "[daytona]\n"
 			       "api_url =\n"
