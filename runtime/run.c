@@ -375,10 +375,14 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.cancel = rq->cancel,
 		.ret_pending = rq->teardown ? &pending : NULL,
 	};
-	if (ops->open(p, workdir, &h, e) < 0)
-		goto out;
-	rc = ops->exec(h, &x, &r, e);
-	ops->close(h);
+	if (rq->backend_handle) {
+		rc = ops->exec(rq->backend_handle, &x, &r, e);
+	} else {
+		if (ops->open(p, workdir, &h, e) < 0)
+			goto out;
+		rc = ops->exec(h, &x, &r, e);
+		ops->close(h);
+	}
 out:
 	policy_strv_free(split);
 	if (rc == 0 &&

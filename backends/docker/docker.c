@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -229,7 +230,8 @@ static int add_mount(json_t *mounts, const char *type, const char *src, const ch
 }
 
 static json_t *create_body(const struct cordon_profile *p, const char *workdir,
-			   const char *workdir_in, const char *session, const char *owner)
+			   const char *workdir_in, const char *session, const char *owner,
+			   const char *user)
 {
 	const char *net = p->docker_network ? p->docker_network : "none";
 	uint64_t mem = p->docker_memory ? p->docker_memory : p->memory;
@@ -280,8 +282,8 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 			 session, "cordon.owner", owner, "AttachStdout", false, "AttachStderr",
 			 false, "Tty", false, "NetworkDisabled", !strcmp(net, "none"), "HostConfig",
 			 hc);
-	if (body && p->docker_user)
-		json_object_set_new(body, "User", json_string(p->docker_user));
+	if (body && user)
+		json_object_set_new(body, "User", json_string(user));
 	return body;
 }
 
@@ -345,9 +347,10 @@ static int docker_open(const struct cordon_profile *p, const char *workdir, void
 {
 	struct docker *d = calloc(1, sizeof(*d));
 	struct http_response r = { 0 };
-	char session[33], owner[64], name[48];
+	char session[33], owner[64], name[48], user[32] = "";
 	_cleanup_free_ char *path = NULL;
 	json_t *body = NULL, *j = NULL;
+	struct stat st;
 	int rc = -1;
 
 	if (!d)
@@ -363,7 +366,16 @@ static int docker_open(const struct cordon_profile *p, const char *workdir, void
 	if (owner_of(getpid(), owner, sizeof(owner)) < 0)
 		(void)snprintf(owner, sizeof(owner), "%d:0", (int)getpid());
 	(void)snprintf(name, sizeof(name), "cordon-%.16s", session);
-	body = create_body(p, workdir, d->workdir_in, session, owner);
+	/*
+	 * Without [docker] user, commands run as the workdir's owner: a root process in the
+	 * container could otherwise leave root-owned setuid files in a user's directory (it needs
+	 * no capability to chmod its own file), which that user could then run on the host.
+	 */
+	if (!p->docker_user && stat(workdir, &st) == 0 && st.st_uid != 0)
+		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)st.st_uid,
+			       (unsigned)st.st_gid);
+	body = create_body(p, workdir, d->workdir_in, session, owner,
+			   p->docker_user ? p->docker_user : (user[0] ? user : NULL));
 	if (!body || asprintf(&path, "/containers/create?name=%s", name) < 0) {
 		path = NULL;
 		cordon_err(e, ENOMEM, "out of memory");
@@ -572,7 +584,11 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	if (x->ret_pending)
 		*x->ret_pending = NULL;
 	random_hex(nonce, 16);
-	if (asprintf(&pidcmd, "echo $$ >/dev/shm/cordon-%s.pid; exec \"$@\"", nonce) < 0 ||
+	/* The exec's shell is its session and group leader: its pid is the group to kill. It
+	 * stays the command's parent only to remove its pid file after. */
+	if (asprintf(&pidcmd,
+		     "f=/dev/shm/cordon-%s.pid; echo $$ >$f; \"$@\"; r=$?; rm -f $f; exit $r",
+		     nonce) < 0 ||
 	    asprintf(&noncevar, "CORDON_EXEC_NONCE=%s", nonce) < 0) {
 		pidcmd = noncevar = NULL;
 		return cordon_err(e, ENOMEM, "out of memory");

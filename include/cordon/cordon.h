@@ -174,6 +174,11 @@ struct cordon_request {
 	 * sending the answer).
 	 */
 	struct cordon_teardown **teardown;
+	/*
+	 * NULL, or a handle the profile's backend already opened (cordond's Docker sessions: one
+	 * container for all their runs): used instead of open() and close().
+	 */
+	void *backend_handle;
 };
 
 /* The outcome of a run (SPEC §5). */

@@ -9,6 +9,7 @@
 #include "runtime/daemon/daemon.h"
 #include "runtime/cleanup.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -420,7 +421,8 @@ static bool field_allowed(enum body_kind kind, const char *key)
 		"blocked", "ignore", "readonly", "policy_mode", "network",    NULL,
 	};
 	static const char *const run_only[] = { "profile", "workdir", "backend", "keep", NULL };
-	static const char *const session_fields[] = { "profile", "workdir", "backend", NULL };
+	static const char *const session_fields[] = { "profile", "workdir", "backend", "image",
+						      NULL };
 
 	if (kind == BODY_SESSION) {
 		for (size_t i = 0; session_fields[i]; i++)
@@ -496,6 +498,15 @@ static int decode_field(enum body_kind kind, const char *key, json_t *v, int64_t
 				"backend: unknown backend '%s' (expected local, docker or "
 				"daytona)",
 				b->backend);
+	} else if (!strcmp(key, "image")) {
+		if (get_string(v, "image", 255, &b->image, e) < 0)
+			return -1;
+		if (!b->image[0])
+			return cordon_err(e, 0, "image: empty");
+		for (const char *p = b->image; *p; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("_.:/@-", *p))
+				return cordon_err(e, 0, "image: '%.64s' is not an image reference",
+						  b->image);
 	} else if (!strcmp(key, "env")) {
 		return get_env(v, b, e);
 	} else if (!strcmp(key, "timeout")) {

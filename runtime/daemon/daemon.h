@@ -110,7 +110,8 @@ struct run_body {
 	const char *profile;
 	const char *workdir;
 	const char *backend;
-	json_t *env; /* borrowed object of string values, or NULL */
+	const char *image; /* POST /v1/sessions with backend docker: the container image */
+	json_t *env;	   /* borrowed object of string values, or NULL */
 	bool has_timeout;
 	double timeout;
 	char timeout_text[64];
@@ -152,6 +153,7 @@ struct job {
 	const char *workdir; /* NULL: a temp dir of libcordon's own (root callers) */
 	int workdir_fd;	     /* the workdir, opened as the caller; -1 with workdir NULL */
 	volatile int *cancel;
+	void *backend_handle; /* a Docker session's container (session_backend_handle), or NULL */
 };
 
 /*
@@ -213,6 +215,8 @@ const char *session_workdir(const struct session *s);
 /* The session's workdir, held open since it was created (opened as its owner). */
 int session_dirfd(const struct session *s);
 const char *session_profile(const struct session *s);
+/* The session's open Docker container (backend docker), or NULL (local). */
+void *session_backend_handle(const struct session *s);
 json_t *session_json(const struct session *s);
 /* 0, 404 or 409 (runs in progress). */
 int session_delete(const struct caller *c, const char *id, cordon_error *e);

@@ -378,11 +378,13 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		.workdir = workdir,
 		.workdir_fd = s ? session_dirfd(s) : wdfd,
 		.cancel = &cn->cancel,
+		.backend_handle = s ? session_backend_handle(s) : NULL,
 	};
 	double t0 = now_s();
 
-	/* In a runner (runners.c), or, without one, here. */
-	runner = runner_get();
+	/* In a runner (runners.c), or, without one, here. A Docker session's runs are API calls
+	 * on its container, made here: the container handle lives in this process. */
+	runner = j.backend_handle ? NULL : runner_get();
 	if (runner) {
 		if (runner_run(runner, &j, s != NULL, rq->body ? rq->body : "", rq->len, &status,
 			       &js, &refused, &timed_out, &e) < 0) {

@@ -155,6 +155,17 @@ int job_run(const struct job *j, struct cordon_result *res, struct cordon_teardo
 		.cancel = j->cancel,
 		.teardown = td,
 	};
+	if (j->backend_handle) {
+		/* A Docker session: its container, whatever backend the profile names. */
+		free(p->backend);
+		p->backend = strdup("docker");
+		if (!p->backend) {
+			cordon_profile_free(p);
+			*status = 500;
+			return cordon_err(e, ENOMEM, "out of memory");
+		}
+		req.backend_handle = j->backend_handle;
+	}
 	rc = cordon_run(&req, res, e);
 	cordon_profile_free(p);
 	if (rc < 0) {

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
+#include "backends/backend.h"
 #include "runtime/cleanup.h"
 
 #include <errno.h>
@@ -33,8 +34,9 @@ struct session {
 	char *workdir;
 	char *profile;
 	int dirfd;
-	bool temp; /* the daemon made the workdir, so the daemon removes it */
-	bool dead; /* deleted: no new uses */
+	bool temp;    /* the daemon made the workdir, so the daemon removes it */
+	void *docker; /* backend docker: the session's container (backends/docker) */
+	bool dead;    /* deleted: no new uses */
 	unsigned refs;
 	unsigned runs;
 	double last_used;
@@ -62,6 +64,8 @@ static void session_free(struct session *s)
 {
 	if (!s)
 		return;
+	/* The container first: nothing of it may still write while its workdir goes. */
+	backend_docker.close(s->docker);
 	if (s->temp && s->workdir) {
 		cordon_error e;
 
@@ -98,11 +102,13 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 	unsigned mine = 0;
 
 	*status = 400;
-	if (b->backend && strcmp(b->backend, "local")) {
-		/* See docs/security.md: a container backend would act with the daemon's Docker
-		 * access, not the caller's. */
-		return cordon_err(e, 0, "backend: cordond serves the local backend only");
+	if (b->backend && strcmp(b->backend, "local") && strcmp(b->backend, "docker")) {
+		/* See docs/security.md and docs/docker.md. */
+		return cordon_err(e, 0,
+				  "backend: cordond serves the local and docker backends only");
 	}
+	if (b->image && (!b->backend || strcmp(b->backend, "docker")))
+		return cordon_err(e, 0, "image: only with \"backend\": \"docker\"");
 	pthread_mutex_lock(&lock);
 	for (s = sessions; s; s = s->next)
 		if (s->uid == c->uid)
@@ -144,19 +150,18 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 		}
 	}
 	/* The profile must exist now, not at the first run. */
-	{
-		struct cordon_profile *p = NULL;
+	struct cordon_profile *prof = NULL;
 
-		if (cordon_profile_load(s->profile, &p, e) < 0) {
-			session_free(s);
-			return cordon_err_prefix(e, "profile");
-		}
-		bool local = !strcmp(p->backend, "local");
-		cordon_profile_free(p);
-		if (!local) {
-			session_free(s);
-			return cordon_err(e, 0, "profile: uses a backend cordond does not serve");
-		}
+	if (cordon_profile_load(s->profile, &prof, e) < 0) {
+		session_free(s);
+		return cordon_err_prefix(e, "profile");
+	}
+	bool docker = b->backend ? !strcmp(b->backend, "docker") : !strcmp(prof->backend, "docker");
+
+	if (!b->backend && strcmp(prof->backend, "local") && !docker) {
+		cordon_profile_free(prof);
+		session_free(s);
+		return cordon_err(e, 0, "profile: uses a backend cordond does not serve");
 	}
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
 		session_free(s);
@@ -187,9 +192,37 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 		}
 		free(canon);
 	}
+	if (docker) {
+		/*
+		 * One container for the session's life. Its commands run as the session's owner
+		 * (the caller, or nobody for root's temporary session), never as root or the
+		 * profile's user: dockerd acts with root's power, the caller must not.
+		 */
+		char user[32];
+		bool keep_user = c->uid == 0 && prof->docker_user;
+
+		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)s->owner.uid,
+			       (unsigned)s->owner.gid);
+		if ((b->image &&
+		     (free(prof->docker_image), !(prof->docker_image = strdup(b->image)))) ||
+		    (!keep_user &&
+		     (free(prof->docker_user), !(prof->docker_user = strdup(user))))) {
+			cordon_profile_free(prof);
+			session_free(s);
+			*status = 500;
+			return cordon_err(e, ENOMEM, "out of memory");
+		}
+		if (backend_docker.open(prof, s->workdir, &s->docker, e) < 0) {
+			cordon_profile_free(prof);
+			session_free(s);
+			*status = 500;
+			return -1;
+		}
+	}
+	cordon_profile_free(prof);
 	s->last_used = now_s();
 	*ret = json_pack("{s:s,s:s,s:s,s:s}", "id", s->id, "workdir", s->workdir, "profile",
-			 s->profile, "backend", "local");
+			 s->profile, "backend", s->docker ? "docker" : "local");
 	if (!*ret) {
 		session_free(s);
 		*status = 500;
@@ -254,6 +287,11 @@ int session_dirfd(const struct session *s)
 	return s->dirfd;
 }
 
+void *session_backend_handle(const struct session *s)
+{
+	return s->docker;
+}
+
 const char *session_profile(const struct session *s)
 {
 	return s->profile;
@@ -262,7 +300,8 @@ const char *session_profile(const struct session *s)
 json_t *session_json(const struct session *s)
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:i}", "id", s->id, "workdir", s->workdir, "profile",
-			 s->profile, "backend", "local", "runs", (int)s->runs);
+			 s->profile, "backend", s->docker ? "docker" : "local", "runs",
+			 (int)s->runs);
 }
 
 void session_run_begin(struct session *s)

@@ -128,6 +128,42 @@ check "gc removes the SIGKILLed run's container only" "removed 1 orphaned contai
 kill -TERM $live
 wait $live 2>/dev/null
 
+# A user's workdir: the commands run as its owner, so what they make is the user's (no
+# root-owned setuid file can appear in it).
+wd=$(mktemp -d /tmp/cordon-test-dwd.XXXXXX)
+chown 1000:1000 "$wd"
+out=$(run --workdir "$wd" -- 'id -u; cp /bin/busybox b; chmod 4755 b' 2>&1)
+check "a user's workdir: commands run as its owner" "1000|1000" "$out|$(stat -c %u "$wd/b")"
+rm -rf "$wd"
+
+# cordond: a docker session keeps one container for its runs; files API; DELETE removes it.
+dd=$(mktemp -d /tmp/cordon-test-dd.XXXXXX)
+"$B/cordond" --socket "$dd/s" --group root 2>"$dd/log" &
+dpid=$!
+for _ in $(seq 1 50); do [ -S "$dd/s" ] && break; sleep 0.1; done
+api() { curl -s --unix-socket "$dd/s" "$@"; }
+field() { python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1]))' "$1"; }
+sid=$(api -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$IMG\"}" | field id)
+out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"echo st > /tmp/keep; id -u"}' | field output)
+check "session: runs in its container as the session owner" "65534" "$out"
+out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"sleep 20 & setsid sleep 21 & sleep 22","timeout":1}' | field output)
+check "session: timeout text" "Execution timed out after 1s
+[exit code: 124]" "$out"
+out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"n=0; for p in /proc/[0-9]*; do case $(tr \"\\0\" \" \" <$p/cmdline 2>/dev/null) in \"sleep 2\"*) n=$((n+1));; esac; done; echo $n; cat /tmp/keep"}' | field output)
+check "session: the timeout killed the tree, the container kept its state" "0
+st" "$out"
+api -X PUT "http://x/v1/sessions/$sid/files/d/up.txt" --data-binary 'uploaded' >/dev/null
+out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"cat d/up.txt; echo made > out.txt"}' | field output)
+check "session: upload then read inside" "uploaded" "$out"
+check "session: download what the command made" "made" "$(api "http://x/v1/sessions/$sid/files/out.txt")"
+out=$(api -X POST http://x/v1/sessions -d '{"backend":"docker","image":"cordon-test/nope:0"}' | field error)
+case $out in *"is not present (cordon never pulls"*) ok "session: missing image is a clear error" ;; *) ko "session: missing image" "$out" ;; esac
+api -X DELETE "http://x/v1/sessions/$sid" >/dev/null
+check "session: DELETE removes its container" "$before" "$(leftovers)"
+kill -TERM $dpid
+wait $dpid
+rm -rf "$dd"
+
 out=$("$CORDON" doctor 2>&1 | grep '^docker:')
 case $out in
 "docker: available; Engine "*", API 1."*) ok "doctor reports Docker and its API version" ;;
