@@ -584,10 +584,14 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	if (x->ret_pending)
 		*x->ret_pending = NULL;
 	random_hex(nonce, 16);
-	/* The exec's shell is its session and group leader: its pid is the group to kill. It
-	 * stays the command's parent only to remove its pid file after. */
+	/*
+	 * The exec's shell is its session and group leader, and becomes the command: its pid is
+	 * the group to kill. It first removes the pid files of execs that are gone (a shell that
+	 * stayed to remove its own would print "Terminated" when the command dies by a signal).
+	 */
 	if (asprintf(&pidcmd,
-		     "f=/dev/shm/cordon-%s.pid; echo $$ >$f; \"$@\"; r=$?; rm -f $f; exit $r",
+		     "for g in /dev/shm/cordon-*.pid; do read p <\"$g\" && [ -e /proc/\"$p\" ] || "
+		     "rm -f \"$g\"; done 2>/dev/null; echo $$ >/dev/shm/cordon-%s.pid; exec \"$@\"",
 		     nonce) < 0 ||
 	    asprintf(&noncevar, "CORDON_EXEC_NONCE=%s", nonce) < 0) {
 		pidcmd = noncevar = NULL;

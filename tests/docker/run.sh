@@ -152,6 +152,8 @@ check "session: timeout text" "Execution timed out after 1s
 out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"n=0; for p in /proc/[0-9]*; do case $(tr \"\\0\" \" \" <$p/cmdline 2>/dev/null) in \"sleep 2\"*) n=$((n+1));; esac; done; echo $n; cat /tmp/keep"}' | field output)
 check "session: the timeout killed the tree, the container kept its state" "0
 st" "$out"
+out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"ls /dev/shm | wc -l"}' | field output)
+check "session: the pid files of finished commands do not pile up" "1" "$out"
 api -X PUT "http://x/v1/sessions/$sid/files/d/up.txt" --data-binary 'uploaded' >/dev/null
 out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"cat d/up.txt; echo made > out.txt"}' | field output)
 check "session: upload then read inside" "uploaded" "$out"
@@ -160,6 +162,23 @@ out=$(api -X POST http://x/v1/sessions -d '{"backend":"docker","image":"cordon-t
 case $out in *"is not present (cordon never pulls"*) ok "session: missing image is a clear error" ;; *) ko "session: missing image" "$out" ;; esac
 api -X DELETE "http://x/v1/sessions/$sid" >/dev/null
 check "session: DELETE removes its container" "$before" "$(leftovers)"
+# The Python client: CordonEnvironment(backend="docker", image=...).
+out=$(CORDON_SOCKET="$dd/s" PYTHONPATH=clients/python python3 - "$IMG" <<'PY' 2>&1
+import asyncio, sys
+from cordon import CordonEnvironment
+
+async def main():
+    env = CordonEnvironment(backend="docker", image=sys.argv[1])
+    async with env.open() as sb:
+        r = await sb.exec(["sh", "-c", "echo py; grep CapEff /proc/self/status"])
+        print(r.output, r.exit_code)
+    await env.aclose()
+
+asyncio.run(main())
+PY
+)
+check "python: CordonEnvironment(backend=docker)" "py
+CapEff:	0000000000000000 0|$before" "$out|$(leftovers)"
 kill -TERM $dpid
 wait $dpid
 rm -rf "$dd"
