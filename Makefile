@@ -3,7 +3,7 @@
 #   make check      install missing build deps, build, run every test (CI=true: a skip fails)
 #   make demo       install missing build deps, build, run cordon on real examples
 #   make install    PREFIX=/usr/local DESTDIR=...: the binary and the profiles, nothing else
-#   make bench      benchmarks against bare fork+exec and bubblewrap (bench/RESULTS.md)
+#   make bench      benchmarks against bare fork+exec, bubblewrap and the docker CLI (bench/RESULTS.md)
 #   make format / format-check
 
 VERSION   := 0.1.0

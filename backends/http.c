@@ -67,11 +67,16 @@ static int connect_unix(const char *sock, double deadline, cordon_error *e)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return cordon_err(e, errno, "socket");
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		if (errno != EINPROGRESS && errno != EAGAIN)
+	/* A Unix socket connects at once, or fails with EAGAIN while the listener's backlog is
+	 * full: retry until the deadline then. */
+	while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
 			return cordon_err(e, errno, "cannot connect to %s", sock);
-		if (wait_fd(fd, POLLOUT, deadline, sock, e) < 0)
-			return -1;
+		if (now_ms() >= deadline)
+			return cordon_err(e, ETIMEDOUT, "cannot connect to %s", sock);
+		usleep(10 * 1000);
 	}
 	return TAKE_FD(fd);
 }
@@ -144,22 +149,27 @@ static int buf_add(struct buf *b, const char *s, size_t n, cordon_error *e)
 }
 
 static int send_request(int fd, const char *sock, const char *method, const char *path,
-			const char *ctype, const void *body, size_t body_len, double deadline,
-			cordon_error *e)
+			const char *ctype, const void *body, size_t body_len, const char *upgrade,
+			double deadline, cordon_error *e)
 {
+	_cleanup_free_ char *conn = NULL;
 	_cleanup_free_ char *head = NULL;
 	int n;
 
+	if (asprintf(&conn, upgrade ? "Upgrade\r\nUpgrade: %s" : "close", upgrade) < 0) {
+		conn = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
 	if (ctype)
 		n = asprintf(&head,
 			     "%s %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: cordon\r\n"
-			     "Connection: close\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
-			     method, path, ctype, body_len);
+			     "Connection: %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+			     method, path, conn, ctype, body_len);
 	else
 		n = asprintf(&head,
 			     "%s %s HTTP/1.1\r\nHost: localhost\r\nUser-Agent: cordon\r\n"
-			     "Connection: close\r\nContent-Length: 0\r\n\r\n",
-			     method, path);
+			     "Connection: %s\r\nContent-Length: 0\r\n\r\n",
+			     method, path, conn);
 	if (n < 0) {
 		head = NULL;
 		return cordon_err(e, ENOMEM, "out of memory");
@@ -339,8 +349,9 @@ static int read_body(int fd, const char *sock, double deadline, struct buf *b, s
 }
 
 int http_stream_open(const char *sock_path, const char *method, const char *path, const char *ctype,
-		     const void *body, size_t body_len, int timeout_ms, struct http_response *ret,
-		     int *ret_fd, char **ret_pending, size_t *ret_pending_len, cordon_error *e)
+		     const void *body, size_t body_len, const char *upgrade, int timeout_ms,
+		     struct http_response *ret, int *ret_fd, char **ret_pending,
+		     size_t *ret_pending_len, cordon_error *e)
 {
 	double deadline = now_ms() + timeout_ms;
 	_cleanup_close_ int fd = -1;
@@ -353,11 +364,12 @@ int http_stream_open(const char *sock_path, const char *method, const char *path
 	fd = connect_unix(sock_path, deadline, e);
 	if (fd < 0)
 		return -1;
-	if (send_request(fd, sock_path, method, path, ctype, body, body_len, deadline, e) < 0)
+	if (send_request(fd, sock_path, method, path, ctype, body, body_len, upgrade, deadline, e) <
+	    0)
 		goto out;
 	if (read_head(fd, sock_path, deadline, &b, &hdr_len, ret, e) < 0)
 		goto out;
-	if (ret->status / 100 != 2 || !ret_pending) {
+	if ((ret->status / 100 != 2 && !(upgrade && ret->status == 101)) || !ret_pending) {
 		rc = read_body(fd, sock_path, deadline, &b, hdr_len, ret, e);
 		goto out;
 	}
@@ -383,6 +395,6 @@ int http_request(const char *sock_path, const char *method, const char *path, co
 {
 	int fd;
 
-	return http_stream_open(sock_path, method, path, ctype, body, body_len, timeout_ms, ret,
-				&fd, NULL, NULL, e);
+	return http_stream_open(sock_path, method, path, ctype, body, body_len, NULL, timeout_ms,
+				ret, &fd, NULL, NULL, e);
 }

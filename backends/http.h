@@ -37,11 +37,14 @@ int http_request(const char *sock_path, const char *method, const char *path, co
 		 cordon_error *e);
 
 /*
- * Send a request and read the response's status line and headers only. On success *ret_fd is
+ * Send a request and read the response's status line and headers only. upgrade: NULL
+ * ("Connection: close"), or a protocol to ask for with "Connection: Upgrade" (a 101 answer is
+ * then a success too: the socket carries the new protocol). On success *ret_fd is
  * the connected socket (O_NONBLOCK, the caller closes it); the body bytes already read past the
  * headers are in *ret_pending (malloc'd, *ret_pending_len bytes, possibly 0). For a status
  * other than 2xx the body is read (bounded) into ret->body and the socket closed (*ret_fd -1).
  */
 int http_stream_open(const char *sock_path, const char *method, const char *path, const char *ctype,
-		     const void *body, size_t body_len, int timeout_ms, struct http_response *ret,
-		     int *ret_fd, char **ret_pending, size_t *ret_pending_len, cordon_error *e);
+		     const void *body, size_t body_len, const char *upgrade, int timeout_ms,
+		     struct http_response *ret, int *ret_fd, char **ret_pending,
+		     size_t *ret_pending_len, cordon_error *e);

@@ -159,3 +159,7 @@ cat bench/RESULTS.md
 # The daemon under load (issue 5): 8 clients x 2000 runs, leaks, overhead vs direct runs.
 echo "== cordond load"
 python3 bench/daemon_load.py "$B"
+
+# The Docker backend against the docker CLI (issue 10): appends its section to RESULTS.md.
+echo "== docker backend"
+bench/docker.sh "$B"

@@ -624,11 +624,12 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 			goto out;
 		}
 		if (http_stream_open(d->sock, "POST", full, "application/json", text, strlen(text),
-				     CALL_TIMEOUT_MS, &resp, &fd, &pending, &npending, e) < 0) {
+				     NULL, CALL_TIMEOUT_MS, &resp, &fd, &pending, &npending,
+				     e) < 0) {
 			conn_error(d->sock, e);
 			goto out;
 		}
-		if (resp.status != 200) {
+		if (resp.status != 200 && resp.status != 101) {
 			api_error("start exec", &resp, e);
 			goto out;
 		}

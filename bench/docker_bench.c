@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Docker backend's exec start and output relay, through its vtable (as cordond's docker
+ * sessions use it): `docker_bench IMAGE N MB` opens one container, runs `true` N times and
+ * prints the median exec time in ms, then relays MB megabytes of output once and prints the
+ * throughput in MB/s. bench/docker.sh compares these with the docker CLI.
+ */
+#define _GNU_SOURCE
+#include "backends/backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int run(void *h, struct cordon_profile *p, const char *cmd, const char *wd, double *ms)
+{
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	char *envp[] = { "PATH=/bin:/usr/bin", NULL };
+	struct cordon_exec x = { .argv = argv, .envp = envp, .workdir = wd, .workdir_fd = -1,
+				 .profile = p, .stdin_fd = -1 };
+	struct cordon_result r = { 0 };
+	cordon_error e;
+	double t0 = now_ms();
+
+	if (backend_docker.exec(h, &x, &r, &e) < 0) {
+		fprintf(stderr, "docker_bench: %s\n", e.msg);
+		return -1;
+	}
+	*ms = now_ms() - t0;
+	if (r.exit_code != 0) {
+		fprintf(stderr, "docker_bench: '%s' exited %d\n", cmd, r.exit_code);
+		cordon_result_free(&r);
+		return -1;
+	}
+	cordon_result_free(&r);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cordon_profile *p;
+	cordon_error e;
+	void *h;
+	char wd[] = "/tmp/cordon-bench-XXXXXX", cmd[128];
+	int n, mb, rc = 1;
+	double *t, relay;
+
+	if (argc != 4 || (n = atoi(argv[2])) < 1 || (mb = atoi(argv[3])) < 1) {
+		fprintf(stderr, "usage: docker_bench IMAGE N MB\n");
+		return 2;
+	}
+	if (!mkdtemp(wd) || cordon_profile_new(&p, &e) < 0)
+		return 1;
+	p->docker_image = strdup(argv[1]);
+	p->timeout = 600;
+	if (backend_docker.open(p, wd, &h, &e) < 0) {
+		fprintf(stderr, "docker_bench: %s\n", e.msg);
+		goto out;
+	}
+	t = calloc((size_t)n, sizeof(*t));
+	for (int i = 0; i < n; i++)
+		if (!t || run(h, p, "true", wd, &t[i]) < 0)
+			goto close;
+	qsort(t, (size_t)n, sizeof(*t), cmp);
+	snprintf(cmd, sizeof(cmd), "head -c %lld /dev/zero", (long long)mb << 20);
+	if (run(h, p, cmd, wd, &relay) < 0)
+		goto close;
+	printf("exec_ms=%.2f relay_mbs=%.1f\n", t[n / 2], mb / (relay / 1e3));
+	rc = 0;
+close:
+	backend_docker.close(h);
+out:
+	cordon_profile_free(p);
+	rmdir(wd);
+	return rc;
+}
