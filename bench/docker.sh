@@ -65,7 +65,7 @@ ratio() { echo "scale=2; $1 / $2" | bc; }
 	echo
 	echo "Goals (issue 10): exec start ≤ 0.5× \`docker exec\`, relay ≥ 10× \`docker exec\`."
 	echo "The relay goal is out of reach for any client: dockerd copies and frames every write"
-	echo "itself and is the bottleneck (cordon's own CPU is about 2 % of the relay time: 2 GiB in"
+	echo "itself and is the bottleneck (cordon's own CPU is under 10 % of the relay time: 2 GiB in"
 	echo "about 45 s took 0.6 s user + 3.3 s system). Relay figures vary by 2x between runs on a"
 	echo "shared machine; compare rows of one invocation only."
 } >>bench/RESULTS.md
