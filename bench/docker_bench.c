@@ -33,8 +33,12 @@ static int run(void *h, struct cordon_profile *p, const char *cmd, const char *w
 {
 	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
 	char *envp[] = { "PATH=/bin:/usr/bin", NULL };
-	struct cordon_exec x = { .argv = argv, .envp = envp, .workdir = wd, .workdir_fd = -1,
-				 .profile = p, .stdin_fd = -1 };
+	struct cordon_exec x = { .argv = argv,
+				 .envp = envp,
+				 .workdir = wd,
+				 .workdir_fd = -1,
+				 .profile = p,
+				 .stdin_fd = -1 };
 	struct cordon_result r = { 0 };
 	cordon_error e;
 	double t0 = now_ms();

@@ -446,7 +446,10 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		 * profile itself (by name), so it is not loaded here first.
 		 */
 		const char *sock = client_socket_path();
-		const char *why = client_unsupported(o.profile, o.pass_stdin, o.image);
+		const char *why = o.backend && strcmp(o.backend, "local")
+					  ? "cordond's /v1/run serves the local backend only "
+					    "(docker: sessions)"
+					  : client_unsupported(o.profile, o.pass_stdin, o.image);
 		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
 
 		if (why && daemon_only) {
