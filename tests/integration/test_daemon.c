@@ -1226,6 +1226,20 @@ Test(daemon, sessions_and_files, .timeout = 90)
 	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions", "{\"command\":\"x\"}", &r) == 0);
 	EXPECT(&r, 400, "command: unknown field");
 	res_free(&r);
+	/* The image field: docker sessions only, a plain image reference (tests/docker has the
+	 * sessions themselves, against a real dockerd). */
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions", "{\"image\":\"busybox\"}", &r) ==
+		  0);
+	EXPECT(&r, 400, "image: only with \\\"backend\\\": \\\"docker\\\"");
+	res_free(&r);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions",
+			  "{\"backend\":\"docker\",\"image\":\"a b\"}", &r) == 0);
+	EXPECT(&r, 400, "image: 'a b' is not an image reference");
+	res_free(&r);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions", "{\"backend\":\"daytona\"}",
+			  &r) == 0);
+	EXPECT(&r, 400, "backend: cordond serves the local and docker backends only");
+	res_free(&r);
 
 	/* Delete: the temp workdir goes; a second delete is a 404. */
 	cr_assert(http_as(MEMBER, d.sock, "DELETE", url, NULL, &r) == 0);
