@@ -29,7 +29,7 @@ PKGS      := libseccomp libcap mount libcurl jansson libmicrohttpd inih libpcre2
 DEB_DEPS  := gcc make pkg-config libseccomp-dev libcap-dev libmount-dev libcurl4-openssl-dev \
              libjansson-dev libmicrohttpd-dev libinih-dev libpcre2-dev \
              libcriterion-dev scdoc clang-format python3 libc6-dev strace iproute2 curl \
-             python3-pip python3-setuptools python3-wheel
+             python3-pip python3-setuptools python3-wheel time
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm

@@ -114,10 +114,12 @@ wait $pid; rc=$?
 check "SIGTERM: cordon exits 143" "143" "$rc"
 check "SIGTERM: container removed" "$before" "$(leftovers)"
 
-# SIGKILL leaves the container; cordon gc removes it (its owner is dead), not live ones.
+# SIGKILL leaves the container (and the workdir: given here, so that this test removes it);
+# cordon gc removes the container (its owner is dead), not live ones.
+kwd=$(mktemp -d /tmp/cordon-test-kill.XXXXXX)
 "$CORDON" run --backend docker --image "$IMG" --timeout 60 -- 'sleep 50' >/dev/null 2>&1 &
 live=$!
-"$CORDON" run --backend docker --image "$IMG" --timeout 60 -- 'sleep 50' >/dev/null 2>&1 &
+"$CORDON" run --backend docker --image "$IMG" --timeout 60 -w "$kwd" -- 'sleep 50' >/dev/null 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do [ "$(leftovers)" -ge $((before + 2)) ] && break; sleep 0.1; done
 sleep 0.3
@@ -127,6 +129,7 @@ out=$("$CORDON" gc 2>&1)
 check "gc removes the SIGKILLed run's container only" "removed 1 orphaned container(s)|$((before + 1))" "$out|$(leftovers)"
 kill -TERM $live
 wait $live 2>/dev/null
+rm -rf "$kwd"
 
 # A user's workdir: the commands run as its owner, so what they make is the user's (no
 # root-owned setuid file can appear in it).
