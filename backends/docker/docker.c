@@ -383,8 +383,9 @@ static int docker_open(const struct cordon_profile *p, const char *workdir, void
 	}
 	if (call(d, "POST", path, body, &r, e) < 0)
 		goto out;
-	if (r.status == 404) {
-		/* Never pull: a missing image is the user's to fetch. */
+	if (r.status == 404 && r.body && strstr(r.body, "No such image")) {
+		/* Never pull: a missing image is the user's to fetch. (Other 404s: a missing
+		 * network, for one.) */
 		const char *img = p->docker_image ? p->docker_image : DEFAULT_IMAGE;
 
 		cordon_err(e, 0,

@@ -83,6 +83,11 @@ out=$(printf '[docker]\nnetwork = bad/name\n' >/tmp/cordon-test-badnet.conf; "$C
 rm -f /tmp/cordon-test-badnet.conf
 check "bad [docker] network value" "125" "$rc"
 
+printf '[docker]\nnetwork = cordon-no-such-net\n' >/tmp/cordon-test-net.conf
+out=$(run -p /tmp/cordon-test-net.conf -- true 2>&1); rc=$?
+rm -f /tmp/cordon-test-net.conf
+check "API error (missing network): one line naming the step, 125, nothing left" "cordon: docker: start container: network cordon-no-such-net not found (HTTP 404)|125|$before" "$out|$rc|$(leftovers)"
+
 out=$(run -- 'grep CapEff /proc/self/status; touch /bin/x 2>&1; ls /sys/class/net; nc -w 1 1.1.1.1 80 </dev/null 2>&1' 2>&1)
 check "hostile: no caps, read-only root, no network" "CapEff:	0000000000000000
 touch: /bin/x: Read-only file system
