@@ -83,6 +83,16 @@ out=$(printf '[docker]\nnetwork = bad/name\n' >/tmp/cordon-test-badnet.conf; "$C
 rm -f /tmp/cordon-test-badnet.conf
 check "bad [docker] network value" "125" "$rc"
 
+# [docker] ro_bind and workdir.
+rb=$(mktemp -d /tmp/cordon-test-rb.XXXXXX)
+echo shared >"$rb/f"
+printf '[docker]\nro_bind = %s:/data\nworkdir = /home/work\n' "$rb" >"$rb.conf"
+out=$(run -p "$rb.conf" -- 'pwd; cat /data/f; { echo x >/data/g; } 2>/dev/null || echo ro' 2>&1)
+check "[docker] ro_bind is read-only, workdir is where asked" "/home/work
+shared
+ro" "$out"
+rm -rf "$rb" "$rb.conf"
+
 printf '[docker]\nnetwork = cordon-no-such-net\n' >/tmp/cordon-test-net.conf
 out=$(run -p /tmp/cordon-test-net.conf -- true 2>&1); rc=$?
 rm -f /tmp/cordon-test-net.conf
