@@ -4,7 +4,9 @@
 # Usage: tests/docker/run.sh BUILD_DIR   (from the repository root)
 set -u
 B=${1:-build}
-CORDON="$PWD/$B/cordon"
+# tests/run-all.sh may stage cordon where other users reach it (CORDON_BIN): the
+# permission test runs it as nobody.
+CORDON=${CORDON_BIN:-$PWD/$B/cordon}
 IMG=cordon-test/busybox:1
 pass=0 fail=0
 # shellcheck source=../lib/dockerd.sh
