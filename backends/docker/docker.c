@@ -564,6 +564,25 @@ static void kill_exec(struct docker *d, const char *eid, const char *nonce)
 	}
 }
 
+/*
+ * The caller's PATH and HOME describe the host, not the image: inside, the image's PATH (where
+ * its tools are) and the container user's HOME apply, unless the profile's env sets them.
+ */
+static bool host_only_var(const struct cordon_profile *p, const char *kv)
+{
+	const char *names[] = { "PATH=", "HOME=" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strncmp(kv, names[i], strlen(names[i])))
+			continue;
+		for (size_t j = 0; j < p->env.n; j++)
+			if (!strncmp(p->env.v[j], names[i], strlen(names[i])))
+				return false;
+		return true;
+	}
+	return false;
+}
+
 static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_result *r,
 		       cordon_error *e)
 {
@@ -609,7 +628,8 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	for (char *const *a = x->argv; *a; a++)
 		json_array_append_new(cmd, json_string(*a));
 	for (char *const *v = x->envp; v && *v; v++)
-		json_array_append_new(env, json_string(*v));
+		if (!host_only_var(p, *v))
+			json_array_append_new(env, json_string(*v));
 	json_array_append_new(env, json_string(noncevar));
 	if (capture_new(p->max_output, &cap_out, e) < 0 ||
 	    capture_new(p->max_output, &cap_err, e) < 0)

@@ -50,6 +50,14 @@ check "text result and exit code" "out
 err
 [exit code: 3]|3" "$out|$rc"
 
+out=$(PATH=/cordon-host-only:$PATH HOME=/cordon-host-home run -- 'echo $PATH $HOME' 2>&1)
+case $out in
+*cordon-host-*) ko "the host's PATH and HOME stay out" "$out" ;;
+*) ok "the host's PATH and HOME stay out" ;;
+esac
+out=$(run --env PATH=/x:/bin -- 'echo $PATH' 2>&1)
+check "a PATH the profile sets is used" "/x:/bin" "$out"
+
 out=$(run --timeout 1 -- 'sleep 30' 2>&1); rc=$?
 check "timeout: AG2 Docker text, 124" "Execution timed out after 1s
 [exit code: 124]|124" "$out|$rc"
