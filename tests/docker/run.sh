@@ -93,6 +93,12 @@ out=$(printf '[docker]\nnetwork = bad/name\n' >/tmp/cordon-test-badnet.conf; "$C
 rm -f /tmp/cordon-test-badnet.conf
 check "bad [docker] network value" "125" "$rc"
 
+# --readonly: what the string filter lets through (env is on AG2's read-only list) still
+# cannot write: the workdir is mounted read-only.
+out=$(run --readonly -- 'env touch made' 2>&1); rc=$?
+check "--readonly mounts the workdir read-only" "touch: made: Read-only file system
+[exit code: 1]|1" "$out|$rc"
+
 # [docker] ro_bind and workdir.
 rb=$(mktemp -d /tmp/cordon-test-rb.XXXXXX)
 echo shared >"$rb/f"
