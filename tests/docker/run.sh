@@ -99,6 +99,12 @@ out=$(run --readonly -- 'env touch made' 2>&1); rc=$?
 check "--readonly mounts the workdir read-only" "touch: made: Read-only file system
 [exit code: 1]|1" "$out|$rc"
 
+# [docker] memory: the cgroup limit kills what exceeds it (exit 137, as Docker reports it).
+printf '[docker]\nmemory = 32M\n' >/tmp/cordon-test-mem.conf
+out=$(run -p /tmp/cordon-test-mem.conf -- 'x=$(head -c 100000000 /dev/zero | tr "\0" a); echo ${#x}' 2>&1); rc=$?
+rm -f /tmp/cordon-test-mem.conf
+check "[docker] memory limit holds" "[exit code: 137]|137" "$out|$rc"
+
 # [docker] ro_bind and workdir.
 rb=$(mktemp -d /tmp/cordon-test-rb.XXXXXX)
 echo shared >"$rb/f"
