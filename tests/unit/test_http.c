@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backends/http.c against a canned server on a Unix socket: bodies by Content-Length, chunked
+ * and until close, a streamed answer, an upgrade, and the errors (no server, garbage, a body
+ * cut short).
+ */
+#define _GNU_SOURCE
+#include "backends/http.h"
+#include "tests/lib/testutil.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *dir;
+static char sock[256];
+
+/* Serve one connection: read the request head, write `answer` (len bytes), close. */
+static pid_t serve_n(const char *answer, size_t len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/s", dir);
+	unlink(sock);
+	strcpy(sa.sun_path, sock);
+	cr_assert(bind(l, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	cr_assert(listen(l, 1) == 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int c = accept(l, NULL, NULL);
+		char buf[4096];
+		size_t n = 0;
+
+		while (n < sizeof(buf) - 1) {
+			ssize_t k = read(c, buf + n, sizeof(buf) - 1 - n);
+
+			if (k <= 0)
+				break;
+			n += (size_t)k;
+			buf[n] = '\0';
+			if (strstr(buf, "\r\n\r\n"))
+				break;
+		}
+		(void)!write(c, answer, len);
+		close(c);
+		_exit(0);
+	}
+	close(l);
+	return pid;
+}
+
+static pid_t serve(const char *answer)
+{
+	return serve_n(answer, strlen(answer));
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void setup(void)
+{
+	dir = tu_tmpdir();
+}
+
+static void teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+TestSuite(http, .init = setup, .fini = teardown, .timeout = 30);
+
+Test(http, content_length_body_and_api_version)
+{
+	struct http_response r;
+	cordon_error e;
+	pid_t pid = serve("HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 5\r\n\r\nhelloEXTRA");
+
+	cr_assert_eq(http_request(sock, "GET", "/_ping", NULL, NULL, 0, 5000, &r, &e), 0, "%s", e.msg);
+	cr_assert_eq(r.status, 200);
+	cr_assert_str_eq(r.body, "hello");
+	cr_assert_eq(r.body_len, 5);
+	cr_assert_str_eq(r.api_version, "1.41");
+	http_response_free(&r);
+	reap(pid);
+}
+
+Test(http, chunked_body)
+{
+	struct http_response r;
+	cordon_error e;
+	pid_t pid = serve("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+			  "3\r\nabc\r\n5\r\ndefgh\r\n0\r\n\r\n");
+
+	cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 5000, &r, &e), 0, "%s", e.msg);
+	cr_assert_str_eq(r.body, "abcdefgh");
+	cr_assert_null(r.api_version);
+	http_response_free(&r);
+	reap(pid);
+}
+
+Test(http, body_until_close_and_error_status)
+{
+	struct http_response r;
+	cordon_error e;
+	pid_t pid = serve("HTTP/1.1 404 Not Found\r\n\r\n{\"message\":\"No such image: x\"}");
+
+	cr_assert_eq(http_request(sock, "POST", "/c", "application/json", "{}", 2, 5000, &r, &e),
+		     0, "%s", e.msg);
+	cr_assert_eq(r.status, 404);
+	cr_assert_str_eq(r.body, "{\"message\":\"No such image: x\"}");
+	http_response_free(&r);
+	reap(pid);
+}
+
+Test(http, stream_hands_back_the_socket_after_the_headers)
+{
+	struct http_response r;
+	cordon_error e;
+	char *pending = NULL, buf[64];
+	size_t n = 0;
+	int fd = -1;
+	static const char answer[] =
+		"HTTP/1.1 101 UPGRADED\r\nUpgrade: tcp\r\n\r\n\x01\x00\x00\x00\x00\x00\x00\x02hi";
+	pid_t pid = serve_n(answer, sizeof(answer) - 1);
+
+	cr_assert_eq(http_stream_open(sock, "POST", "/exec/x/start", "application/json", "{}", 2,
+				      "tcp", 5000, &r, &fd, &pending, &n, &e),
+		     0, "%s", e.msg);
+	cr_assert_eq(r.status, 101);
+	cr_assert_geq(fd, 0);
+	/* What came with the headers is handed over, the rest is on the socket. */
+	cr_assert_leq(n, 10);
+	memcpy(buf, pending, n);
+	while (n < 10) {
+		ssize_t k = read(fd, buf + n, sizeof(buf) - n);
+
+		if (k < 0 && errno == EAGAIN) { /* the socket is non-blocking */
+			usleep(1000);
+			continue;
+		}
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	cr_assert_eq(n, 10);
+	cr_assert_eq(memcmp(buf, "\x01\x00\x00\x00\x00\x00\x00\x02hi", 10), 0);
+	free(pending);
+	close(fd);
+	http_response_free(&r);
+	reap(pid);
+}
+
+Test(http, errors_name_the_cause)
+{
+	struct http_response r;
+	cordon_error e;
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/none", dir);
+	cr_assert_eq(http_request(sock, "GET", "/", NULL, NULL, 0, 5000, &r, &e), -1);
+	cr_assert_eq(e.code, ENOENT);
+	cr_assert(strstr(e.msg, "cannot connect to "), "%s", e.msg);
+
+	pid = serve("SSH-2.0-OpenSSH\r\n\r\n");
+	cr_assert_eq(http_request(sock, "GET", "/", NULL, NULL, 0, 5000, &r, &e), -1);
+	cr_assert(strstr(e.msg, "malformed HTTP status line"), "%s", e.msg);
+	reap(pid);
+
+	pid = serve("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort");
+	cr_assert_eq(http_request(sock, "GET", "/", NULL, NULL, 0, 5000, &r, &e), -1);
+	cr_assert(strstr(e.msg, "closed the connection mid-answer"), "%s", e.msg);
+	reap(pid);
+}
