@@ -87,9 +87,11 @@ Test(http, content_length_body_and_api_version)
 {
 	struct http_response r;
 	cordon_error e;
-	pid_t pid = serve("HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 5\r\n\r\nhelloEXTRA");
+	pid_t pid = serve(
+		"HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 5\r\n\r\nhelloEXTRA");
 
-	cr_assert_eq(http_request(sock, "GET", "/_ping", NULL, NULL, 0, 5000, &r, &e), 0, "%s", e.msg);
+	cr_assert_eq(http_request(sock, "GET", "/_ping", NULL, NULL, 0, 5000, &r, &e), 0, "%s",
+		     e.msg);
 	cr_assert_eq(r.status, 200);
 	cr_assert_str_eq(r.body, "hello");
 	cr_assert_eq(r.body_len, 5);
@@ -118,8 +120,8 @@ Test(http, body_until_close_and_error_status)
 	cordon_error e;
 	pid_t pid = serve("HTTP/1.1 404 Not Found\r\n\r\n{\"message\":\"No such image: x\"}");
 
-	cr_assert_eq(http_request(sock, "POST", "/c", "application/json", "{}", 2, 5000, &r, &e),
-		     0, "%s", e.msg);
+	cr_assert_eq(http_request(sock, "POST", "/c", "application/json", "{}", 2, 5000, &r, &e), 0,
+		     "%s", e.msg);
 	cr_assert_eq(r.status, 404);
 	cr_assert_str_eq(r.body, "{\"message\":\"No such image: x\"}");
 	http_response_free(&r);
