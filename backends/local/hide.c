@@ -116,6 +116,9 @@ void hide_list_free(struct sb_hide_list *l)
 	for (size_t i = 0; i < l->nph; i++)
 		free(l->ph[i].rel);
 	free(l->ph);
+	for (size_t i = 0; i < l->npin; i++)
+		free(l->pin[i].rel);
+	free(l->pin);
 	*l = (struct sb_hide_list){ 0 };
 }
 
@@ -201,27 +204,65 @@ void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n)
 	free(v);
 }
 
-static int add(struct sb_hide_list *l, const char *rel, const struct stat *st, cordon_error *e)
+static int add_to(struct sb_hide **vp, size_t *np, size_t *capp, const char *rel,
+		  const struct stat *st, cordon_error *e)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->v[i].rel, rel) == 0)
+	size_t n = *np;
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp((*vp)[i].rel, rel) == 0)
 			return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct sb_hide *v = reallocarray(l->v, cap, sizeof(*v));
+	if (n == *capp) {
+		size_t cap = *capp ? 2 * *capp : 16;
+		struct sb_hide *v = reallocarray(*vp, cap, sizeof(*v));
 
 		if (!v)
 			return cordon_err(e, ENOMEM, "out of memory");
-		l->v = v;
-		l->cap = cap;
+		*vp = v;
+		*capp = cap;
 	}
-	l->v[l->n].rel = strdup(rel);
-	if (!l->v[l->n].rel)
+	(*vp)[n].rel = strdup(rel);
+	if (!(*vp)[n].rel)
 		return cordon_err(e, ENOMEM, "out of memory");
-	l->v[l->n].dev = st->st_dev;
-	l->v[l->n].ino = st->st_ino;
-	l->v[l->n].dir = S_ISDIR(st->st_mode);
-	l->n++;
+	(*vp)[n].dev = st->st_dev;
+	(*vp)[n].ino = st->st_ino;
+	(*vp)[n].dir = S_ISDIR(st->st_mode);
+	*np = n + 1;
+	return 0;
+}
+
+static int add(struct sb_hide_list *l, const char *rel, const struct stat *st, cordon_error *e)
+{
+	return add_to(&l->v, &l->n, &l->cap, rel, st, e);
+}
+
+/*
+ * Each directory on the way to a literal mask entry, up to the first that is absent or not a
+ * plain directory (a symlink is not followed): pinned in the sandbox (mounts.c: pin_all), so
+ * renaming `.git` away and making a new `.git/hooks` fails with EBUSY.
+ */
+static int pin_parents(struct walk *w, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char dir[PATH_MAX];
+
+	for (const char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/')) {
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+
+		if ((size_t)(s - rel) >= sizeof(dir))
+			return 0;
+		memcpy(dir, rel, (size_t)(s - rel));
+		dir[s - rel] = '\0';
+		fd = (int)syscall(SYS_openat2, w->wd_fd, dir, &how, sizeof(how));
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+			return 0;
+		if (add_to(&w->out->pin, &w->out->npin, &w->out->pincap, dir, &st, w->e) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -495,6 +536,8 @@ static int mask_literal(struct walk *w, const char *entry)
 
 	if (!mask_norm(entry, rel, sizeof(rel)))
 		return 0;
+	if (pin_parents(w, rel) < 0)
+		return -1;
 	fd = (int)syscall(SYS_openat2, w->wd_fd, rel, &how, sizeof(how));
 	if (fd < 0) {
 		/* A symlink on the way: hide where it leads, if that is inside the workdir. */

@@ -321,6 +321,56 @@ ESC_CASE(escape_paths, absent_masked_names_cannot_be_created)
 	tu_run_free(&r);
 }
 
+/*
+ * The directory holding masked names cannot be swapped: moving `.git` aside (or removing it)
+ * and making a new one would leave `.git/hooks/post-commit` and `.git/config` unmasked for
+ * the host's next git command.
+ */
+ESC_CASE(escape_paths, masked_names_parent_cannot_be_swapped)
+{
+	char *git = esc_wpath(e, ".git"), *hooks = esc_wpath(e, ".git/hooks"),
+	     *cfg = esc_wpath(e, ".git/config"), *aside = esc_wpath(e, "aside"),
+	     *hook = esc_wpath(e, ".git/hooks/post-commit"), *ok = esc_wpath(e, "ok");
+	struct tu_run r;
+	FILE *f;
+
+	cr_assert_eq(mkdir(git, 0755), 0);
+	esc_own(e, git);
+	f = fopen(cfg, "w");
+	cr_assert(f);
+	fputs("[core]\n", f);
+	fclose(f);
+	esc_own(e, cfg);
+	esc_run(&r, NULL,
+		"mv .git aside 2>/dev/null || mv -T .git aside 2>/dev/null; "
+		"rm -rf .git 2>/dev/null; mkdir -p .git/hooks; "
+		"printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/post-commit; "
+		"chmod +x .git/hooks/post-commit; printf '[core]\\nhooksPath=/tmp\\n' > "
+		".git/config; "
+		"echo fine > ok; true");
+	cr_expect(esc_exists(ok), "the workdir is not writable any more: %s %s", r.out, r.err);
+	cr_expect(!esc_exists(aside), ".git was moved aside: %s %s", r.out, r.err);
+	cr_expect(!esc_exists(hooks), ".git/hooks exists on the host after the run");
+	cr_expect(!esc_exists(hook), ".git/hooks/post-commit exists on the host after the run");
+	{
+		char buf[64] = "";
+
+		f = fopen(cfg, "r");
+		cr_assert(f, ".git/config is gone");
+		cr_expect(fgets(buf, sizeof(buf), f) && strcmp(buf, "[core]\n") == 0 &&
+				  !fgets(buf, sizeof(buf), f),
+			  ".git/config was replaced");
+		fclose(f);
+	}
+	free(git);
+	free(hooks);
+	free(cfg);
+	free(aside);
+	free(hook);
+	free(ok);
+	tu_run_free(&r);
+}
+
 /* --readonly: writers the read-only allow-list lets through still cannot write. */
 ESC_CASE(escape_paths, readonly_workdir)
 {
