@@ -93,6 +93,13 @@ struct sb_placeholder {
 	char *rel;
 	dev_t dev;
 	ino_t ino;
+	/*
+	 * Open with a shared flock for the whole run, on the placeholders this run made and on
+	 * those of concurrent runs in the same workdir it found (marked with HIDE_MARK_XATTR):
+	 * a run removes one only when it can take the lock exclusively, i.e. when no other run
+	 * still masks it (unlinking a mount point on the host would unmask it in their sandboxes).
+	 */
+	int fd;
 };
 
 struct sb_hide_list {
