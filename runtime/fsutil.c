@@ -264,7 +264,14 @@ void fsutil_temp_release(int fd, bool kept)
 	(void)close(fd);
 }
 
-int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age)
+static bool sweep_owner(uid_t uid, uid_t also)
+{
+	if (uid == geteuid())
+		return true;
+	return geteuid() == 0 && (also == FSUTIL_ANY_OWNER || uid == also);
+}
+
+int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, uid_t also)
 {
 	_cleanup_closedir_ DIR *d = opendir(base);
 	size_t plen = strlen(prefix);
@@ -285,8 +292,7 @@ int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age)
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode) || !(st.st_mode & S_ISVTX) ||
-		    (geteuid() != 0 && st.st_uid != geteuid()) ||
-		    now - st.st_mtime < (time_t)min_age)
+		    !sweep_owner(st.st_uid, also) || now - st.st_mtime < (time_t)min_age)
 			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		/* Held: its owner is alive. Not held: we hold it now, while we remove it. */

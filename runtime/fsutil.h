@@ -18,10 +18,14 @@ int fsutil_rmtree(const char *path, cordon_error *e);
  * `--keep`, loses it: fsutil_temp_release(fd, true)). fsutil_temp_sweep removes the marked
  * directories base/prefix* that nobody holds and that were not modified for min_age seconds
  * (the age covers the moment between mkdtemp and the flock), skipping those it may not
- * remove. Both are best effort; the sweep returns how many it removed.
+ * remove. Both are best effort; the sweep returns how many it removed. Whose: a directory
+ * the caller's euid owns, or one `also` owns when the caller is root (a root run's temp
+ * workdir belongs to the run's identity, nobody); FSUTIL_ANY_OWNER: root takes every user's
+ * (cordond's start). Another user's marked directory is never a run's to walk and delete.
  */
+#define FSUTIL_ANY_OWNER ((uid_t)-1)
 int fsutil_temp_hold(const char *dir, cordon_error *e);
 void fsutil_temp_release(int fd, bool kept);
-int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age);
+int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, uid_t also);
 /* write(2) until everything is written or a real error (EINTR is retried); 0 or -1/errno. */
 int fsutil_write_all(int fd, const void *buf, size_t n);

@@ -181,9 +181,11 @@ static int make_temp_workdir(char **ret, int *ret_hold, cordon_error *e)
 	}
 	/*
 	 * First the temp workdirs of runs whose cordon was killed (SIGKILL leaves no one to
-	 * remove them): marked, held by nobody, a minute old (fsutil.h).
+	 * remove them): marked, held by nobody, a minute old, and ours (fsutil.h: as root, also
+	 * those of nobody, the identity a root run's temp workdir is given): another user's
+	 * marked directory in a shared $TMPDIR is left to that user or to cordond's start.
 	 */
-	(void)fsutil_temp_sweep(base, "cordon-", 60);
+	(void)fsutil_temp_sweep(base, "cordon-", 60, 65534);
 	if (!mkdtemp(tmpl))
 		return cordon_err(e, errno, "workdir: mkdtemp %s", tmpl);
 	*ret_hold = fsutil_temp_hold(tmpl, e);

@@ -38,8 +38,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define HIDE_MAX_DEPTH 8
@@ -113,9 +115,14 @@ void hide_list_free(struct sb_hide_list *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i].rel);
 	free(l->v);
-	for (size_t i = 0; i < l->nph; i++)
+	for (size_t i = 0; i < l->nph; i++) {
 		free(l->ph[i].rel);
+		closep(&l->ph[i].fd);
+	}
 	free(l->ph);
+	for (size_t i = 0; i < l->npin; i++)
+		free(l->pin[i].rel);
+	free(l->pin);
 	*l = (struct sb_hide_list){ 0 };
 }
 
@@ -143,46 +150,102 @@ static int open_parent(int wd_fd, const char *rel, const char **ret_name)
 	return (int)syscall(SYS_openat2, wd_fd, dir, &how, sizeof(how));
 }
 
+/* The mark of a placeholder (any run may remove it once no run masks it any more). */
+#define HIDE_MARK_XATTR "user.cordon.placeholder"
+
+static int ph_push(struct walk *w, const char *rel, const struct stat *st, int *fd)
+{
+	struct sb_hide_list *l = w->out;
+
+	if (l->nph % 8 == 0) {
+		struct sb_placeholder *v = reallocarray(l->ph, l->nph + 8, sizeof(*v));
+
+		if (!v)
+			return cordon_err(w->e, ENOMEM, "out of memory");
+		l->ph = v;
+	}
+	l->ph[l->nph].rel = strdup(rel);
+	if (!l->ph[l->nph].rel)
+		return cordon_err(w->e, ENOMEM, "out of memory");
+	l->ph[l->nph].dev = st->st_dev;
+	l->ph[l->nph].ino = st->st_ino;
+	l->ph[l->nph].fd = *fd;
+	*fd = -1;
+	l->nph++;
+	return 0;
+}
+
 /*
  * An absent literal mask entry whose directory exists: an empty, read-only file takes its
  * place (O_EXCL, no symlink followed), is masked like any other entry, and so the command can
  * create neither the name nor anything under it (`.git/hooks/post-commit` with `.git`
  * present, `.vscode/tasks.json`, `.bashrc`...). An entry under a directory that does not
- * exist is not blocked (docs/security.md).
+ * exist is not blocked (docs/security.md). It is marked (HIDE_MARK_XATTR, where the file
+ * system has user xattrs) so that a concurrent run in the same workdir recognises it, and held
+ * with a shared flock until the run ends (sb_placeholder). 1: made; 0: not made; -1: error.
  */
 static int placeholder(struct walk *w, const char *rel)
 {
 	_cleanup_close_ int dfd = -1, fd = -1;
-	struct sb_hide_list *l = w->out;
 	const char *name;
 	struct stat st;
 
 	dfd = open_parent(w->wd_fd, rel, &name);
 	if (dfd < 0 || !*name)
 		return 0;
-	fd = openat(dfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
-	if (fd < 0 || fstat(fd, &st) < 0)
+	fd = openat(dfd, name, O_CREAT | O_EXCL | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return 0; /* not ours to make (a read-only or foreign directory): nothing to block */
-	if (l->nph % 8 == 0) {
-		struct sb_placeholder *v = reallocarray(l->ph, l->nph + 8, sizeof(*v));
-
-		if (!v) {
-			(void)unlinkat(dfd, name, 0);
-			return cordon_err(w->e, ENOMEM, "out of memory");
-		}
-		l->ph = v;
-	}
-	l->ph[l->nph].rel = strdup(rel);
-	if (!l->ph[l->nph].rel) {
+	(void)fsetxattr(fd, HIDE_MARK_XATTR, "1", 1, 0);
+	if (fchmod(fd, 0444) < 0 || fstat(fd, &st) < 0 || flock(fd, LOCK_SH) < 0) {
 		(void)unlinkat(dfd, name, 0);
-		return cordon_err(w->e, ENOMEM, "out of memory");
+		return 0;
 	}
-	l->ph[l->nph].dev = st.st_dev;
-	l->ph[l->nph].ino = st.st_ino;
-	l->nph++;
-	return add(l, rel, &st, w->e);
+	if (ph_push(w, rel, &st, &fd) < 0) {
+		(void)unlinkat(dfd, name, 0);
+		return -1;
+	}
+	return add(w->out, rel, &st, w->e) < 0 ? -1 : 1;
 }
 
+/*
+ * A marked placeholder that another run (running now, or killed) made: held like our own, so
+ * that its maker does not remove it under our mask, and removed by whichever run ends last.
+ * 1: held; 0: not a placeholder; -2: being removed right now (look again).
+ */
+static int adopt(struct walk *w, const char *rel, const struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_close_ int fd = -1;
+	struct stat now, again;
+	char mark[4];
+
+	if (!S_ISREG(st->st_mode) || st->st_size != 0)
+		return 0;
+	fd = (int)syscall(SYS_openat2, w->wd_fd, rel, &how, sizeof(how));
+	if (fd < 0 || fstat(fd, &now) < 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino ||
+	    fgetxattr(fd, HIDE_MARK_XATTR, mark, sizeof(mark)) != 1 || mark[0] != '1')
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -2 : 0;
+	/* Locked: still the file at that name (its remover unlinks while it holds the lock)? */
+	if (fstat(fd, &now) < 0 || now.st_nlink == 0 ||
+	    fstatat(w->wd_fd, rel, &again, AT_SYMLINK_NOFOLLOW) < 0 || again.st_dev != now.st_dev ||
+	    again.st_ino != now.st_ino)
+		return -2;
+	if (ph_push(w, rel, &now, &fd) < 0)
+		return -1;
+	return 1;
+}
+
+/*
+ * Remove the placeholders once the sandbox is gone: each only if no other run holds it (an
+ * exclusive flock, taken without waiting) and it is still that empty file. A run that cannot
+ * take the lock leaves the file to the run that still masks it, which removes it in turn.
+ */
 void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -190,38 +253,79 @@ void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n)
 		const char *name;
 		struct stat st;
 
-		dfd = wd_fd >= 0 ? open_parent(wd_fd, v[i].rel, &name) : -1;
+		dfd = wd_fd >= 0 && v[i].fd >= 0 && flock(v[i].fd, LOCK_EX | LOCK_NB) == 0
+			      ? open_parent(wd_fd, v[i].rel, &name)
+			      : -1;
 		/* Only the very file made: the command may have renamed things around it. */
 		if (dfd >= 0 && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode) && st.st_dev == v[i].dev && st.st_ino == v[i].ino &&
 		    st.st_size == 0)
 			(void)unlinkat(dfd, name, 0);
+		closep(&v[i].fd);
 		free(v[i].rel);
 	}
 	free(v);
 }
 
-static int add(struct sb_hide_list *l, const char *rel, const struct stat *st, cordon_error *e)
+static int add_to(struct sb_hide **vp, size_t *np, size_t *capp, const char *rel,
+		  const struct stat *st, cordon_error *e)
 {
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->v[i].rel, rel) == 0)
+	size_t n = *np;
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp((*vp)[i].rel, rel) == 0)
 			return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct sb_hide *v = reallocarray(l->v, cap, sizeof(*v));
+	if (n == *capp) {
+		size_t cap = *capp ? 2 * *capp : 16;
+		struct sb_hide *v = reallocarray(*vp, cap, sizeof(*v));
 
 		if (!v)
 			return cordon_err(e, ENOMEM, "out of memory");
-		l->v = v;
-		l->cap = cap;
+		*vp = v;
+		*capp = cap;
 	}
-	l->v[l->n].rel = strdup(rel);
-	if (!l->v[l->n].rel)
+	(*vp)[n].rel = strdup(rel);
+	if (!(*vp)[n].rel)
 		return cordon_err(e, ENOMEM, "out of memory");
-	l->v[l->n].dev = st->st_dev;
-	l->v[l->n].ino = st->st_ino;
-	l->v[l->n].dir = S_ISDIR(st->st_mode);
-	l->n++;
+	(*vp)[n].dev = st->st_dev;
+	(*vp)[n].ino = st->st_ino;
+	(*vp)[n].dir = S_ISDIR(st->st_mode);
+	*np = n + 1;
+	return 0;
+}
+
+static int add(struct sb_hide_list *l, const char *rel, const struct stat *st, cordon_error *e)
+{
+	return add_to(&l->v, &l->n, &l->cap, rel, st, e);
+}
+
+/*
+ * Each directory on the way to a literal mask entry, up to the first that is absent or not a
+ * plain directory (a symlink is not followed): pinned in the sandbox (mounts.c: pin_all), so
+ * renaming `.git` away and making a new `.git/hooks` fails with EBUSY.
+ */
+static int pin_parents(struct walk *w, const char *rel)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char dir[PATH_MAX];
+
+	for (const char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/')) {
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+
+		if ((size_t)(s - rel) >= sizeof(dir))
+			return 0;
+		memcpy(dir, rel, (size_t)(s - rel));
+		dir[s - rel] = '\0';
+		fd = (int)syscall(SYS_openat2, w->wd_fd, dir, &how, sizeof(how));
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+			return 0;
+		if (add_to(&w->out->pin, &w->out->npin, &w->out->pincap, dir, &st, w->e) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -495,18 +599,38 @@ static int mask_literal(struct walk *w, const char *entry)
 
 	if (!mask_norm(entry, rel, sizeof(rel)))
 		return 0;
-	fd = (int)syscall(SYS_openat2, w->wd_fd, rel, &how, sizeof(how));
-	if (fd < 0) {
-		/* A symlink on the way: hide where it leads, if that is inside the workdir. */
-		if (errno == ELOOP)
-			return add_symlink_target(w, rel);
-		if (errno == ENOENT && w->placeholders)
-			return placeholder(w, rel);
-		return 0; /* absent, or outside the workdir: nothing to hide */
+	if (pin_parents(w, rel) < 0)
+		return -1;
+	/* A few tries: a concurrent run may be removing its placeholder at this very name. */
+	for (int tries = 0;; tries++) {
+		int r;
+
+		closep(&fd);
+		fd = (int)syscall(SYS_openat2, w->wd_fd, rel, &how, sizeof(how));
+		if (fd < 0) {
+			/* A symlink on the way: hide where it leads, if that is inside the workdir. */
+			if (errno == ELOOP)
+				return add_symlink_target(w, rel);
+			if (errno == ENOENT && w->placeholders) {
+				r = placeholder(w, rel);
+				if (r != 0 || tries >= 200 ||
+				    faccessat(w->wd_fd, rel, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+					return r < 0 ? -1 : 0;
+				continue; /* made meanwhile by a concurrent run: take that one */
+			}
+			return 0; /* absent, or outside the workdir: nothing to hide */
+		}
+		if (fstat(fd, &st) < 0)
+			return 0;
+		r = w->placeholders ? adopt(w, rel, &st) : 0;
+		if (r == -1)
+			return -1;
+		if (r == -2 && tries < 200) {
+			(void)usleep(1000);
+			continue;
+		}
+		return hide_one(w, rel, &st);
 	}
-	if (fstat(fd, &st) < 0)
-		return 0;
-	return hide_one(w, rel, &st);
 }
 
 int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bool placeholders,

@@ -280,6 +280,50 @@ static int hide_all(const struct sb_plan *pl, int wd_tree, int mask_mnt, struct 
 	return 0;
 }
 
+/*
+ * The directories on the way to the mask entries (`.git` for `.git/hooks`), each bound onto
+ * itself before anything is hidden: a mount point cannot be renamed or removed in the
+ * namespace that sees it (EBUSY), so the command cannot move `.git` aside and make a new one
+ * holding hooks or a config the masks no longer cover. The bind is a recursive clone of the
+ * directory (its flags and anything mounted below it come along) and stays writable. Same
+ * checks as hide_all: no symlink on the way, the inode the parent saw.
+ */
+static int pin_all(const struct sb_plan *pl, int wd_tree, struct sb_msg *m)
+{
+	for (size_t i = 0; i < pl->npins; i++) {
+		const struct sb_hide *h = &pl->pins[i];
+		struct stat st;
+		int t, src;
+
+		t = sys_openat2(wd_tree, h->rel, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC,
+				RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (t < 0) {
+			if (errno == ENOENT)
+				continue;
+			sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
+			return -1;
+		}
+		if (fstat(t, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
+			sb_fail_set(m, SB_STEP_HIDE, ESTALE, h->rel);
+			close_fd(&t);
+			return -1;
+		}
+		src = sys_open_tree(
+			t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+		if (src < 0 ||
+		    sys_move_mount(src, "", t, "",
+				   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+			sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
+			close_fd(&src);
+			close_fd(&t);
+			return -1;
+		}
+		close_fd(&src);
+		close_fd(&t);
+	}
+	return 0;
+}
+
 static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom" };
 #define N_DEV (sizeof(dev_nodes) / sizeof(dev_nodes[0]))
 
@@ -590,7 +634,7 @@ static int layout(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
 	if (attach(f->wd_tree, pl->workdir, false, SB_STEP_WORKDIR, m) < 0)
 		return -1;
 	sb_trace(pl, SB_STEP_WORKDIR);
-	if (hide_all(pl, f->wd_tree, f->mask, m) < 0)
+	if (pin_all(pl, f->wd_tree, m) < 0 || hide_all(pl, f->wd_tree, f->mask, m) < 0)
 		return -1;
 	sb_trace(pl, SB_STEP_HIDE);
 

@@ -642,6 +642,8 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	pl->nbinds = x->nbinds;
 	pl->hides = x->hides.v;
 	pl->nhides = x->hides.n;
+	pl->pins = x->hides.pin;
+	pl->npins = x->hides.npin;
 	if (fmt_size(pl->tmp_size, sizeof(pl->tmp_size), p->tmp_size, 256ull << 20) < 0 ||
 	    fmt_size(pl->shm_size, sizeof(pl->shm_size), p->tmp_size, 256ull << 20) < 0)
 		return cordon_err(e, EINVAL, "sandbox: tmp_size");

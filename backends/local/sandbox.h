@@ -93,6 +93,13 @@ struct sb_placeholder {
 	char *rel;
 	dev_t dev;
 	ino_t ino;
+	/*
+	 * Open with a shared flock for the whole run, on the placeholders this run made and on
+	 * those of concurrent runs in the same workdir it found (marked with HIDE_MARK_XATTR):
+	 * a run removes one only when it can take the lock exclusively, i.e. when no other run
+	 * still masks it (unlinking a mount point on the host would unmask it in their sandboxes).
+	 */
+	int fd;
 };
 
 struct sb_hide_list {
@@ -102,6 +109,13 @@ struct sb_hide_list {
 	size_t visited;
 	struct sb_placeholder *ph;
 	size_t nph;
+	/*
+	 * The directories on the way to each literal mask entry (`.git` for `.git/hooks`): each
+	 * is bound onto itself in the sandbox, so the command cannot rename or remove it (EBUSY)
+	 * and put a directory of its own, holding the masked names, in its place.
+	 */
+	struct sb_hide *pin;
+	size_t npin, pincap;
 };
 
 /* Everything the child needs, prepared by the parent. Read-only after clone. */
@@ -139,6 +153,8 @@ struct sb_plan {
 	size_t nbinds;
 	const struct sb_hide *hides;
 	size_t nhides;
+	const struct sb_hide *pins; /* bound onto themselves before the hides (sb_hide_list) */
+	size_t npins;
 	char tmp_size[32];
 	char shm_size[32];
 

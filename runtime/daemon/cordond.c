@@ -593,8 +593,8 @@ int main(int argc, char **argv)
 	 * its holder has its lock, so no age is needed for that); and the cgroups of its dead
 	 * runners (2 s covers a run between its cgroup's creation and its attach).
 	 */
-	(void)fsutil_temp_sweep("/tmp", "cordond-runner-", 0);
-	(void)fsutil_temp_sweep("/tmp", "cordon-", 0);
+	(void)fsutil_temp_sweep("/tmp", "cordond-runner-", 0, FSUTIL_ANY_OWNER);
+	(void)fsutil_temp_sweep("/tmp", "cordon-", 0, FSUTIL_ANY_OWNER);
 	cordon_reap_stale(2);
 	{
 		/* Containers of runs whose process died (SIGKILL): nothing else removes them. No

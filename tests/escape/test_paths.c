@@ -321,6 +321,102 @@ ESC_CASE(escape_paths, absent_masked_names_cannot_be_created)
 	tu_run_free(&r);
 }
 
+/*
+ * The directory holding masked names cannot be swapped: moving `.git` aside (or removing it)
+ * and making a new one would leave `.git/hooks/post-commit` and `.git/config` unmasked for
+ * the host's next git command.
+ */
+ESC_CASE(escape_paths, masked_names_parent_cannot_be_swapped)
+{
+	char *git = esc_wpath(e, ".git"), *hooks = esc_wpath(e, ".git/hooks"),
+	     *cfg = esc_wpath(e, ".git/config"), *aside = esc_wpath(e, "aside"),
+	     *hook = esc_wpath(e, ".git/hooks/post-commit"), *ok = esc_wpath(e, "ok");
+	struct tu_run r;
+	FILE *f;
+
+	cr_assert_eq(mkdir(git, 0755), 0);
+	esc_own(e, git);
+	f = fopen(cfg, "w");
+	cr_assert(f);
+	fputs("[core]\n", f);
+	fclose(f);
+	esc_own(e, cfg);
+	esc_run(&r, NULL,
+		"mv .git aside 2>/dev/null || mv -T .git aside 2>/dev/null; "
+		"rm -rf .git 2>/dev/null; mkdir -p .git/hooks; "
+		"printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/post-commit; "
+		"chmod +x .git/hooks/post-commit; printf '[core]\\nhooksPath=/tmp\\n' > "
+		".git/config; "
+		"echo fine > ok; true");
+	cr_expect(esc_exists(ok), "the workdir is not writable any more: %s %s", r.out, r.err);
+	cr_expect(!esc_exists(aside), ".git was moved aside: %s %s", r.out, r.err);
+	cr_expect(!esc_exists(hooks), ".git/hooks exists on the host after the run");
+	cr_expect(!esc_exists(hook), ".git/hooks/post-commit exists on the host after the run");
+	{
+		char buf[64] = "";
+
+		f = fopen(cfg, "r");
+		cr_assert(f, ".git/config is gone");
+		cr_expect(fgets(buf, sizeof(buf), f) && strcmp(buf, "[core]\n") == 0 &&
+				  !fgets(buf, sizeof(buf), f),
+			  ".git/config was replaced");
+		fclose(f);
+	}
+	free(git);
+	free(hooks);
+	free(cfg);
+	free(aside);
+	free(hook);
+	free(ok);
+	tu_run_free(&r);
+}
+
+/*
+ * Two runs in one workdir (a daemon session's concurrent execs, two `cordon run -w`): the
+ * first makes the placeholders of the absent masked names, the second masks them as found.
+ * When the first ends, it must not remove them under the second's masks (unlinking a mount
+ * point on the host detaches it in every other namespace): the second could then create
+ * `.bashrc` or `.vscode/tasks.json` for the host. The last run to end removes them.
+ */
+ESC_CASE(escape_paths, concurrent_run_keeps_absent_names_masked)
+{
+	static const char *const names[] = { ".bashrc", ".mcp.json", ".vscode", ".claude" };
+	char *as = esc_wpath(e, "astarted"), *ad = esc_wpath(e, "adone"), *ok = esc_wpath(e, "ok");
+	struct esc_job a, b;
+	struct tu_run ra, rb;
+
+	esc_start(&a, NULL,
+		  "echo > astarted; i=0; while [ ! -e bstarted ] && [ $i -lt 600 ]; do "
+		  "sleep 0.05; i=$((i+1)); done; echo a");
+	/* The second run starts once the first one's sandbox is set up (it runs its command). */
+	for (int i = 0; i < 3000 && !esc_exists(as); i++)
+		usleep(10000);
+	cr_assert(esc_exists(as), "the first run never started");
+	esc_start(&b, NULL,
+		  "echo > bstarted; i=0; while [ ! -e adone ] && [ $i -lt 600 ]; do "
+		  "sleep 0.05; i=$((i+1)); done; [ -e adone ] && echo synced; "
+		  "echo pwned > .bashrc; echo pwned > .mcp.json; mkdir -p .vscode .claude; "
+		  "echo pwned > .vscode/tasks.json; echo pwned > .claude/settings.json; "
+		  "echo fine > ok; true");
+	esc_finish(&a, &ra, NULL, NULL);
+	esc_write(ad, "", 0644, e->uid, e->gid);
+	esc_finish(&b, &rb, NULL, NULL);
+	cr_expect(strstr(rb.out, "synced"), "the second run did not outlive the first: %s %s",
+		  rb.out, rb.err);
+	cr_expect(esc_exists(ok), "the workdir is not writable: %s %s", rb.out, rb.err);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *p = esc_wpath(e, names[i]);
+
+		cr_expect(!esc_exists(p), "%s exists on the host after the runs", names[i]);
+		free(p);
+	}
+	free(as);
+	free(ad);
+	free(ok);
+	tu_run_free(&ra);
+	tu_run_free(&rb);
+}
+
 /* --readonly: writers the read-only allow-list lets through still cannot write. */
 ESC_CASE(escape_paths, readonly_workdir)
 {

@@ -859,6 +859,42 @@ Test(cli, killed_runs_temp_workdir_is_swept, .timeout = 60)
 	free(tmp);
 }
 
+/*
+ * The sweep before a run takes only the caller's own leftovers: a marked, old, unheld
+ * cordon-* directory of another user in a shared $TMPDIR is not root's to remove (a user
+ * could otherwise make every run of root's walk and delete a tree of the user's choosing).
+ */
+Test(cli, sweep_takes_only_own_temp_workdirs, .timeout = 60)
+{
+	char *tmp = tu_tmpdir(), env[300], other[400], inner[450];
+	char *envv[] = { env, "PATH=/usr/bin:/bin", NULL };
+	struct tu_run r;
+	int fd;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (a directory of another user's)");
+	snprintf(env, sizeof(env), "TMPDIR=%s", tmp);
+	snprintf(other, sizeof(other), "%s/cordon-other0", tmp);
+	snprintf(inner, sizeof(inner), "%s/file", other);
+	cr_assert_eq(mkdir(other, 0700), 0);
+	fd = open(inner, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert(fd >= 0);
+	close(fd);
+	/* an ordinary user's (not nobody, whose directories a root run's are) */
+	cr_assert_eq(lchown(inner, 54321, 54321), 0);
+	cr_assert_eq(chown(other, 54321, 54321), 0);
+	cr_assert_eq(chmod(other, 01700), 0);
+	age(other);
+
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--", "true", NULL });
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	tu_run_free(&r);
+	cr_expect(access(inner, F_OK) == 0, "root's run swept another user's %s", other);
+	tu_rmtree(tmp);
+	free(tmp);
+}
+
 /* A tree far deeper than any fixed recursion bound: the result is kept, the workdir removed. */
 Test(cli, deep_tree_in_temp_workdir, .timeout = 60)
 {
