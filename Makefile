@@ -19,8 +19,8 @@ UNITDIR   ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/sys
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 MANDIR    ?= $(PREFIX)/share/man
 DEB_VERSION ?= $(VERSION)
-MAN_PAGES := $(B)/man/cordon.1 $(B)/man/cordond.8 $(B)/man/cordon-profile.5
 B         := build
+MAN_PAGES := $(B)/man/cordon.1 $(B)/man/cordond.8 $(B)/man/cordon-profile.5
 comma     := ,
 
 CC        ?= cc
@@ -186,8 +186,8 @@ install: $(CLI) $(DAEMON) $(MAN_PAGES)
 	install -d $(DESTDIR)$(SBINDIR)
 	install -m 0755 $(DAEMON) $(DESTDIR)$(SBINDIR)/cordond
 	install -m 0644 profiles/*.conf $(DESTDIR)$(SYSCONFDIR)/cordon/profiles/
-	install -d $(DESTDIR)$(PYDIR)/cordon
-	install -m 0644 clients/python/cordon/*.py $(DESTDIR)$(PYDIR)/cordon/
+	cd clients/python && find cordon -name __pycache__ -prune -o -type f -print | \
+		while read -r f; do install -D -m 0644 "$$f" "$(DESTDIR)$(PYDIR)/$$f" || exit 1; done
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
 	sed 's|/usr/sbin/cordond|$(SBINDIR)/cordond|' packaging/systemd/cordond.service \
 		>$(DESTDIR)$(UNITDIR)/cordond.service
@@ -199,28 +199,38 @@ install: $(CLI) $(DAEMON) $(MAN_PAGES)
 	install -m 0644 $(B)/man/cordon-profile.5 $(DESTDIR)$(MANDIR)/man5/cordon-profile.5
 	install -m 0644 $(B)/man/cordond.8 $(DESTDIR)$(MANDIR)/man8/cordond.8
 
-# The Debian package, with Debian's own tools (packaging/debian, linked to ./debian for the
-# build): build/deb/cordon_$(DEB_VERSION)_<arch>.deb. DEB_VERSION=0.1.1 builds a newer one.
+# The Debian package, with Debian's own tools: the source tree (what git tracks or would track)
+# is copied to $(B)/deb/src, packaging/debian becomes its debian/, a changelog is written for
+# DEB_VERSION, dpkg-buildpackage builds, lintian checks (any error or warning fails).
+# Result: $(B)/deb/cordon_$(DEB_VERSION)_<arch>.deb. `make deb DEB_VERSION=0.1.1` builds a newer
+# one (the package test's upgrade).
 DEB_TOOLS := debhelper dpkg-dev lintian
+DEB_ARCH   = $(shell dpkg --print-architecture)
+DEB_FILE   = $(B)/deb/cordon_$(DEB_VERSION)_$(DEB_ARCH).deb
 deb: deps
 	@missing=$$(for p in $(DEB_TOOLS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
+		echo "deb: installing $$missing"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; \
 	fi
-	@rm -f debian && ln -s packaging/debian debian
+	@rm -rf $(B)/deb/src && mkdir -p $(B)/deb/src
+	@{ git ls-files -co --exclude-standard 2>/dev/null || find . -path ./$(B) -prune -o -type f -print; } | \
+		grep -v '^$(B)/' | tar -c --ignore-failed-read -T - 2>/dev/null | tar -x -C $(B)/deb/src
+	@cp -r packaging/debian $(B)/deb/src/debian
 	@printf 'cordon (%s) unstable; urgency=medium\n\n  * Built from %s.\n\n -- cordon developers <maintainers@cordon-sandbox.org>  %s\n' \
 		"$(DEB_VERSION)" "$$(git describe --always --dirty 2>/dev/null || echo a source tree)" \
-		"$$(date -R)" >packaging/debian/changelog
-	dpkg-buildpackage -us -uc -b >$(B)/deb-build.log 2>&1 || { tail -30 $(B)/deb-build.log; rm -f debian; exit 1; }
-	@mkdir -p $(B)/deb
-	@mv ../cordon_$(DEB_VERSION)_*.deb ../cordon_$(DEB_VERSION)_*.buildinfo ../cordon_$(DEB_VERSION)_*.changes $(B)/deb/
-	@rm -rf debian packaging/debian/build packaging/debian/cordon packaging/debian/.debhelper \
-		packaging/debian/debhelper-build-stamp packaging/debian/files \
-		packaging/debian/cordon.substvars packaging/debian/*.debhelper.log \
-		packaging/debian/cordon.postrm.debhelper packaging/debian/cordon.postinst.debhelper
-	@ls $(B)/deb/cordon_$(DEB_VERSION)_*.deb
+		"$$(date -R)" >$(B)/deb/src/debian/changelog
+	@echo "  DEB     $(DEB_FILE) (log: $(B)/deb/build.log)"
+	@cd $(B)/deb/src && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ tail -30 $(B)/deb/build.log; exit 1; }
+	@rm -rf $(B)/deb/src
+	@echo "  LINTIAN $(DEB_FILE)"
+	@lintian --fail-on error,warning $(DEB_FILE) >$(B)/deb/lintian.log 2>&1; rc=$$?; \
+		grep -v '^running with root privileges' $(B)/deb/lintian.log; \
+		[ $$rc -eq 0 ] && echo "lintian: clean (warnings and errors fail)"
+	@ls $(DEB_FILE)
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:

@@ -787,6 +787,25 @@ Test(daemon, authorisation, .timeout = 90)
 	/* A non-member cannot connect at all... */
 	cr_expect_eq(http_as(OUTSIDER, d.sock, "GET", "/v1/health", NULL, &r), -EACCES);
 	res_free(&r);
+	/* ...and the CLI says so (not "not reachable"), under --via daemon and auto alike. */
+	for (int k = 0; k < 2; k++) {
+		struct passwd *o = getpwnam(OUTSIDER);
+		char uid[32], gid[32], env[200];
+		const char *argv[] = { "setpriv", uid, gid, "--init-groups", "env", env, tu_cordon(),
+				       "run", "--via", k ? "auto" : "daemon", "--", "echo hi", NULL };
+		struct tu_run run;
+
+		cr_assert(o);
+		snprintf(uid, sizeof(uid), "--reuid=%u", (unsigned)o->pw_uid);
+		snprintf(gid, sizeof(gid), "--regid=%u", (unsigned)o->pw_gid);
+		snprintf(env, sizeof(env), "CORDON_SOCKET=%s", d.sock);
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		cr_expect_eq(run.status, 125, "%s: %d %s", argv[9], run.status, run.err);
+		cr_expect(strstr(run.err, "permission denied: only root and members of group cordon"),
+			  "%s", run.err);
+		cr_expect_str_eq(run.out, "");
+		tu_run_free(&run);
+	}
 	/* ...and with the socket opened up, SO_PEERCRED still refuses, on every endpoint. */
 	cr_assert(chmod(d.sock, 0666) == 0);
 	const char *const paths[][2] = {
