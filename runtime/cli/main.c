@@ -482,11 +482,17 @@ static int cmd_run(int argc, char **argv, bool check_only)
 
 			if (!unreachable)
 				goto out;
-			if (daemon_only && (err == EACCES || err == EPERM)) {
-				rc = cli_fail(
-					"--via daemon: permission denied on cordond's socket %s "
-					"(only root and members of group cordon may use it)",
-					sock);
+			/*
+			 * The socket is there and its mode keeps this caller out: cordond is
+			 * installed and does not serve them. Said as it is under --via auto too,
+			 * rather than a silent direct run (the installed daemon is how runs go
+			 * here; --via direct is the explicit way around it).
+			 */
+			if (err == EACCES || err == EPERM) {
+				rc = cli_fail("--via %s: permission denied on cordond's socket %s "
+					      "(only root and members of group cordon may use it; "
+					      "--via direct runs without it)",
+					      o.via, sock);
 				goto out;
 			}
 			if (daemon_only) {

@@ -791,8 +791,11 @@ Test(daemon, authorisation, .timeout = 90)
 	for (int k = 0; k < 2; k++) {
 		struct passwd *o = getpwnam(OUTSIDER);
 		char uid[32], gid[32], env[200];
-		const char *argv[] = { "setpriv", uid, gid, "--init-groups", "env", env, tu_cordon(),
-				       "run", "--via", k ? "auto" : "daemon", "--", "echo hi", NULL };
+		const char *argv[] = {
+			"setpriv", uid,		gid,   "--init-groups", "env",
+			env,	   tu_cordon(), "run", "--via",		k ? "auto" : "daemon",
+			"--",	   "echo hi",	NULL
+		};
 		struct tu_run run;
 
 		cr_assert(o);
@@ -801,8 +804,8 @@ Test(daemon, authorisation, .timeout = 90)
 		snprintf(env, sizeof(env), "CORDON_SOCKET=%s", d.sock);
 		tu_exec(&run, NULL, NULL, (char *const *)argv);
 		cr_expect_eq(run.status, 125, "%s: %d %s", argv[9], run.status, run.err);
-		cr_expect(strstr(run.err, "permission denied: only root and members of group cordon"),
-			  "%s", run.err);
+		cr_expect(strstr(run.err, "permission denied on cordond's socket"), "%s", run.err);
+		cr_expect(strstr(run.err, "only root and members of group cordon"), "%s", run.err);
 		cr_expect_str_eq(run.out, "");
 		tu_run_free(&run);
 	}
