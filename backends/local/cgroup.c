@@ -1260,6 +1260,39 @@ int cgroup_reap_stale(pid_t pid, unsigned min_age)
 	return left;
 }
 
+/*
+ * The `cordon/` parents are kept between runs (a run need not make them). A stopping cordond
+ * removes those it used, when empty (rmdir fails on one that still has a run's cgroup, which
+ * is left as it is): on cgroup v1, controllers systemd does not delegate (freezer, or cpuacct
+ * mounted apart from cpu) place them outside the service's cgroup, where nothing else would.
+ */
+void cgroup_remove_parents(void)
+{
+	struct cg_plan pl;
+	char why[256], *parent;
+	bool cached;
+
+	switch (cg_plan_reuse(&pl, true, &cached, why, sizeof(why))) {
+	case CGROUP_V2:
+		if (asprintf(&parent, "%s/" CG_PARENT, pl.v2_base) >= 0) {
+			(void)rmdir(parent);
+			free(parent);
+		}
+		break;
+	case CGROUP_V1:
+		for (int c = 0; c < V1_N; c++) {
+			if (!pl.v1_base[c] || asprintf(&parent, "%s/" CG_PARENT, pl.v1_base[c]) < 0)
+				continue;
+			(void)rmdir(parent);
+			free(parent);
+		}
+		break;
+	default:
+		break;
+	}
+	cg_plan_free(&pl);
+}
+
 int cgroup_run_stage(struct cgroup_run **ret, cordon_error *e)
 {
 	return cg_create(NULL, true, ret, e);

@@ -36,6 +36,7 @@ int cgroup_reap_dead(pid_t pid);
  * at least min_age seconds old. Returns how many of those looked at are not empty yet.
  */
 int cgroup_reap_stale(pid_t pid, unsigned min_age);
+void cgroup_remove_parents(void);
 /*
  * Ahead of a run (stage.c): the run's cgroup(s) without limits yet; *ret NULL when the host has
  * none. cgroup_run_adopt() then gives it the run's limits, after checking it is still there;

@@ -140,6 +140,11 @@ void cordon_reap_stale(unsigned min_age_s)
 		(void)nanosleep(&ts, NULL);
 }
 
+void cordon_remove_cgroup_parents(void)
+{
+	cgroup_remove_parents();
+}
+
 void cordon_reap_after(pid_t pid)
 {
 	struct timespec ts = { 0, 0 };

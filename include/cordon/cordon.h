@@ -246,6 +246,8 @@ CORDON_PUBLIC void cordon_reap_after(pid_t pid);
  * cordond calls it at start; a run does the same for its own parent with a minute's age.
  */
 CORDON_PUBLIC void cordon_reap_stale(unsigned min_age_s);
+/* A stopping cordond: remove the empty `cordon` parent cgroups it used (cgroup.c). */
+CORDON_PUBLIC void cordon_remove_cgroup_parents(void);
 /* Policy decision only: *ret_refusal is NULL (allowed) or the message. */
 CORDON_PUBLIC int cordon_check(const struct cordon_request *rq, char **ret_refusal,
 			       cordon_error *e);

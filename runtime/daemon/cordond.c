@@ -670,6 +670,7 @@ int main(int argc, char **argv)
 	/* Every connection is finished, so every runner is back: stop them. */
 	runners_stop();
 	sessions_shutdown();
+	cordon_remove_cgroup_parents();
 	daemon_log("stopped");
 	return 0;
 }
