@@ -58,7 +58,7 @@ cp "$deb" "$work/cordon.deb"
 
 # The image: debootstrap minbase with systemd and the package's dependencies, so that dpkg -i
 # needs no network inside. Cached by the list of packages.
-deps=$(dpkg-deb -f "$deb" Depends | sed 's/([^)]*)//g; s/,/ /g; s/\${[^}]*}//g' | xargs -n1 | sort -u | tr '\n' ',' | sed 's/,$//')
+deps=$(dpkg-deb -f "$deb" Depends | sed 's/|[^,]*//g; s/([^)]*)//g; s/,/ /g; s/\${[^}]*}//g' | xargs -n1 | sort -u | tr '\n' ',' | sed 's/,$//')
 include="systemd,systemd-sysv,dbus,procps,passwd,$deps"
 tag=cordon-test/systemd:$(printf '%s' "$include" | sha256sum | cut -c1-12)
 if ! "$DOCKER" image inspect "$tag" >/dev/null 2>&1; then
@@ -95,7 +95,7 @@ leftovers() {
 cgroups_of_container() {
 	local cid
 	cid=$("$DOCKER" inspect -f '{{.Id}}' "$name")
-	find /sys/fs/cgroup -path "*$cid*" -type d -name 'cordon-*-*-*' 2>/dev/null
+	find /sys/fs/cgroup -path "*$cid*" -type d \( -name 'cordon-*-*-*' -o -name cordon \) 2>/dev/null
 }
 no_leftovers() { ! leftovers; }
 no_cgroups() { [ -z "$(cgroups_of_container)" ]; }
@@ -130,6 +130,40 @@ check "a non-member is refused with 'permission denied' (exit 125): $out" \
 	refused_clearly "$rc" "$out"
 out=$(inside runuser -u alice -- cordon run --via daemon -- 'sleep 0.2; echo again' 2>&1)
 check "a second run works" test "$out" = again
+out=$(inside sh -c 'cd /home/alice && runuser -u alice -- cordon run -- "echo hi"' 2>&1)
+check "cordon run -- 'echo hi' (--via auto) works for a member: $out" test "$out" = hi
+out=$(inside sh -c 'cd / && runuser -u bob -- cordon run -- "echo hi"' 2>&1)
+rc=$?
+check "--via auto refuses a non-member with 'permission denied' too (no direct run): $out" \
+	refused_clearly "$rc" "$out"
+# The daemon under its hardened unit: the runner is /usr/bin/cordon (found next to nothing in
+# /usr/sbin, then in the compiled-in bin dir), cordond runs with no_new_privs and systemd's
+# seccomp filter, and a run gets its namespaces and its cgroup under the service's.
+runner_exe() {
+	inside sh -c 'for p in $(pgrep -f "__cordond-runne[r]"); do readlink /proc/$p/exe; done' |
+		sort -u | grep -qx /usr/bin/cordon
+}
+check "cordond's runner is /usr/bin/cordon" runner_exe
+check "cordond runs with NoNewPrivs and a seccomp filter (the unit's hardening)" inside sh -c \
+	'p=$(systemctl show -p MainPID --value cordond.service);
+	grep -q "^NoNewPrivs:.*1" /proc/$p/status && grep -q "^Seccomp:.*2" /proc/$p/status'
+inside runuser -u alice -- cordon run --via daemon -w /home/alice/w -- \
+	'hostname >host; echo $$ >pid; touch started; sleep 3' >/dev/null 2>&1 &
+bg=$!
+for _ in $(seq 1 50); do inside test -e /home/alice/w/started && break; sleep 0.1; done
+run_cgroup() {
+	local cid
+	cid=$("$DOCKER" inspect -f '{{.Id}}' "$name")
+	find /sys/fs/cgroup/memory/ -path "*$cid*/cordond.service/cordon/cordon-*" -type d \
+		-exec grep -q . {}/cgroup.procs \; -print 2>/dev/null | grep -q .
+}
+check "a run in progress has its own cgroup (with processes) under cordond.service" run_cgroup
+wait "$bg"
+check "the run had its own UTS and PID namespaces (hostname cordon, a small pid)" inside sh -c \
+	'test "$(cat /home/alice/w/host)" = cordon && test "$(cat /home/alice/w/pid)" -lt 10'
+out=$(inside runuser -u alice -- cordon run --via daemon -t 1 -- 'sleep 30 & sleep 30' 2>&1)
+rc=$?
+check "a timeout ends the run with 124 under the unit: $out" test "$rc" = 124
 
 inside systemctl stop cordond.service cordond.socket >/dev/null 2>&1
 check "systemctl stop leaves no process, socket, runner dir or temp dir" no_leftovers
@@ -139,8 +173,17 @@ out=$(inside runuser -u alice -- cordon run --via daemon -- 'echo restarted' 2>&
 check "after a restart the member runs again" test "$out" = restarted
 pid_before=$(main_pid)
 
-check "an upgrade to a newer build installs over the running daemon" \
+inside runuser -u alice -- cordon run --via daemon -w /home/alice/w -- \
+	'touch during; sleep 2; echo survived' >"$work/during.out" 2>&1 &
+bg=$!
+for _ in $(seq 1 50); do inside test -e /home/alice/w/during && break; sleep 0.1; done
+check "an upgrade to a newer build installs over the running daemon, a run in progress" \
 	inside sh -c 'dpkg -i /tmp/cordon-new.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; false; }'
+wait "$bg"
+check "the run in progress during the upgrade finished with its output: $(cat "$work/during.out")" \
+	test "$(cat "$work/during.out")" = survived
+check "the upgraded package is the newer version" \
+	inside sh -c "test \"\$(dpkg-query -W -f='\${Version}' cordon)\" = '$version+upgrade1'"
 old_gone() { [ "$pid_before" != 0 ] && ! inside sh -c "kill -0 $pid_before 2>/dev/null"; }
 check "the upgrade stopped the old cordond (pid $pid_before): the next connection starts the new one" \
 	old_gone
@@ -149,7 +192,8 @@ check "after the upgrade the member runs again" test "$out" = upgraded
 
 check "dpkg --remove" inside sh -c 'dpkg --remove cordon >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; false; }'
 check "--remove leaves no process, socket, runner dir or temp dir" no_leftovers
-check "--remove leaves no run cgroup" no_cgroups
+check "--remove leaves no cgroup (no run's, no cordon parent)" no_cgroups
+check "--remove leaves no /run/cordon" inside sh -c '! test -e /run/cordon'
 check "dpkg --purge" inside sh -c 'dpkg --purge cordon >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; false; }'
 check "--purge removes group cordon and its memberships" \
 	inside sh -c '! getent group cordon && ! id -nG alice | grep -qw cordon'
