@@ -34,6 +34,9 @@ die() {
 	fail=$((fail + 1))
 	finish
 }
+work=""
+# Whatever ends the script (a check, die, set -u, a signal): no container, no work dir left.
+trap '"$DOCKER" rm -f "$name" >/dev/null 2>&1; [ -z "$work" ] || rm -rf "$work"' EXIT
 trap 'fail=$((fail + 1)); finish' INT TERM
 
 [ "$(id -u)" = 0 ] || die "the package test needs root"
@@ -45,12 +48,13 @@ for p in debootstrap; do
 done
 
 # The package, and a newer build of it for the upgrade (same files, a higher version).
-make --no-print-directory deb >/dev/null 2>&1 || die "make deb"
+out=$(make --no-print-directory B="$B" deb 2>&1) || { printf '%s\n' "$out" | tail -20; die "make deb"; }
+check "make deb: lintian is clean ($(printf '%s\n' "$out" | grep '^lintian:'))" \
+	grep -q '^lintian: clean' <<<"$out"
 version=$(sed -n 's/^VERSION *:= *//p' Makefile)
 deb=$(ls "$B"/deb/cordon_"$version"_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || die "no .deb in $B/deb"
 work=$(mktemp -d /tmp/cordon-pkgwork.XXXXXX)
-trap 'rm -rf "$work"; fail=$((fail + 1)); finish' INT TERM
 dpkg-deb -R "$deb" "$work/new" || die "unpack the .deb"
 sed -i "s/^Version: .*/Version: $version+upgrade1/" "$work/new/DEBIAN/control"
 dpkg-deb -b "$work/new" "$work/cordon-new.deb" >/dev/null || die "repack the .deb"
