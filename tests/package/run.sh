@@ -168,6 +168,13 @@ check "the run had its own UTS and PID namespaces (hostname cordon, a small pid)
 out=$(inside runuser -u alice -- cordon run --via daemon -t 1 -- 'sleep 30 & sleep 30' 2>&1)
 rc=$?
 check "a timeout ends the run with 124 under the unit: $out" test "$rc" = 124
+hostns=$(inside readlink /proc/1/ns/net)
+out=$(inside runuser -u alice -- cordon run --via daemon -p network -- 'readlink /proc/self/ns/net' 2>&1)
+check "a network = host run is in the host's network namespace under the unit: $out" \
+	test "$out" = "$hostns"
+out=$(inside runuser -u alice -- cordon run --via daemon -- 'readlink /proc/self/ns/net' 2>&1)
+check "a default run has a network namespace of its own: $out" \
+	sh -c 'case $1 in net:*) [ "$1" != "$2" ] ;; *) false ;; esac' sh "$out" "$hostns"
 
 inside systemctl stop cordond.service cordond.socket >/dev/null 2>&1
 check "systemctl stop leaves no process, socket, runner dir or temp dir" no_leftovers
