@@ -224,7 +224,7 @@ deb: deps
 		"$$(date -R)" >$(B)/deb/src/debian/changelog
 	@echo "  DEB     $(DEB_FILE) (log: $(B)/deb/build.log)"
 	@cd $(B)/deb/src && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
-		{ tail -30 $(B)/deb/build.log; exit 1; }
+		{ tail -30 ../build.log; exit 1; }
 	@rm -rf $(B)/deb/src
 	@echo "  LINTIAN $(DEB_FILE)"
 	@lintian --fail-on error,warning $(DEB_FILE) >$(B)/deb/lintian.log 2>&1; rc=$$?; \
