@@ -1231,17 +1231,18 @@ int cgroup_reap_dead(pid_t pid)
 	return cgroup_reap_stale(pid, 0);
 }
 
-int cgroup_reap_stale(pid_t pid, unsigned min_age)
+/* fn(parent, v2, arg) for the `cordon/` parent of each hierarchy in use; the sum of its results. */
+static int cg_each_parent(int (*fn)(const char *parent, bool v2, void *arg), void *arg)
 {
 	struct cg_plan pl;
 	char why[256], *parent;
 	bool cached;
-	int left = 0;
+	int sum = 0;
 
 	switch (cg_plan_reuse(&pl, true, &cached, why, sizeof(why))) {
 	case CGROUP_V2:
 		if (asprintf(&parent, "%s/" CG_PARENT, pl.v2_base) >= 0) {
-			left += cg_reap(parent, true, pid, (time_t)min_age);
+			sum += fn(parent, true, arg);
 			free(parent);
 		}
 		break;
@@ -1249,7 +1250,7 @@ int cgroup_reap_stale(pid_t pid, unsigned min_age)
 		for (int c = 0; c < V1_N; c++) {
 			if (!pl.v1_base[c] || asprintf(&parent, "%s/" CG_PARENT, pl.v1_base[c]) < 0)
 				continue;
-			left += cg_reap(parent, false, pid, (time_t)min_age);
+			sum += fn(parent, false, arg);
 			free(parent);
 		}
 		break;
@@ -1257,7 +1258,32 @@ int cgroup_reap_stale(pid_t pid, unsigned min_age)
 		break;
 	}
 	cg_plan_free(&pl);
-	return left;
+	return sum;
+}
+
+struct reap_args {
+	pid_t pid;
+	unsigned min_age;
+};
+
+static int reap_parent(const char *parent, bool v2, void *arg)
+{
+	const struct reap_args *a = arg;
+
+	return cg_reap(parent, v2, a->pid, (time_t)a->min_age);
+}
+
+int cgroup_reap_stale(pid_t pid, unsigned min_age)
+{
+	struct reap_args a = { pid, min_age };
+
+	return cg_each_parent(reap_parent, &a);
+}
+
+static int remove_parent(const char *parent, bool v2, void *arg)
+{
+	(void)rmdir(parent);
+	return 0;
 }
 
 /*
@@ -1268,29 +1294,7 @@ int cgroup_reap_stale(pid_t pid, unsigned min_age)
  */
 void cgroup_remove_parents(void)
 {
-	struct cg_plan pl;
-	char why[256], *parent;
-	bool cached;
-
-	switch (cg_plan_reuse(&pl, true, &cached, why, sizeof(why))) {
-	case CGROUP_V2:
-		if (asprintf(&parent, "%s/" CG_PARENT, pl.v2_base) >= 0) {
-			(void)rmdir(parent);
-			free(parent);
-		}
-		break;
-	case CGROUP_V1:
-		for (int c = 0; c < V1_N; c++) {
-			if (!pl.v1_base[c] || asprintf(&parent, "%s/" CG_PARENT, pl.v1_base[c]) < 0)
-				continue;
-			(void)rmdir(parent);
-			free(parent);
-		}
-		break;
-	default:
-		break;
-	}
-	cg_plan_free(&pl);
+	(void)cg_each_parent(remove_parent, NULL);
 }
 
 int cgroup_run_stage(struct cgroup_run **ret, cordon_error *e)

@@ -244,39 +244,52 @@ static int proc_harden(int proc_mnt, int mask_mnt, struct sb_msg *m)
  * (no capability, and seccomp denies the mount family). A symlink is covered too: its own
  * name then reads as an empty file.
  */
-static int hide_all(const struct sb_plan *pl, int wd_tree, int mask_mnt, struct sb_msg *m)
+/*
+ * Cover one workdir path: re-resolve it (no symlink on the way), check it is the inode the
+ * parent saw, and mount over it either a clone of the mask source's empty file or directory
+ * (hide) or a recursive clone of the directory itself (pin). A name that is gone is skipped.
+ */
+static int cover(int wd_tree, const struct sb_hide *h, int mask_mnt, bool pin, struct sb_msg *m)
 {
-	for (size_t i = 0; i < pl->nhides; i++) {
-		const struct sb_hide *h = &pl->hides[i];
-		struct stat st;
-		int t, src;
+	struct stat st;
+	int t, src;
 
-		t = sys_openat2(wd_tree, h->rel, O_PATH | O_NOFOLLOW | O_CLOEXEC,
-				RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-		if (t < 0) {
-			if (errno == ENOENT)
-				continue;
-			sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
-			return -1;
-		}
-		if (fstat(t, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
-			sb_fail_set(m, SB_STEP_HIDE, ESTALE, h->rel);
-			close_fd(&t);
-			return -1;
-		}
+	t = sys_openat2(wd_tree, h->rel, O_PATH | O_NOFOLLOW | O_CLOEXEC | (pin ? O_DIRECTORY : 0),
+			RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (t < 0) {
+		if (errno == ENOENT)
+			return 0;
+		sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
+		return -1;
+	}
+	if (fstat(t, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
+		sb_fail_set(m, SB_STEP_HIDE, ESTALE, h->rel);
+		close_fd(&t);
+		return -1;
+	}
+	if (pin)
+		src = sys_open_tree(
+			t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	else
 		src = sys_open_tree(mask_mnt, S_ISDIR(st.st_mode) ? "d" : "f",
 				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-		if (src < 0 ||
-		    sys_move_mount(src, "", t, "",
-				   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-			sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
-			close_fd(&src);
-			close_fd(&t);
-			return -1;
-		}
+	if (src < 0 ||
+	    sys_move_mount(src, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+		sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
 		close_fd(&src);
 		close_fd(&t);
+		return -1;
 	}
+	close_fd(&src);
+	close_fd(&t);
+	return 0;
+}
+
+static int hide_all(const struct sb_plan *pl, int wd_tree, int mask_mnt, struct sb_msg *m)
+{
+	for (size_t i = 0; i < pl->nhides; i++)
+		if (cover(wd_tree, &pl->hides[i], mask_mnt, false, m) < 0)
+			return -1;
 	return 0;
 }
 
@@ -290,37 +303,9 @@ static int hide_all(const struct sb_plan *pl, int wd_tree, int mask_mnt, struct 
  */
 static int pin_all(const struct sb_plan *pl, int wd_tree, struct sb_msg *m)
 {
-	for (size_t i = 0; i < pl->npins; i++) {
-		const struct sb_hide *h = &pl->pins[i];
-		struct stat st;
-		int t, src;
-
-		t = sys_openat2(wd_tree, h->rel, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC,
-				RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-		if (t < 0) {
-			if (errno == ENOENT)
-				continue;
-			sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
+	for (size_t i = 0; i < pl->npins; i++)
+		if (cover(wd_tree, &pl->pins[i], -1, true, m) < 0)
 			return -1;
-		}
-		if (fstat(t, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
-			sb_fail_set(m, SB_STEP_HIDE, ESTALE, h->rel);
-			close_fd(&t);
-			return -1;
-		}
-		src = sys_open_tree(
-			t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-		if (src < 0 ||
-		    sys_move_mount(src, "", t, "",
-				   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-			sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
-			close_fd(&src);
-			close_fd(&t);
-			return -1;
-		}
-		close_fd(&src);
-		close_fd(&t);
-	}
 	return 0;
 }
 
