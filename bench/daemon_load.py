@@ -69,14 +69,25 @@ def daemon_children(pid: int, runners: bool) -> int:
     return n
 
 
+def runner_dir_fds(pid: int) -> int:
+    """cordond's fds of its runners' directories (held, so a killed cordond's are swept)."""
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            n += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/tmp/cordond-runner-")
+        except OSError:
+            pass
+    return n
+
+
 def snapshot(pid: int) -> dict:
     return {
         "processes (host)": count_processes(),
         "children of cordond (runners apart)": daemon_children(pid, False),
         "runners (idle, kept for reuse)": daemon_children(pid, True),
-        # each runner is one socket of cordond's
+        # each runner is one socket of cordond's and one held fd of its directory
         "fds of cordond (runners' sockets apart)": len(os.listdir(f"/proc/{pid}/fd"))
-        - daemon_children(pid, True),
+        - daemon_children(pid, True) - runner_dir_fds(pid),
         "threads of cordond": len(os.listdir(f"/proc/{pid}/task")),
         "cordon cgroups": count_cgroups(),
         "mounts": count_mounts(),
