@@ -830,3 +830,23 @@ int capture_utf8_repair(const char *s, size_t n, char **ret, size_t *ret_len, co
 	sbuf_done(&b, ret, ret_len);
 	return 0;
 }
+
+int capture_fill_result(const struct capture *out, const struct capture *err,
+			const struct cordon_profile *p, bool timed_out, const char *word,
+			struct cordon_result *r, cordon_error *e)
+{
+	r->stdout_bytes = capture_bytes(out);
+	r->stderr_bytes = capture_bytes(err);
+	if (capture_text(out, &r->stdout_text, &r->stdout_len, e) < 0 ||
+	    capture_text(err, &r->stderr_text, &r->stderr_len, e) < 0)
+		return -1;
+	if (timed_out) {
+		/* AG2 discards the partial output in text; JSON keeps it (docs/compat.md). */
+		r->timed_out = true;
+		r->exit_code = CORDON_EXIT_TIMEOUT;
+		r->status = CORDON_EXIT_TIMEOUT;
+		return output_timeout(word, p->timeout_text, &r->output, &r->output_len, e);
+	}
+	return output_compose(out, err, p->max_output, r->exit_code, &r->output, &r->output_len,
+			      &r->truncated, e);
+}

@@ -53,3 +53,13 @@ int capture_utf8_repair(const char *s, size_t n, char **ret, size_t *ret_len, co
  * for Docker; {t} is the timeout as the user wrote it. */
 int output_timeout(const char *word, const char *timeout_text, char **ret, size_t *ret_len,
 		   cordon_error *e);
+
+/*
+ * A finished command's output fields of r, from its two ended captures, the same for every
+ * backend: byte counts, the stdout/stderr texts, and AG2's result string. Timed out: exit
+ * code and status 124 and the timeout text (word as for output_timeout); otherwise the
+ * composed output for r->exit_code, which the caller has set (with r->status and r->signal).
+ */
+int capture_fill_result(const struct capture *out, const struct capture *err,
+			const struct cordon_profile *p, bool timed_out, const char *word,
+			struct cordon_result *r, cordon_error *e);

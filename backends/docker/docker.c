@@ -698,26 +698,13 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 
 	r->duration_ms = now_ms() - t0;
 	r->peak_memory_bytes = -1;
-	r->stdout_bytes = capture_bytes(cap_out);
-	r->stderr_bytes = capture_bytes(cap_err);
-	if (capture_text(cap_out, &r->stdout_text, &r->stdout_len, e) < 0 ||
-	    capture_text(cap_err, &r->stderr_text, &r->stderr_len, e) < 0)
+	if (!timed_out && cancelled && (running || code == 0))
+		code = 137;
+	/* Docker reports a signal death as 128+n, as AG2's DockerEnvironment does. */
+	r->exit_code = r->status = code;
+	/* AG2's DockerEnvironment says "Execution", not "Command". */
+	if (capture_fill_result(cap_out, cap_err, p, timed_out, "Execution", r, e) < 0)
 		goto out;
-	if (timed_out) {
-		r->timed_out = true;
-		r->exit_code = r->status = CORDON_EXIT_TIMEOUT;
-		/* AG2's DockerEnvironment says "Execution", not "Command". */
-		if (output_timeout("Execution", p->timeout_text, &r->output, &r->output_len, e) < 0)
-			goto out;
-	} else {
-		if (cancelled && (running || code == 0))
-			code = 137;
-		/* Docker reports a signal death as 128+n, as AG2's DockerEnvironment does. */
-		r->exit_code = r->status = code;
-		if (output_compose(cap_out, cap_err, p->max_output, code, &r->output,
-				   &r->output_len, &r->truncated, e) < 0)
-			goto out;
-	}
 	rc = 0;
 out:
 	json_decref(cmd);

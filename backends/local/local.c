@@ -234,33 +234,17 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	r->cpu_ms = usage.cpu_ms;
 	r->peak_memory_bytes = usage.peak_memory_bytes;
 	r->oom_killed = usage.oom_killed;
-	r->stdout_bytes = capture_bytes(cap_out);
-	r->stderr_bytes = capture_bytes(cap_err);
-	if (capture_text(cap_out, &r->stdout_text, &r->stdout_len, e) < 0 ||
-	    capture_text(cap_err, &r->stderr_text, &r->stderr_len, e) < 0)
-		goto out;
-
-	if (timed_out) {
-		/* AG2 discards the partial output in text; JSON keeps it (docs/compat.md). */
-		r->timed_out = true;
-		r->exit_code = CORDON_EXIT_TIMEOUT;
-		r->status = CORDON_EXIT_TIMEOUT;
-		if (output_timeout("Command", p->timeout_text, &r->output, &r->output_len, e) < 0)
-			goto out;
-	} else {
-		if (WIFSIGNALED(wstatus)) {
-			/* Python's returncode: a shell killed by signal n gives -n. */
-			r->signal = WTERMSIG(wstatus);
-			r->exit_code = -r->signal;
-			r->status = 128 + r->signal;
-		} else {
-			r->exit_code = WEXITSTATUS(wstatus);
-			r->status = r->exit_code;
-		}
-		if (output_compose(cap_out, cap_err, p->max_output, r->exit_code, &r->output,
-				   &r->output_len, &r->truncated, e) < 0)
-			goto out;
+	if (!timed_out && WIFSIGNALED(wstatus)) {
+		/* Python's returncode: a shell killed by signal n gives -n. */
+		r->signal = WTERMSIG(wstatus);
+		r->exit_code = -r->signal;
+		r->status = 128 + r->signal;
+	} else if (!timed_out) {
+		r->exit_code = WEXITSTATUS(wstatus);
+		r->status = r->exit_code;
 	}
+	if (capture_fill_result(cap_out, cap_err, p, timed_out, "Command", r, e) < 0)
+		goto out;
 	rc = 0;
 	if (reported) {
 		*x->ret_pending = proc;

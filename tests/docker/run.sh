@@ -103,6 +103,8 @@ check "--readonly mounts the workdir read-only" "touch: made: Read-only file sys
 printf '[docker]\nmemory = 32M\n' >/tmp/cordon-test-mem.conf
 out=$(run -p /tmp/cordon-test-mem.conf -- 'x=$(head -c 100000000 /dev/zero | tr "\0" a); echo ${#x}' 2>&1); rc=$?
 rm -f /tmp/cordon-test-mem.conf
+# The OOM killer picks the shell or one of its children: the shell then says "Killed" first.
+out=${out#Killed$'\n'}
 check "[docker] memory limit holds" "[exit code: 137]|137" "$out|$rc"
 
 # [docker] ro_bind and workdir.
