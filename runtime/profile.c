@@ -397,6 +397,19 @@ static int check_docker_bind(const char *v, cordon_error *e)
 	return 0;
 }
 
+/* A Daytona label: KEY=VALUE, KEY not empty and without blanks. */
+static int check_label(const char *v, cordon_error *e)
+{
+	const char *eq = strchr(v, '=');
+
+	if (!eq || eq == v || strcspn(v, " \t") < (size_t)(eq - v))
+		return cordon_err(e, 0,
+				  "invalid label '%.*s%s' (expected KEY=VALUE, KEY not empty and "
+				  "without blanks)",
+				  CLIP_ARGS(v));
+	return 0;
+}
+
 /* The workdir inside the container: absolute, clean, not "/". */
 static int check_docker_workdir(const char *v, cordon_error *e)
 {
@@ -765,6 +778,11 @@ static const struct key_def keys[] = {
 	OPT("daytona", "target", daytona_target, NULL),
 	OPT("daytona", "snapshot", daytona_snapshot, NULL),
 	OPT("daytona", "image", daytona_image, NULL),
+	UINT("daytona", "cpu", daytona_cpu),
+	UINT("daytona", "memory", daytona_memory),
+	UINT("daytona", "disk", daytona_disk),
+	UINT("daytona", "auto_stop", daytona_auto_stop),
+	LIST("daytona", "labels", daytona_labels, check_label),
 };
 
 static const struct key_def *key_lookup(const char *section, const char *key)

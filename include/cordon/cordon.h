@@ -129,6 +129,11 @@ struct cordon_profile {
 	char *daytona_target;
 	char *daytona_snapshot;
 	char *daytona_image;
+	uint64_t daytona_cpu;		   /* vCPUs; 0: Daytona's default */
+	uint64_t daytona_memory;	   /* GiB; 0: Daytona's default */
+	uint64_t daytona_disk;		   /* GiB; 0: Daytona's default */
+	uint64_t daytona_auto_stop;	   /* minutes idle before stop; 0: never */
+	struct cordon_list daytona_labels; /* KEY=VALUE labels of the sandbox */
 };
 
 /* A profile holding the built-in defaults (no lists, timeout 60, max_output 100000, ...). */

@@ -164,6 +164,11 @@ static void assert_profile_eq(const struct cordon_profile *a, const struct cordo
 	cr_assert(str_eq(a->daytona_target, b->daytona_target));
 	cr_assert(str_eq(a->daytona_snapshot, b->daytona_snapshot));
 	cr_assert(str_eq(a->daytona_image, b->daytona_image));
+	cr_assert_eq(a->daytona_cpu, b->daytona_cpu);
+	cr_assert_eq(a->daytona_memory, b->daytona_memory);
+	cr_assert_eq(a->daytona_disk, b->daytona_disk);
+	cr_assert_eq(a->daytona_auto_stop, b->daytona_auto_stop);
+	cr_assert(list_eq(&a->daytona_labels, &b->daytona_labels));
 }
 
 /* format → load the text → format: same text, equal profile. */
@@ -265,7 +270,13 @@ static const char every_key[] = "; every key of SPEC §4\n"
 				"api_url = https://app.daytona.io/api\n"
 				"target = eu\n"
 				"snapshot = snap-1\n"
-				"image = debian:12\n";
+				"image = debian:12\n"
+				"cpu = 2\n"
+				"memory = 4\n"
+				"disk = 10\n"
+				"auto_stop = 15\n"
+				"labels = team=ai\n"
+				"labels = cordon.session=\n";
 
 Test(profile, every_key_parses)
 {
@@ -312,6 +323,11 @@ Test(profile, every_key_parses)
 	cr_assert_str_eq(p->daytona_target, "eu");
 	cr_assert_str_eq(p->daytona_snapshot, "snap-1");
 	cr_assert_str_eq(p->daytona_image, "debian:12");
+	cr_assert_eq(p->daytona_cpu, 2);
+	cr_assert_eq(p->daytona_memory, 4);
+	cr_assert_eq(p->daytona_disk, 10);
+	cr_assert_eq(p->daytona_auto_stop, 15);
+	assert_list(&p->daytona_labels, true, 2, (const char *[]){ "team=ai", "cordon.session=" });
 	cr_assert_str_eq(p->path, p->name);
 	assert_round_trip(p);
 	cordon_profile_free(p);
@@ -467,6 +483,15 @@ static const struct bad {
 	{ "daytona", "target", ";eu", "value starts with ';' (it would read back as a comment)" },
 	{ "daytona", "snapshot", ";s", "value starts with ';' (it would read back as a comment)" },
 	{ "daytona", "image", ";i", "value starts with ';' (it would read back as a comment)" },
+	{ "daytona", "cpu", "two", "invalid integer 'two'" },
+	{ "daytona", "memory", "-1", "invalid integer '-1' (must be >= 0)" },
+	{ "daytona", "auto_stop", "1.5", "invalid integer '1.5'" },
+	{ "daytona", "labels", "team",
+	  "invalid label 'team' (expected KEY=VALUE, KEY not empty and without blanks)" },
+	{ "daytona", "labels", "=x",
+	  "invalid label '=x' (expected KEY=VALUE, KEY not empty and without blanks)" },
+	{ "daytona", "labels", "a b=x",
+	  "invalid label 'a b=x' (expected KEY=VALUE, KEY not empty and without blanks)" },
 };
 
 Test(profile, every_bad_value)
@@ -1204,6 +1229,10 @@ Test(profile, format_layout)
 			       "api_url =\n"
 			       "target =\n"
 			       "snapshot =\n"
-			       "image =\n");
+			       "image =\n"
+			       "cpu = 0\n"
+			       "memory = 0\n"
+			       "disk = 0\n"
+			       "auto_stop = 0\n");
 	cordon_profile_free(p);
 }
