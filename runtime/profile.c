@@ -410,7 +410,7 @@ static int check_label(const char *v, cordon_error *e)
 	return 0;
 }
 
-/* The workdir inside the container: absolute, clean, not "/". */
+/* The workdir inside the container or the remote sandbox: absolute, clean, not "/". */
 static int check_docker_workdir(const char *v, cordon_error *e)
 {
 	if (v[0] != '/' || !v[1] || !clean_components(v + 1) || strchr(v, ':'))
@@ -783,6 +783,8 @@ static const struct key_def keys[] = {
 	UINT("daytona", "disk", daytona_disk),
 	UINT("daytona", "auto_stop", daytona_auto_stop),
 	LIST("daytona", "labels", daytona_labels, check_label),
+	OPT("daytona", "workdir", daytona_workdir, check_docker_workdir),
+	UINT("daytona", "start_timeout", daytona_start_timeout),
 };
 
 static const struct key_def *key_lookup(const char *section, const char *key)

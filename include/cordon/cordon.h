@@ -134,6 +134,8 @@ struct cordon_profile {
 	uint64_t daytona_disk;		   /* GiB; 0: Daytona's default */
 	uint64_t daytona_auto_stop;	   /* minutes idle before stop; 0: never */
 	struct cordon_list daytona_labels; /* KEY=VALUE labels of the sandbox */
+	char *daytona_workdir;		   /* NULL: "/workspace" */
+	uint64_t daytona_start_timeout;	   /* seconds to wait for "started"; 0: 60 */
 };
 
 /* A profile holding the built-in defaults (no lists, timeout 60, max_output 100000, ...). */

@@ -169,6 +169,8 @@ static void assert_profile_eq(const struct cordon_profile *a, const struct cordo
 	cr_assert_eq(a->daytona_disk, b->daytona_disk);
 	cr_assert_eq(a->daytona_auto_stop, b->daytona_auto_stop);
 	cr_assert(list_eq(&a->daytona_labels, &b->daytona_labels));
+	cr_assert(str_eq(a->daytona_workdir, b->daytona_workdir));
+	cr_assert_eq(a->daytona_start_timeout, b->daytona_start_timeout);
 }
 
 /* format → load the text → format: same text, equal profile. */
@@ -276,7 +278,9 @@ static const char every_key[] = "; every key of SPEC §4\n"
 				"disk = 10\n"
 				"auto_stop = 15\n"
 				"labels = team=ai\n"
-				"labels = cordon.session=\n";
+				"labels = cordon.session=\n"
+				"workdir = /home/daytona/work\n"
+				"start_timeout = 90\n";
 
 Test(profile, every_key_parses)
 {
@@ -328,6 +332,8 @@ Test(profile, every_key_parses)
 	cr_assert_eq(p->daytona_disk, 10);
 	cr_assert_eq(p->daytona_auto_stop, 15);
 	assert_list(&p->daytona_labels, true, 2, (const char *[]){ "team=ai", "cordon.session=" });
+	cr_assert_str_eq(p->daytona_workdir, "/home/daytona/work");
+	cr_assert_eq(p->daytona_start_timeout, 90);
 	cr_assert_str_eq(p->path, p->name);
 	assert_round_trip(p);
 	cordon_profile_free(p);
@@ -486,6 +492,13 @@ static const struct bad {
 	{ "daytona", "cpu", "two", "invalid integer 'two'" },
 	{ "daytona", "memory", "-1", "invalid integer '-1' (must be >= 0)" },
 	{ "daytona", "auto_stop", "1.5", "invalid integer '1.5'" },
+	{ "daytona", "start_timeout", "1m", "invalid integer '1m'" },
+	{ "daytona", "workdir", "work",
+	  "invalid workdir 'work' (expected an absolute path other than '/', without '.', '..', "
+	  "':' or empty components)" },
+	{ "daytona", "workdir", "/",
+	  "invalid workdir '/' (expected an absolute path other than "
+	  "'/', without '.', '..', ':' or empty components)" },
 	{ "daytona", "labels", "team",
 	  "invalid label 'team' (expected KEY=VALUE, KEY not empty and without blanks)" },
 	{ "daytona", "labels", "=x",
@@ -1233,6 +1246,8 @@ Test(profile, format_layout)
 			       "cpu = 0\n"
 			       "memory = 0\n"
 			       "disk = 0\n"
-			       "auto_stop = 0\n");
+			       "auto_stop = 0\n"
+			       "workdir =\n"
+			       "start_timeout = 0\n");
 	cordon_profile_free(p);
 }
