@@ -46,3 +46,15 @@ const struct cordon_backend_ops *backend_lookup(const char *name);
 
 extern const struct cordon_backend_ops backend_local;
 extern const struct cordon_backend_ops backend_docker;
+
+/*
+ * The caller's PATH and HOME describe the host, not a container or a remote sandbox: there,
+ * the image's PATH and the sandbox user's HOME apply unless the profile's env sets them.
+ * True for a KEY=VALUE of the envp that such a backend must not pass on.
+ */
+bool backend_host_only_var(const struct cordon_profile *p, const char *kv);
+
+/* "<pid>:<starttime>" of a process: an owner label that gc checks for liveness. */
+int backend_owner_of(pid_t pid, char *buf, size_t n);
+/* 2 * bytes hex digits of randomness (bytes <= 32) and a NUL into buf. */
+void backend_random_hex(char *buf, size_t bytes);

@@ -178,46 +178,6 @@ int docker_probe(char **ret_version, char **ret_server, cordon_error *e)
 	return *ret_version ? 0 : cordon_err(e, ENOMEM, "out of memory");
 }
 
-/* "<pid>:<starttime>" of this process: the owner label gc checks for liveness. */
-static int owner_of(pid_t pid, char *buf, size_t n)
-{
-	char path[64], stat[1024];
-	unsigned long long start = 0;
-	FILE *f;
-	char *p;
-
-	(void)snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (!fgets(stat, sizeof(stat), f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	p = strrchr(stat, ')');
-	/* Field 22 (starttime) is the 20th after the ')'. */
-	for (int i = 0; p && i < 20; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &start) != 1)
-		return -1;
-	(void)snprintf(buf, n, "%d:%llu", (int)pid, start);
-	return 0;
-}
-
-static void random_hex(char *buf, size_t bytes)
-{
-	unsigned char rnd[32];
-
-	if (bytes > sizeof(rnd))
-		bytes = sizeof(rnd);
-	if (getrandom(rnd, bytes, 0) != (ssize_t)bytes)
-		for (size_t i = 0; i < bytes; i++) /* never in practice: still unique enough */
-			rnd[i] = (unsigned char)(rand() ^ getpid() ^ (int)now_ms());
-	for (size_t i = 0; i < bytes; i++)
-		(void)sprintf(buf + 2 * i, "%02x", rnd[i]);
-}
-
 static int add_mount(json_t *mounts, const char *type, const char *src, const char *dst, bool ro)
 {
 	json_t *m = json_pack("{s:s, s:s, s:b}", "Type", type, "Target", dst, "ReadOnly", ro);
@@ -362,8 +322,8 @@ static int docker_open(const struct cordon_profile *p, const char *workdir, void
 		cordon_err(e, ENOMEM, "out of memory");
 		goto out;
 	}
-	random_hex(session, 16);
-	if (owner_of(getpid(), owner, sizeof(owner)) < 0)
+	backend_random_hex(session, 16);
+	if (backend_owner_of(getpid(), owner, sizeof(owner)) < 0)
 		(void)snprintf(owner, sizeof(owner), "%d:0", (int)getpid());
 	(void)snprintf(name, sizeof(name), "cordon-%.16s", session);
 	/*
@@ -564,25 +524,6 @@ static void kill_exec(struct docker *d, const char *eid, const char *nonce)
 	}
 }
 
-/*
- * The caller's PATH and HOME describe the host, not the image: inside, the image's PATH (where
- * its tools are) and the container user's HOME apply, unless the profile's env sets them.
- */
-static bool host_only_var(const struct cordon_profile *p, const char *kv)
-{
-	const char *names[] = { "PATH=", "HOME=" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strncmp(kv, names[i], strlen(names[i])))
-			continue;
-		for (size_t j = 0; j < p->env.n; j++)
-			if (!strncmp(p->env.v[j], names[i], strlen(names[i])))
-				return false;
-		return true;
-	}
-	return false;
-}
-
 static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_result *r,
 		       cordon_error *e)
 {
@@ -603,7 +544,7 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 
 	if (x->ret_pending)
 		*x->ret_pending = NULL;
-	random_hex(nonce, 16);
+	backend_random_hex(nonce, 16);
 	/*
 	 * The exec's shell is its session and group leader, and becomes the command: its pid is
 	 * the group to kill. It first removes the pid files of execs that are gone (a shell that
@@ -628,7 +569,7 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	for (char *const *a = x->argv; *a; a++)
 		json_array_append_new(cmd, json_string(*a));
 	for (char *const *v = x->envp; v && *v; v++)
-		if (!host_only_var(p, *v))
+		if (!backend_host_only_var(p, *v))
 			json_array_append_new(env, json_string(*v));
 	json_array_append_new(env, json_string(noncevar));
 	if (capture_new(p->max_output, &cap_out, e) < 0 ||
@@ -756,7 +697,7 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 			continue;
 		/* The owner still runs (same pid, same start time): not an orphan. */
 		if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
-		    owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
+		    backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
 			continue;
 		if (remove_container(d.sock, d.api, id) == 0)
 			(*ret_removed)++;
