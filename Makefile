@@ -54,6 +54,7 @@ CLI       := $(B)/cordon
 CLI_SRCS  := $(sort $(wildcard runtime/cli/*.c)) runtime/daemon/body.c runtime/daemon/job.c \
              runtime/daemon/frame.c runtime/daemon/runner.c
 DAEMON    := $(B)/cordond
+REMOTE    := $(B)/cordon-remote
 DAEMON_SRCS := $(sort $(wildcard runtime/daemon/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
@@ -69,7 +70,7 @@ DOCKERT   := $(B)/tests/docker
 .PHONY: all check check-ag2 demo install deps bench fuzz clean format format-check tests deb man run-tests
 .DEFAULT_GOAL := all
 
-all: $(CLI) $(DAEMON)
+all: $(CLI) $(REMOTE) $(DAEMON)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -104,8 +105,15 @@ CLI_LIBS   = $(shell pkg-config --static --libs $(CLI_PKGS) 2>/dev/null) -lm
 $(CLI): $(CLI_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 	$(CC) -static-pie $(filter-out -pie -Wl$(comma)--as-needed,$(ALL_LDFLAGS)) -o $@ $^ $(CLI_LIBS)
 
+# cordon-remote: the same CLI, dynamic and with the Daytona backend, which needs libcurl (TLS)
+# and so cannot be in the static cordon; cordon execs it for that backend (docs/daytona.md).
+# The backend is pulled out of the library by name (backends/backend.c refers to it weakly).
+WITH_DAYTONA := -Wl,-u,backend_daytona -Wl,-u,daytona_gc
+$(REMOTE): $(CLI_SRCS:%.c=$(B)/obj/%.o) $(LIB)
+	$(CC) $(ALL_LDFLAGS) $(WITH_DAYTONA) -o $@ $^ $(PKG_LIBS) -lm
+
 $(DAEMON): $(DAEMON_SRCS:%.c=$(B)/obj/%.o) $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lpthread -lm
+	$(CC) $(ALL_LDFLAGS) $(WITH_DAYTONA) -o $@ $^ $(PKG_LIBS) -lpthread -lm
 
 # libFuzzer targets (clang only, not part of check): make fuzz FUZZ_TIME=600
 FUZZ_TIME ?= 60

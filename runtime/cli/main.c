@@ -17,6 +17,7 @@
 #include "runtime/profile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -69,7 +72,8 @@ static const char usage_main[] =
 	"  doctor [--workdir DIR]           which isolation features this host provides (and\n"
 	"                                   whether DIR's file system, else the current\n"
 	"                                   directory's, takes idmapped mounts)\n"
-	"  gc                               remove Docker containers left by dead cordon runs\n"
+	"  gc [--backend docker|daytona]    remove containers / sandboxes left by dead cordon "
+	"runs\n"
 	"  tool-schema [--workdir DIR]      JSON function-calling schema of run_shell_command\n"
 	"  version                          print the version\n"
 	"\n"
@@ -339,6 +343,53 @@ static int set_string(char **dst, const char *s, cordon_error *e)
 	return 0;
 }
 
+/*
+ * The Daytona backend lives in cordon-remote, the same CLI linked dynamically with libcurl
+ * (docs/daytona.md says why this one is static). A command that needs it is handed over whole:
+ * the program next to this one, else the installed one, checked like a binary root would run
+ * (a regular file owned by root or by this binary's owner, writable by no one else), and
+ * exec'd through the fd that was checked.
+ */
+static char **main_argv;
+static bool remote_handoff; /* this process is cordon-remote, exec'd by cordon */
+extern int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_error *e)
+	__attribute__((weak));
+
+static int exec_remote(const char *backend)
+{
+	char self[PATH_MAX], dir[PATH_MAX], cand[2][PATH_MAX + 32];
+	struct stat me, st;
+	ssize_t n;
+
+	if (remote_handoff)
+		return cli_fail("backend '%s' is not available in this build (cordon-remote lacks "
+				"it too)",
+				backend);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || stat("/proc/self/exe", &me) < 0)
+		return cli_fail("backend '%s': cannot find this program: %s", backend,
+				strerror(errno));
+	self[n] = '\0';
+	memcpy(dir, self, (size_t)n + 1);
+	*strrchr(dir, '/') = '\0';
+	(void)snprintf(cand[0], sizeof(cand[0]), "%s/cordon-remote", dir);
+	(void)snprintf(cand[1], sizeof(cand[1]), "%s/cordon-remote", CORDON_BINDIR);
+	for (int i = 0; i < 2; i++) {
+		_cleanup_close_ int fd = open(cand[i], O_PATH | O_CLOEXEC);
+
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    !(st.st_mode & S_IXUSR) || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+		    (st.st_uid != 0 && st.st_uid != me.st_uid))
+			continue;
+		if (setenv("CORDON_REMOTE_HANDOFF", "1", 1) < 0)
+			break;
+		(void)syscall(SYS_execveat, fd, "", main_argv, environ, AT_EMPTY_PATH);
+		return cli_fail("backend '%s': exec %s: %s", backend, cand[i], strerror(errno));
+	}
+	return cli_fail("backend '%s' needs cordon-remote, which is not in %s nor in %s", backend,
+			dir, CORDON_BINDIR);
+}
+
 /* Load the profile and put the command line on top of it. */
 static int resolve_profile(const struct cli_opts *o, struct cordon_profile **ret, cordon_error *e)
 {
@@ -436,7 +487,9 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		goto out;
 	}
 	if (o.backend && !backend_lookup(o.backend)) {
-		rc = cli_fail("backend '%s' is not available in this build", o.backend);
+		rc = strcmp(o.backend, "daytona")
+			     ? cli_fail("backend '%s' is not available in this build", o.backend)
+			     : exec_remote(o.backend);
 		goto out;
 	}
 	if (!check_only && strcmp(o.via, "direct") != 0) {
@@ -508,7 +561,10 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		goto out;
 	}
 	if (!backend_lookup(profile->backend)) {
-		rc = cli_fail("backend '%s' is not available in this build", profile->backend);
+		rc = strcmp(profile->backend, "daytona")
+			     ? cli_fail("backend '%s' is not available in this build",
+					profile->backend)
+			     : exec_remote(profile->backend);
 		goto out;
 	}
 
@@ -700,13 +756,40 @@ static int cmd_doctor(int argc, char **argv)
 static int cmd_gc(int argc, char **argv)
 {
 	cordon_error e = { 0 };
+	const char *backend = "docker", *profile = NULL;
+	struct cordon_profile *p = NULL;
 	unsigned n = 0;
+	int rc;
 
-	if (argc > 1)
-		return cli_fail("gc: unexpected argument '%s'", argv[1]);
-	if (docker_gc(&n, &e) < 0)
+	for (int i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "--backend") || !strcmp(argv[i], "-b")) && i + 1 < argc)
+			backend = argv[++i];
+		else if ((!strcmp(argv[i], "--profile") || !strcmp(argv[i], "-p")) && i + 1 < argc)
+			profile = argv[++i];
+		else
+			return cli_fail("gc: unexpected argument '%s' (usage: cordon gc [--backend "
+					"docker|daytona] [--profile NAME])",
+					argv[i]);
+	}
+	if (!strcmp(backend, "docker")) {
+		if (profile)
+			return cli_fail("gc: --profile is for --backend daytona");
+		if (docker_gc(&n, &e) < 0)
+			return fail_err(&e);
+		printf("removed %u orphaned container(s)\n", n);
+		return 0;
+	}
+	if (strcmp(backend, "daytona"))
+		return cli_fail("gc: invalid backend '%s' (expected docker or daytona)", backend);
+	if (!daytona_gc)
+		return exec_remote(backend);
+	if (cordon_profile_load(profile ? profile : "default", &p, &e) < 0)
 		return fail_err(&e);
-	printf("removed %u orphaned container(s)\n", n);
+	rc = daytona_gc(p, &n, &e);
+	cordon_profile_free(p);
+	if (rc < 0)
+		return fail_err(&e);
+	printf("removed %u orphaned sandbox(es)\n", n);
 	return 0;
 }
 
@@ -714,6 +797,12 @@ int main(int argc, char **argv)
 {
 	const char *cmd;
 
+	main_argv = argv;
+	if (getenv("CORDON_REMOTE_HANDOFF")) {
+		/* Not passed on to the command (a profile may inherit the environment). */
+		remote_handoff = true;
+		(void)unsetenv("CORDON_REMOTE_HANDOFF");
+	}
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return CORDON_EXIT_FAILURE;

@@ -153,7 +153,8 @@ struct job {
 	const char *workdir; /* NULL: a temp dir of libcordon's own (root callers) */
 	int workdir_fd;	     /* the workdir, opened as the caller; -1 with workdir NULL */
 	volatile int *cancel;
-	void *backend_handle; /* a Docker session's container (session_backend_handle), or NULL */
+	void *backend_handle; /* a Docker or Daytona session's handle (session_backend_handle), or NULL */
+	const char *backend_name; /* with backend_handle: its backend, "docker" or "daytona" */
 };
 
 /*
@@ -217,6 +218,8 @@ int session_dirfd(const struct session *s);
 const char *session_profile(const struct session *s);
 /* The session's open Docker container (backend docker), or NULL (local). */
 void *session_backend_handle(const struct session *s);
+/* The backend of session_backend_handle: "docker", "daytona", or "local" (no handle). */
+const char *session_backend_name(const struct session *s);
 json_t *session_json(const struct session *s);
 /* 0, 404 or 409 (runs in progress). */
 int session_delete(const struct caller *c, const char *id, cordon_error *e);

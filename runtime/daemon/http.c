@@ -379,11 +379,12 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		.workdir_fd = s ? session_dirfd(s) : wdfd,
 		.cancel = &cn->cancel,
 		.backend_handle = s ? session_backend_handle(s) : NULL,
+		.backend_name = s ? session_backend_name(s) : NULL,
 	};
 	double t0 = now_s();
 
-	/* In a runner (runners.c), or, without one, here. A Docker session's runs are API calls
-	 * on its container, made here: the container handle lives in this process. */
+	/* In a runner (runners.c), or, without one, here. A Docker or Daytona session's runs are
+	 * API calls on its container or sandbox, made here: the handle lives in this process. */
 	runner = j.backend_handle ? NULL : runner_get();
 	if (runner) {
 		if (runner_run(runner, &j, s != NULL, rq->body ? rq->body : "", rq->len, &status,

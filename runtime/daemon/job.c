@@ -48,7 +48,8 @@ static int request_profile(const struct run_body *b, const struct job *j,
 	*status = 400;
 	if (cordon_profile_load(j->profile, &p, e) < 0)
 		return cordon_err_prefix(e, "profile");
-	if (strcmp(p->backend, "local")) {
+	/* A session's own backend is the session's, whatever its profile names. */
+	if (strcmp(p->backend, "local") && !j->backend_handle) {
 		cordon_profile_free(p);
 		return cordon_err(e, 0, "profile: uses backend '%s'; cordond serves local only",
 				  p->backend);
@@ -156,9 +157,10 @@ int job_run(const struct job *j, struct cordon_result *res, struct cordon_teardo
 		.teardown = td,
 	};
 	if (j->backend_handle) {
-		/* A Docker session: its container, whatever backend the profile names. */
+		/* A Docker or Daytona session: its container or sandbox, whatever backend the
+		 * profile names. */
 		free(p->backend);
-		p->backend = strdup("docker");
+		p->backend = strdup(j->backend_name ? j->backend_name : "docker");
 		if (!p->backend) {
 			cordon_profile_free(p);
 			*status = 500;

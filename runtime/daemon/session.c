@@ -9,7 +9,9 @@
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
 #include "backends/backend.h"
+#include "backends/daytona/daytona.h"
 #include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -34,9 +37,14 @@ struct session {
 	char *workdir;
 	char *profile;
 	int dirfd;
-	bool temp;    /* the daemon made the workdir, so the daemon removes it */
-	void *docker; /* backend docker: the session's container (backends/docker) */
-	bool dead;    /* deleted: no new uses */
+	bool temp; /* the daemon made the workdir, so the daemon removes it */
+	/*
+	 * The session's container (docker) or remote sandbox (daytona), opened once for all its
+	 * runs; NULL with the local backend.
+	 */
+	const struct cordon_backend_ops *ops;
+	void *handle;
+	bool dead; /* deleted: no new uses */
 	unsigned refs;
 	unsigned runs;
 	double last_used;
@@ -65,7 +73,8 @@ static void session_free(struct session *s)
 	if (!s)
 		return;
 	/* The container first: nothing of it may still write while its workdir goes. */
-	backend_docker.close(s->docker);
+	if (s->ops)
+		s->ops->close(s->handle);
 	if (s->temp && s->workdir) {
 		cordon_error e;
 
@@ -102,13 +111,8 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 	unsigned mine = 0;
 
 	*status = 400;
-	if (b->backend && strcmp(b->backend, "local") && strcmp(b->backend, "docker")) {
-		/* See docs/security.md and docs/docker.md. */
-		return cordon_err(e, 0,
-				  "backend: cordond serves the local and docker backends only");
-	}
-	if (b->image && (!b->backend || strcmp(b->backend, "docker")))
-		return cordon_err(e, 0, "image: only with \"backend\": \"docker\"");
+	if (b->image && (!b->backend || !strcmp(b->backend, "local")))
+		return cordon_err(e, 0, "image: only with \"backend\": \"docker\" or \"daytona\"");
 	pthread_mutex_lock(&lock);
 	for (s = sessions; s; s = s->next)
 		if (s->uid == c->uid)
@@ -156,12 +160,13 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 		session_free(s);
 		return cordon_err_prefix(e, "profile");
 	}
-	bool docker = b->backend ? !strcmp(b->backend, "docker") : !strcmp(prof->backend, "docker");
+	const char *bname = b->backend ? b->backend : prof->backend;
+	bool docker = !strcmp(bname, "docker"), daytona = !strcmp(bname, "daytona");
 
-	if (!b->backend && strcmp(prof->backend, "local") && !docker) {
+	if (strcmp(bname, "local") && !docker && !daytona) {
 		cordon_profile_free(prof);
 		session_free(s);
-		return cordon_err(e, 0, "profile: uses a backend cordond does not serve");
+		return cordon_err(e, 0, "backend: '%s' is not one cordond serves", bname);
 	}
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
 		session_free(s);
@@ -212,17 +217,45 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 			*status = 500;
 			return cordon_err(e, ENOMEM, "out of memory");
 		}
-		if (backend_docker.open(prof, s->workdir, &s->docker, e) < 0) {
+		s->ops = &backend_docker;
+		if (backend_docker.open(prof, s->workdir, &s->handle, e) < 0) {
 			cordon_profile_free(prof);
 			session_free(s);
 			*status = 500;
+			return -1;
+		}
+	} else if (daytona) {
+		/*
+		 * One remote sandbox for the session's life, created now so that a bad key or a
+		 * broken snapshot fails this request, not the first run. The key is cordond's
+		 * (its environment): docs/daytona.md, "Through cordond".
+		 */
+		if (b->image &&
+		    ((free(prof->daytona_snapshot), prof->daytona_snapshot = NULL),
+		     free(prof->daytona_image), !(prof->daytona_image = strdup(b->image)))) {
+			cordon_profile_free(prof);
+			session_free(s);
+			*status = 500;
+			return cordon_err(e, ENOMEM, "out of memory");
+		}
+		if (backend_daytona.open(prof, s->workdir, &s->handle, e) < 0) {
+			cordon_profile_free(prof);
+			session_free(s);
+			*status = 400;
+			return -1;
+		}
+		s->ops = &backend_daytona;
+		if (daytona_ensure(s->handle, NULL, e) < 0) {
+			cordon_profile_free(prof);
+			session_free(s);
+			*status = 502;
 			return -1;
 		}
 	}
 	cordon_profile_free(prof);
 	s->last_used = now_s();
 	*ret = json_pack("{s:s,s:s,s:s,s:s}", "id", s->id, "workdir", s->workdir, "profile",
-			 s->profile, "backend", s->docker ? "docker" : "local");
+			 s->profile, "backend", s->ops ? s->ops->name : "local");
 	if (!*ret) {
 		session_free(s);
 		*status = 500;
@@ -289,7 +322,12 @@ int session_dirfd(const struct session *s)
 
 void *session_backend_handle(const struct session *s)
 {
-	return s->docker;
+	return s->handle;
+}
+
+const char *session_backend_name(const struct session *s)
+{
+	return s->ops ? s->ops->name : "local";
 }
 
 const char *session_profile(const struct session *s)
@@ -300,7 +338,7 @@ const char *session_profile(const struct session *s)
 json_t *session_json(const struct session *s)
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:i}", "id", s->id, "workdir", s->workdir, "profile",
-			 s->profile, "backend", s->docker ? "docker" : "local", "runs",
+			 s->profile, "backend", s->ops ? s->ops->name : "local", "runs",
 			 (int)s->runs);
 }
 
@@ -578,21 +616,66 @@ static int file_op(const struct caller *c, int (*fn)(void *, cordon_error *), st
 	return 0;
 }
 
+/* A remote session's file call failed: the HTTP status for it. */
+static int remote_status(const cordon_error *e)
+{
+	switch (e->code) {
+	case EINVAL:
+		return 400;
+	case ENOENT:
+		return 404;
+	case ENOMEM:
+		return 500;
+	default:
+		return 502; /* the remote end refused or failed */
+	}
+}
+
+static bool remote(const struct session *s)
+{
+	return s->ops == &backend_daytona;
+}
+
 int session_put_file(const struct caller *c, struct session *s, const char *path, const void *buf,
 		     size_t n, cordon_error *e)
 {
 	struct file_op op = { .s = s, .path = path, .buf = buf, .n = n, .fd = -1 };
 
+	if (remote(s))
+		return s->ops->put_file(s->handle, path, buf, n, e) < 0 ? remote_status(e) : 0;
 	/* As the session's owner (the caller, or nobody for root's temporary sessions). */
 	return file_op(&s->owner, put_fn, &op, e);
+}
+
+/* A remote file's bytes as an fd to stream from, like a local file's. */
+static int remote_get(struct session *s, const char *path, int *ret_fd, uint64_t *ret_size,
+		      cordon_error *e)
+{
+	_cleanup_free_ void *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t n = 0;
+
+	if (s->ops->get_file(s->handle, path, &buf, &n, e) < 0)
+		return remote_status(e);
+	fd = memfd_create("cordon-file", MFD_CLOEXEC);
+	if (fd < 0 || fsutil_write_all(fd, buf, n) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		cordon_err(e, errno, "path: buffering '%s'", path);
+		return 500;
+	}
+	*ret_fd = TAKE_FD(fd);
+	*ret_size = n;
+	return 0;
 }
 
 int session_get_file(const struct caller *c, struct session *s, const char *path, int *ret_fd,
 		     uint64_t *ret_size, cordon_error *e)
 {
 	struct file_op op = { .s = s, .path = path, .fd = -1 };
-	int r = file_op(&s->owner, get_fn, &op, e);
+	int r;
 
+	if (remote(s))
+		return remote_get(s, path, ret_fd, ret_size, e);
+	r = file_op(&s->owner, get_fn, &op, e);
 	if (r == 0) {
 		*ret_fd = op.fd;
 		*ret_size = op.size;
@@ -605,5 +688,7 @@ int session_delete_file(const struct caller *c, struct session *s, const char *p
 {
 	struct file_op op = { .s = s, .path = path, .fd = -1 };
 
+	if (remote(s))
+		return daytona_delete_file(s->handle, path, e) < 0 ? remote_status(e) : 0;
 	return file_op(&s->owner, delete_fn, &op, e);
 }

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "backends/backend.h"
+
+/* In cordon-remote and cordond only (backends/backend.c). */
+extern const struct cordon_backend_ops backend_daytona;
+
+/*
+ * Create the sandbox of a handle that open() returned, if not done yet, and wait until it is
+ * started (exec and the files calls do it on first use). cordond calls it when a session opens
+ * so that bad credentials or a broken snapshot fail the session's creation, not its first run.
+ */
+int daytona_ensure(void *h, volatile int *cancel, cordon_error *e);
+
+/* Remove a file of the remote workdir (rel as for put_file); ENOENT when there is none. */
+int daytona_delete_file(void *h, const char *rel, cordon_error *e);
+
+/* The remote workdir of a handle ("/workspace" unless the profile says otherwise). */
+const char *daytona_workdir(const void *h);
+
+/*
+ * Delete the sandboxes this machine's cordon processes created and left (their owner label
+ * names this host and a process that is gone): after a SIGKILLed cordon. `cordon gc`.
+ */
+int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_error *e);
