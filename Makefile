@@ -66,6 +66,8 @@ INTEG     := $(B)/tests/integration
 ESCAPE    := $(B)/tests/escape
 DOCKER_SRCS := $(sort $(wildcard tests/docker/*.c))
 DOCKERT   := $(B)/tests/docker
+DAYTONA_TSRCS := $(sort $(wildcard tests/daytona/*.c))
+DAYTONAT  := $(B)/tests/daytona
 
 .PHONY: all check check-ag2 demo install deps bench fuzz clean format format-check tests deb man run-tests
 .DEFAULT_GOAL := all
@@ -150,7 +152,12 @@ $(DOCKERT): $(DOCKER_SRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(L
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
 
-tests: $(CLI) $(DAEMON) $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/fuzz-%) $(UNIT) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESC_SRCS),$(ESCAPE)) $(if $(DOCKER_SRCS),$(DOCKERT))
+# The Daytona backend's suite (tests/daytona/run.sh starts Prism and the fake for it).
+$(DAYTONAT): $(DAYTONA_TSRCS:%.c=$(B)/obj/%.o) $(TESTLIB_SRCS:%.c=$(B)/obj/%.o) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcriterion
+
+tests: $(CLI) $(REMOTE) $(DAEMON) $(if $(DAYTONA_TSRCS),$(DAYTONAT)) $(FUZZ_SRCS:tests/fuzz/%.c=$(B)/tests/fuzz-%) $(UNIT) $(if $(INTEG_SRCS),$(INTEG)) $(if $(ESC_SRCS),$(ESCAPE)) $(if $(DOCKER_SRCS),$(DOCKERT))
 
 # Install whatever Debian package is missing; instant when everything is present.
 deps:

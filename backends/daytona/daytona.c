@@ -55,9 +55,9 @@ struct daytona {
 	char host[128];
 	char owner[64];
 	char *id;
-	char *toolbox; /* {toolboxProxyUrl}/{id} */
+	char *toolbox;	/* {toolboxProxyUrl}/{id} */
 	char *last_url; /* the URL of the last call: its dt_request's, for messages */
-	bool failed;   /* the sandbox could not be had: do not try again */
+	bool failed;	/* the sandbox could not be had: do not try again */
 };
 
 static double now_ms(void)
@@ -158,16 +158,16 @@ static int daytona_open(const struct cordon_profile *p, const char *workdir, voi
 		d->api[--len] = '\0';
 	if (dt_check_url(d->api, "API URL", e) < 0)
 		goto out;
-	d->target = dup_or_null(p->daytona_target ? p->daytona_target
-						  : env_or_null("DAYTONA_TARGET"));
+	d->target =
+		dup_or_null(p->daytona_target ? p->daytona_target : env_or_null("DAYTONA_TARGET"));
 	d->snapshot = dup_or_null(p->daytona_snapshot);
 	d->image = dup_or_null(p->daytona_image);
 	d->cpu = p->daytona_cpu;
 	d->memory = p->daytona_memory;
 	d->disk = p->daytona_disk;
 	d->auto_stop = p->daytona_auto_stop;
-	d->start_timeout_s = p->daytona_start_timeout ? p->daytona_start_timeout
-						      : DEFAULT_START_TIMEOUT_S;
+	d->start_timeout_s =
+		p->daytona_start_timeout ? p->daytona_start_timeout : DEFAULT_START_TIMEOUT_S;
 	d->block_net = p->network == CORDON_NET_NONE;
 	if (cordon_list_copy(&d->labels, &p->daytona_labels, e) < 0)
 		goto out;
@@ -188,8 +188,8 @@ out:
 
 /* A control-plane call whose answer is collected: 0 with the status in r. */
 static int api_call(struct daytona *d, const char *method, const char *path, const char *what,
-		    json_t *body, enum dt_retry retry, struct dt_request *rq,
-		    struct dt_response *r, cordon_error *e)
+		    json_t *body, enum dt_retry retry, struct dt_request *rq, struct dt_response *r,
+		    cordon_error *e)
 {
 	_cleanup_free_ char *text = NULL;
 	char *url;
@@ -215,8 +215,8 @@ static int api_call(struct daytona *d, const char *method, const char *path, con
 	if (r->cancelled)
 		return cordon_err(e, ECANCELED, "daytona: %s: cancelled", what);
 	if (r->timed_out)
-		return cordon_err(e, ETIMEDOUT, "daytona: %s: no answer from %s within %ld s",
-				  what, d->api, CALL_TIMEOUT_MS / 1000);
+		return cordon_err(e, ETIMEDOUT, "daytona: %s: no answer from %s within %ld s", what,
+				  d->api, CALL_TIMEOUT_MS / 1000);
 	/* The body was ours: rq is used for messages only from here. */
 	rq->body = NULL;
 	return 0;
@@ -348,7 +348,8 @@ static void delete_by_session(struct daytona *d)
 		goto out;
 	}
 	path = dt_url_query("", "/sandbox", "labels", labels);
-	if (!path || api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, &e) < 0 ||
+	if (!path ||
+	    api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, &e) < 0 ||
 	    r.status != 200)
 		goto out;
 	j = json_loadb(r.body, r.body_len, 0, NULL);
@@ -363,7 +364,8 @@ static void delete_by_session(struct daytona *d)
 			del = NULL;
 			continue;
 		}
-		(void)api_call(d, "DELETE", del, "delete sandbox", NULL, DT_RETRY_ALL, &rq, &r2, &e);
+		(void)api_call(d, "DELETE", del, "delete sandbox", NULL, DT_RETRY_ALL, &rq, &r2,
+			       &e);
 		dt_response_free(&r2);
 	}
 out:
@@ -419,11 +421,10 @@ out:
 }
 
 /* A toolbox call on the sandbox: url = toolbox + path + ?path=<remote path>[&extra]. */
-static int toolbox_call(struct daytona *d, const char *method, const char *path,
-			const char *remote, const char *extra, const char *what,
-			const char *ctype, const void *body, size_t n, enum dt_retry retry,
-			size_t max_body, struct dt_response *r, struct dt_request *rq,
-			cordon_error *e)
+static int toolbox_call(struct daytona *d, const char *method, const char *path, const char *remote,
+			const char *extra, const char *what, const char *ctype, const void *body,
+			size_t n, enum dt_retry retry, size_t max_body, struct dt_response *r,
+			struct dt_request *rq, cordon_error *e)
 {
 	_cleanup_free_ char *url = dt_url_query(d->toolbox, path, "path", remote);
 	char *full;
@@ -499,15 +500,17 @@ static int wait_started(struct daytona *d, cordon_error *e)
 					  state, reason[0] ? reason : "no reason given");
 		if (!strcmp(state, "destroyed") || !strcmp(state, "destroying") ||
 		    !strcmp(state, "archived") || !strcmp(state, "stopped"))
-			return cordon_err(e, 0,
-					  "daytona: sandbox %s went to state %s while cordon waited "
-					  "for it to start",
-					  d->id, state);
+			return cordon_err(
+				e, 0,
+				"daytona: sandbox %s went to state %s while cordon waited "
+				"for it to start",
+				d->id, state);
 		left = start + limit - now_ms();
 		if (left <= 0)
-			return cordon_err(e, ETIMEDOUT,
-					  "daytona: sandbox %s did not start within %llu s (still %s)",
-					  d->id, (unsigned long long)d->start_timeout_s, state);
+			return cordon_err(
+				e, ETIMEDOUT,
+				"daytona: sandbox %s did not start within %llu s (still %s)", d->id,
+				(unsigned long long)d->start_timeout_s, state);
 		if (now_ms() - start > POLL_FAST_FOR_MS)
 			delay = delay * 2 > POLL_MAX_MS ? POLL_MAX_MS : delay * 2;
 		{
@@ -562,8 +565,8 @@ static int ensure_locked(void *h, volatile int *cancel, cordon_error *e)
 			delete_by_session(d);
 		goto out;
 	}
-	if (read_sandbox(d, &r, "create sandbox", state, sizeof(state), reason, sizeof(reason),
-			 e) < 0) {
+	if (read_sandbox(d, &r, "create sandbox", state, sizeof(state), reason, sizeof(reason), e) <
+	    0) {
 		delete_by_session(d);
 		goto out;
 	}
@@ -743,7 +746,7 @@ static void jstream_sink_fn(void *arg, const char *buf, size_t n)
 }
 
 static int daytona_exec_locked(void *h, const struct cordon_exec *x, struct cordon_result *r,
-			cordon_error *e)
+			       cordon_error *e)
 {
 	struct daytona *d = h;
 	const struct cordon_profile *p = x->profile;
@@ -869,8 +872,9 @@ static int remote_path(const struct daytona *d, const char *rel, char **ret, cor
 					  "component",
 					  rel);
 		p += n;
-		if (*p)
-			p++;
+		if (*p && !*++p)
+			return cordon_err(e, EINVAL, "daytona: file path '%.100s' ends with '/'",
+					  rel);
 	}
 	if (asprintf(ret, "%s/%s", d->workdir, rel) < 0) {
 		*ret = NULL;
@@ -880,7 +884,7 @@ static int remote_path(const struct daytona *d, const char *rel, char **ret, cor
 }
 
 static int daytona_put_file_locked(void *h, const char *rel, const void *buf, size_t n,
-			    cordon_error *e)
+				   cordon_error *e)
 {
 	struct daytona *d = h;
 	_cleanup_free_ char *path = NULL, *body = NULL, *ctype = NULL;
@@ -909,8 +913,8 @@ static int daytona_put_file_locked(void *h, const char *rel, const void *buf, si
 	memcpy(body + len, buf, n);
 	len += n;
 	len += (size_t)snprintf(body + len, 256 - (size_t)hl, "\r\n--%s--\r\n", boundary);
-	if (toolbox_call(d, "POST", "/files/upload-v2", path, NULL, "upload file", ctype, body,
-			 len, DT_RETRY_ALL, 0, &r, &rq, e) < 0)
+	if (toolbox_call(d, "POST", "/files/upload-v2", path, NULL, "upload file", ctype, body, len,
+			 DT_RETRY_ALL, 0, &r, &rq, e) < 0)
 		goto out;
 	if (r.status / 100 != 2) {
 		dt_status_error(&d->c, &rq, &r, e);
@@ -923,7 +927,7 @@ out:
 }
 
 static int daytona_get_file_locked(void *h, const char *rel, void **ret_buf, size_t *ret_n,
-			    cordon_error *e)
+				   cordon_error *e)
 {
 	struct daytona *d = h;
 	_cleanup_free_ char *path = NULL;
@@ -972,8 +976,7 @@ static int daytona_exec(void *h, const struct cordon_exec *x, struct cordon_resu
 	return rc;
 }
 
-static int daytona_put_file(void *h, const char *rel, const void *buf, size_t n,
-			    cordon_error *e)
+static int daytona_put_file(void *h, const char *rel, const void *buf, size_t n, cordon_error *e)
 {
 	struct daytona *d = h;
 	int rc;

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Daytona backend's own tests. Built with backends/daytona/daytona.c included, so that every
+ * request the backend can send is made here one by one.
+ *
+ * contract: every request cordon can send, sent to `prism mock` on the OpenAPI documents in
+ * backends/daytona/openapi/ (tests/daytona/run.sh starts the mocks and exports their URLs).
+ * Prism checks each request against the document: a wrong type, a missing required field or
+ * parameter, or a missing bearer key is a 4xx there, so each test asserts a 2xx.
+ *
+ * pure: the parts that need no server (the command line AG2 would send, paths, URLs).
+ */
+#include "backends/daytona/daytona.c"
+
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+
+static const char *need_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v) {
+		/* Under CI a skip is a failure (CONVENTIONS.md): fail loudly either way. */
+		cr_assert_fail("%s is not set: run this through tests/daytona/run.sh", name);
+	}
+	return v;
+}
+
+static struct cordon_profile *profile(void)
+{
+	struct cordon_profile *p = NULL;
+	cordon_error e = { 0 };
+
+	cr_assert_eq(cordon_profile_new(&p, &e), 0, "%s", e.msg);
+	return p;
+}
+
+/* A handle on the mock control plane, with a sandbox id as if created. */
+static struct daytona *mock_handle(struct cordon_profile *p)
+{
+	void *h = NULL;
+	cordon_error e = { 0 };
+
+	setenv("DAYTONA_API_KEY", "dtn_contract_test_key", 1);
+	setenv("DAYTONA_API_URL", need_env("CORDON_TEST_DAYTONA_MOCK_API"), 1);
+	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), 0, "%s", e.msg);
+	return h;
+}
+
+static void with_toolbox(struct daytona *d)
+{
+	free(d->id);
+	free(d->toolbox);
+	d->id = strdup("sandbox-1");
+	cr_assert(asprintf(&d->toolbox, "%s/%s", need_env("CORDON_TEST_DAYTONA_MOCK_TOOLBOX"),
+			   d->id) > 0);
+}
+
+static void assert_2xx(const struct dt_response *r, const char *what)
+{
+	cr_assert(r->status >= 200 && r->status < 300, "%s: HTTP %ld: %.400s", what, r->status,
+		  r->body ? r->body : "");
+}
+
+Test(contract, create_from_snapshot)
+{
+	struct cordon_profile *p = profile();
+	struct daytona *d;
+	struct dt_request rq;
+	struct dt_response r = { 0 };
+	cordon_error e = { 0 };
+	json_t *b;
+
+	p->daytona_snapshot = strdup("daytonaio/sandbox:0.4.3");
+	p->daytona_target = strdup("eu");
+	p->daytona_auto_stop = 15;
+	cordon_list_add(&p->daytona_labels, "team=ai", &e);
+	d = mock_handle(p);
+	b = create_body(d);
+	cr_assert_not_null(b);
+	cr_assert_eq(api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r,
+			      &e),
+		     0, "%s", e.msg);
+	assert_2xx(&r, "create from snapshot");
+	json_decref(b);
+	dt_response_free(&r);
+	daytona_free(d);
+	cordon_profile_free(p);
+}
+
+Test(contract, create_from_image_with_resources)
+{
+	struct cordon_profile *p = profile();
+	struct daytona *d;
+	struct dt_request rq;
+	struct dt_response r = { 0 };
+	cordon_error e = { 0 };
+	json_t *b;
+
+	p->daytona_image = strdup("python:3.12-slim");
+	p->daytona_cpu = 2;
+	p->daytona_memory = 4;
+	p->daytona_disk = 10;
+	p->network = CORDON_NET_HOST;
+	d = mock_handle(p);
+	b = create_body(d);
+	cr_assert_not_null(b);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(b, "buildInfo"),
+							   "dockerfileContent")),
+			 "FROM python:3.12-slim\n");
+	cr_assert(json_is_false(json_object_get(b, "networkBlockAll")));
+	cr_assert_null(json_object_get(b, "snapshot"));
+	cr_assert_eq(api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r,
+			      &e),
+		     0, "%s", e.msg);
+	assert_2xx(&r, "create from image");
+	json_decref(b);
+	dt_response_free(&r);
+	daytona_free(d);
+	cordon_profile_free(p);
+}
+
+Test(contract, get_list_delete_and_toolbox_url)
+{
+	struct cordon_profile *p = profile();
+	struct daytona *d = mock_handle(p);
+	struct dt_request rq;
+	struct dt_response r = { 0 };
+	cordon_error e = { 0 };
+	char *path;
+
+	cr_assert_eq(api_call(d, "GET", "/sandbox/sandbox-1", "get sandbox", NULL, DT_RETRY_ALL,
+			      &rq, &r, &e),
+		     0, "%s", e.msg);
+	assert_2xx(&r, "get sandbox");
+	dt_response_free(&r);
+	/* the answer the mock gives is a sandbox read_sandbox accepts */
+	cr_assert_eq(api_call(d, "GET", "/sandbox/sandbox-1", "get sandbox", NULL, DT_RETRY_ALL,
+			      &rq, &r, &e),
+		     0);
+	{
+		char st[32], why[160];
+
+		cr_assert_eq(read_sandbox(d, &r, "get", st, sizeof(st), why, sizeof(why), &e), 0,
+			     "%s", e.msg);
+		cr_assert(d->toolbox && strstr(d->toolbox, d->id), "toolbox %s", d->toolbox);
+	}
+	dt_response_free(&r);
+	path = dt_url_query("", "/sandbox", "labels", "{\"cordon.session\":\"abc\"}");
+	cr_assert_eq(api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, &e),
+		     0, "%s", e.msg);
+	assert_2xx(&r, "list sandboxes by label");
+	free(path);
+	dt_response_free(&r);
+	cr_assert_eq(api_call(d, "GET", "/sandbox/sandbox-1/toolbox-proxy-url", "toolbox url",
+			      NULL, DT_RETRY_ALL, &rq, &r, &e),
+		     0, "%s", e.msg);
+	assert_2xx(&r, "toolbox proxy url");
+	dt_response_free(&r);
+	cr_assert_eq(api_call(d, "DELETE", "/sandbox/sandbox-1", "delete sandbox", NULL,
+			      DT_RETRY_ALL, &rq, &r, &e),
+		     0, "%s", e.msg);
+	assert_2xx(&r, "delete sandbox");
+	dt_response_free(&r);
+	daytona_free(d);
+	cordon_profile_free(p);
+}
+
+Test(contract, the_key_is_required)
+{
+	struct cordon_profile *p = profile();
+	struct daytona *d = mock_handle(p);
+	struct dt_request rq;
+	struct dt_response r = { 0 };
+	cordon_error e = { 0 };
+	struct curl_slist *h = d->c.headers;
+
+	/* Without the Authorization header the mock refuses: so the header above is what counts. */
+	d->c.headers = h->next;
+	cr_assert_eq(api_call(d, "GET", "/sandbox/sandbox-1", "get sandbox", NULL, DT_RETRY_ALL,
+			      &rq, &r, &e),
+		     0, "%s", e.msg);
+	cr_assert_eq(r.status, 401);
+	d->c.headers = h;
+	dt_response_free(&r);
+	daytona_free(d);
+	cordon_profile_free(p);
+}
+
+Test(contract, toolbox_folder_execute_files)
+{
+	struct cordon_profile *p = profile();
+	struct daytona *d = mock_handle(p);
+	struct dt_request rq;
+	struct dt_response r = { 0 };
+	cordon_error e = { 0 };
+	char *argv[] = { "sh", "-c", "echo 'it''s' \"$HOME\"", NULL };
+	char *envp[] = { "PATH=/host/bin", "LANG=C.UTF-8", "FOO=bar", NULL };
+	struct cordon_exec x = { .argv = argv, .envp = envp, .profile = p, .stdin_fd = -1 };
+	json_t *b;
+	char *text, *url;
+	void *buf = NULL;
+	size_t n = 0;
+
+	with_toolbox(d);
+	cr_assert_eq(make_workdir(d, &e), 0, "%s", e.msg);
+	b = exec_body(d, &x, 60);
+	cr_assert_not_null(b);
+	text = json_dumps(b, JSON_COMPACT);
+	cr_assert(asprintf(&url, "%s/process/execute", d->toolbox) > 0);
+	rq = (struct dt_request){ .method = "POST",
+				  .url = url,
+				  .what = "execute",
+				  .content_type = "application/json",
+				  .body = text,
+				  .body_len = strlen(text),
+				  .retry = DT_RETRY_SAFE };
+	cr_assert_eq(dt_send(&d->c, &rq, &r, &e), 0, "%s", e.msg);
+	assert_2xx(&r, "execute");
+	dt_response_free(&r);
+	free(url);
+	free(text);
+	json_decref(b);
+	cr_assert_eq(daytona_put_file(d, "dir/a.txt", "hello\r\n--x", 10, &e), 0, "%s", e.msg);
+	cr_assert_eq(daytona_get_file(d, "dir/a.txt", &buf, &n, &e), 0, "%s", e.msg);
+	free(buf);
+	cr_assert_eq(daytona_delete_file(d, "dir/a.txt", &e), 0, "%s", e.msg);
+	daytona_free(d);
+	cordon_profile_free(p);
+}
+
+/* ---- pure ---- */
+
+Test(pure, shell_join_is_shlex_join)
+{
+	char *a1[] = { "sh", "-c", "echo hi", NULL };
+	char *a2[] = { "ls", "-la", "a_b.c/d@e%f+g=h:i,j", NULL };
+	char *a3[] = { "echo", "it's", "", "$HOME", NULL };
+	char *s;
+
+	s = shell_join(a1);
+	cr_assert_str_eq(s, "sh -c 'echo hi'");
+	free(s);
+	s = shell_join(a2);
+	cr_assert_str_eq(s, "ls -la a_b.c/d@e%f+g=h:i,j");
+	free(s);
+	s = shell_join(a3);
+	cr_assert_str_eq(s, "echo 'it'\"'\"'s' '' '$HOME'");
+	free(s);
+}
+
+Test(pure, exec_body_env_and_cwd)
+{
+	struct cordon_profile *p = profile();
+	struct daytona d = { .workdir = (char *)"/workspace" };
+	char *argv[] = { "true", NULL };
+	char *envp[] = { "PATH=/usr/bin", "HOME=/root", "LANG=C", "DAYTONA_API_KEY=secret",
+			 "DAYTONA_JWT_TOKEN=jwt", "FOO=a=b", NULL };
+	struct cordon_exec x = { .argv = argv, .envp = envp, .profile = p, .stdin_fd = -1 };
+	json_t *b = exec_body(&d, &x, 3), *envs;
+
+	cr_assert_not_null(b);
+	cr_assert_str_eq(json_string_value(json_object_get(b, "cwd")), "/workspace");
+	cr_assert_eq(json_integer_value(json_object_get(b, "timeout")), 3);
+	envs = json_object_get(b, "envs");
+	cr_assert_str_eq(json_string_value(json_object_get(envs, "LANG")), "C");
+	cr_assert_str_eq(json_string_value(json_object_get(envs, "FOO")), "a=b");
+	/* the host's PATH/HOME and the credentials are not passed on */
+	cr_assert_null(json_object_get(envs, "PATH"));
+	cr_assert_null(json_object_get(envs, "HOME"));
+	cr_assert_null(json_object_get(envs, "DAYTONA_API_KEY"));
+	cr_assert_null(json_object_get(envs, "DAYTONA_JWT_TOKEN"));
+	json_decref(b);
+	/* ... unless the profile's env names them itself */
+	cordon_list_add(&p->env, "DAYTONA_API_KEY=secret", &(cordon_error){ 0 });
+	cordon_list_add(&p->env, "PATH=/opt/bin", &(cordon_error){ 0 });
+	b = exec_body(&d, &x, 3);
+	envs = json_object_get(b, "envs");
+	cr_assert_str_eq(json_string_value(json_object_get(envs, "DAYTONA_API_KEY")), "secret");
+	cr_assert_str_eq(json_string_value(json_object_get(envs, "PATH")), "/usr/bin");
+	json_decref(b);
+	cordon_profile_free(p);
+}
+
+Test(pure, remote_paths)
+{
+	struct daytona d = { .workdir = (char *)"/workspace" };
+	cordon_error e = { 0 };
+	const char *bad[] = { "", "/etc/passwd", "../x", "a/../b", "a//b", "./a", "a/.", "a/" };
+	char *out = NULL;
+
+	cr_assert_eq(remote_path(&d, "a/b.txt", &out, &e), 0);
+	cr_assert_str_eq(out, "/workspace/a/b.txt");
+	free(out);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(remote_path(&d, bad[i], &out, &e), -1, "'%s' accepted", bad[i]);
+		cr_assert_eq(e.code, EINVAL);
+	}
+}
+
+Test(pure, urls)
+{
+	cordon_error e = { 0 };
+	const char *ok[] = { "https://app.daytona.io/api", "http://127.0.0.1:4010",
+			     "http://localhost/api", "http://[::1]:8080/x", "http://127.9.9.9" };
+	const char *bad[] = { "ftp://x", "http://10.0.0.1/api", "http://127.evil.com/",
+			      "http://example.com", "https://user:pw@host/api", "https://",
+			      "https://a b/" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		cr_assert_eq(dt_check_url(ok[i], "API URL", &e), 0, "%s: %s", ok[i], e.msg);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(dt_check_url(bad[i], "API URL", &e), -1, "%s accepted", bad[i]);
+	{
+		char *u = dt_url_query("http://h", "/files", "path", "/a b/ü&x=1");
+
+		cr_assert_str_eq(u, "http://h/files?path=/a%20b/%C3%BC%26x%3D1");
+		free(u);
+	}
+}
+
+Test(pure, ids)
+{
+	cr_assert(id_ok("aa1ee310-17ce-4666-b424-e767ae4d95c5"));
+	cr_assert(id_ok("sandbox_1.x"));
+	cr_assert_not(id_ok(""));
+	cr_assert_not(id_ok(".."));
+	cr_assert_not(id_ok("a/b"));
+	cr_assert_not(id_ok("a?b"));
+	cr_assert_not(id_ok("a%2fb"));
+	cr_assert_not(id_ok(NULL));
+}
+
+Test(pure, config_errors)
+{
+	struct cordon_profile *p = profile();
+	void *h = NULL;
+	cordon_error e = { 0 };
+
+	unsetenv("DAYTONA_API_KEY");
+	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert(strstr(e.msg, "DAYTONA_API_KEY is not set"), "%s", e.msg);
+	setenv("DAYTONA_API_KEY", "k", 1);
+	setenv("DAYTONA_API_URL", "http://192.0.2.1/api", 1);
+	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert(strstr(e.msg, "plain http"), "%s", e.msg);
+	setenv("DAYTONA_API_URL", "https://app.daytona.io/api", 1);
+	p->daytona_snapshot = strdup("s");
+	p->daytona_image = strdup("i");
+	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert(strstr(e.msg, "both snapshot"), "%s", e.msg);
+	free(p->daytona_image);
+	p->daytona_image = NULL;
+	p->daytona_cpu = 2;
+	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert(strstr(e.msg, "apply only to an image"), "%s", e.msg);
+	setenv("DAYTONA_API_KEY", "bad\nkey", 1);
+	p->daytona_cpu = 0;
+	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert(strstr(e.msg, "control character"), "%s", e.msg);
+	cordon_profile_free(p);
+}
+
+Test(pure, status_errors_never_hold_the_key)
+{
+	struct dt_client c = { .key = (char *)"dtn_SECRET" };
+	struct dt_request rq = { .method = "POST",
+				 .url = "https://app.daytona.io/api/sandbox?x=dtn_SECRET",
+				 .what = "create sandbox" };
+	char body[] = "{\"message\":\"bad key dtn_SECRET given\",\"statusCode\":401}";
+	struct dt_response r = { .status = 401, .body = body, .body_len = sizeof(body) - 1 };
+	cordon_error e = { 0 };
+
+	dt_status_error(&c, &rq, &r, &e);
+	cr_assert(strstr(e.msg, "authentication failed"), "%s", e.msg);
+	cr_assert(strstr(e.msg, "app.daytona.io/api/sandbox"), "%s", e.msg);
+	cr_assert_null(strstr(e.msg, "dtn_SECRET"), "%s", e.msg);
+	cr_assert(strstr(e.msg, "bad key"), "%s", e.msg);
+}
+
+/* The mock does validate: a body the document does not allow is refused (so a 2xx above means
+ * the request matched the document). */
+Test(contract, mock_rejects_a_bad_request)
+{
+	struct cordon_profile *p = profile();
+	struct daytona *d = mock_handle(p);
+	struct dt_request rq;
+	struct dt_response r = { 0 };
+	cordon_error e = { 0 };
+	json_t *b = json_pack("{s:i, s:s}", "snapshot", 5, "autoStopInterval", "never");
+
+	cr_assert_eq(api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r,
+			      &e),
+		     0, "%s", e.msg);
+	cr_assert(r.status >= 400 && r.status < 500, "HTTP %ld", r.status);
+	dt_response_free(&r);
+	json_decref(b);
+	with_toolbox(d);
+	b = json_pack("{s:s, s:s}", "cwd", "/workspace", "timeout", "10"); /* no command */
+	{
+		char *text = json_dumps(b, JSON_COMPACT), *url;
+
+		cr_assert(asprintf(&url, "%s/process/execute", d->toolbox) > 0);
+		rq = (struct dt_request){ .method = "POST",
+					  .url = url,
+					  .what = "execute",
+					  .content_type = "application/json",
+					  .body = text,
+					  .body_len = strlen(text),
+					  .retry = DT_RETRY_SAFE };
+		cr_assert_eq(dt_send(&d->c, &rq, &r, &e), 0, "%s", e.msg);
+		cr_assert(r.status >= 400 && r.status < 500, "HTTP %ld", r.status);
+		free(text);
+		free(url);
+	}
+	dt_response_free(&r);
+	json_decref(b);
+	daytona_free(d);
+	cordon_profile_free(p);
+}
