@@ -11,6 +11,7 @@ PREFIX    ?= /usr/local
 DESTDIR   ?=
 BINDIR    ?= $(PREFIX)/bin
 SBINDIR   ?= $(PREFIX)/sbin
+LIBEXECDIR ?= $(PREFIX)/libexec
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 # The Python client (package `cordon`, stdlib only): Debian's path for PREFIX=/usr, else the
 # usual site-packages-less layout a PYTHONPATH can name.
@@ -39,7 +40,7 @@ WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wv
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) $(HARDEN) -fvisibility=hidden -MMD -MP \
              -Iinclude -I. -DCORDON_VERSION_STR='"$(VERSION)"' \
-             -DCORDON_SYSCONFDIR='"$(SYSCONFDIR)"' -DCORDON_BINDIR='"$(BINDIR)"' -DCORDON_SRCDIR='"$(CURDIR)"' $(PKG_CFLAGS)
+             -DCORDON_SYSCONFDIR='"$(SYSCONFDIR)"' -DCORDON_BINDIR='"$(BINDIR)"' -DCORDON_LIBEXECDIR='"$(LIBEXECDIR)/cordon"' -DCORDON_SRCDIR='"$(CURDIR)"' $(PKG_CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 # Criterion re-executes the test binary for each test and hands it the parameter tables by
 # value: pointers in them (strings of table rows) are only valid when the binary is not PIE.
@@ -195,9 +196,11 @@ $(B)/man/%: packaging/man/%.scd
 	@mkdir -p $(dir $@)
 	scdoc <$< >$@
 
-install: $(CLI) $(DAEMON) $(MAN_PAGES)
+install: $(CLI) $(REMOTE) $(DAEMON) $(MAN_PAGES)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSCONFDIR)/cordon/profiles
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/cordon
+	install -d $(DESTDIR)$(LIBEXECDIR)/cordon
+	install -m 0755 $(REMOTE) $(DESTDIR)$(LIBEXECDIR)/cordon/cordon-remote
 	install -d $(DESTDIR)$(SBINDIR)
 	install -m 0755 $(DAEMON) $(DESTDIR)$(SBINDIR)/cordond
 	install -m 0644 profiles/*.conf $(DESTDIR)$(SYSCONFDIR)/cordon/profiles/

@@ -37,6 +37,8 @@ if [ "$(id -u)" = 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups \
 	sh -c 'test -x "$1" && test -r "$2"' sh "$CORDON_BIN" "$PWD/profiles/default.conf" 2>/dev/null; then
 	stage=$(mktemp -d /tmp/cordon-stage.XXXXXX)
 	cp "$CORDON_BIN" "$stage/cordon"
+	# cordon execs the cordon-remote beside it for the Daytona backend
+	cp "$(dirname "$CORDON_BIN")/cordon-remote" "$stage/cordon-remote"
 	cp -r profiles "$stage/profiles"
 	mkdir "$stage/python"
 	cp -r clients/python/cordon "$stage/python/cordon"

@@ -346,9 +346,9 @@ static int set_string(char **dst, const char *s, cordon_error *e)
 /*
  * The Daytona backend lives in cordon-remote, the same CLI linked dynamically with libcurl
  * (docs/daytona.md says why this one is static). A command that needs it is handed over whole:
- * the program next to this one, else the installed one, checked like a binary root would run
- * (a regular file owned by root or by this binary's owner, writable by no one else), and
- * exec'd through the fd that was checked.
+ * the program next to this one (a build tree), else the installed one in LIBEXECDIR, checked
+ * like a binary root would run (a regular file owned by root or by this binary's owner,
+ * writable by no one else), and exec'd through the fd that was checked.
  */
 static char **main_argv;
 static bool remote_handoff; /* this process is cordon-remote, exec'd by cordon */
@@ -373,7 +373,7 @@ static int exec_remote(const char *backend)
 	memcpy(dir, self, (size_t)n + 1);
 	*strrchr(dir, '/') = '\0';
 	(void)snprintf(cand[0], sizeof(cand[0]), "%s/cordon-remote", dir);
-	(void)snprintf(cand[1], sizeof(cand[1]), "%s/cordon-remote", CORDON_BINDIR);
+	(void)snprintf(cand[1], sizeof(cand[1]), "%s/cordon-remote", CORDON_LIBEXECDIR);
 	for (int i = 0; i < 2; i++) {
 		_cleanup_close_ int fd = open(cand[i], O_PATH | O_CLOEXEC);
 
@@ -387,7 +387,7 @@ static int exec_remote(const char *backend)
 		return cli_fail("backend '%s': exec %s: %s", backend, cand[i], strerror(errno));
 	}
 	return cli_fail("backend '%s' needs cordon-remote, which is not in %s nor in %s", backend,
-			dir, CORDON_BINDIR);
+			dir, CORDON_LIBEXECDIR);
 }
 
 /* Load the profile and put the command line on top of it. */

@@ -140,6 +140,12 @@ out=$(inside sh -c 'cd / && runuser -u bob -- cordon run -- "echo hi"' 2>&1)
 rc=$?
 check "--via auto refuses a non-member with 'permission denied' too (no direct run): $out" \
 	refused_clearly "$rc" "$out"
+# The Daytona backend is in /usr/libexec/cordon/cordon-remote (dynamic, libcurl), which the
+# static /usr/bin/cordon execs: without a key it says so, in its own words (the handoff worked).
+out=$(inside sh -c 'cd /tmp && DAYTONA_API_KEY= cordon run --via direct --backend daytona -- true' 2>&1)
+rc=$?
+check "cordon --backend daytona hands over to /usr/libexec/cordon/cordon-remote (rc $rc): $out" \
+	sh -c '[ "$1" = 125 ] && [ "$2" = "cordon: daytona: DAYTONA_API_KEY is not set (the API key of the Daytona organisation to run in)" ]' sh "$rc" "$out"
 # The daemon under its hardened unit: the runner is /usr/bin/cordon (found next to nothing in
 # /usr/sbin, then in the compiled-in bin dir), cordond runs with no_new_privs and systemd's
 # seccomp filter, and a run gets its namespaces and its cgroup under the service's.
