@@ -17,6 +17,8 @@
 #include "runtime/cleanup.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -60,6 +62,65 @@ struct daytona {
 	bool failed;	/* the sandbox could not be had: do not try again */
 };
 
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? strdup(s) : NULL;
+}
+
+/*
+ * cordond clears its environment at start (no command may see it): what the Daytona backend
+ * needs from it is taken first, and kept here only.
+ */
+static struct {
+	char *key, *api_url, *target;
+	bool captured;
+} daemon_env;
+
+int daytona_capture_env(cordon_error *e)
+{
+	const char *creds = getenv("CREDENTIALS_DIRECTORY");
+	const char *key = getenv("DAYTONA_API_KEY");
+	char buf[4096];
+	ssize_t n = -1;
+
+	/* systemd's LoadCredential=daytona-api-key:FILE: the key never is in an environment. */
+	if (creds && *creds) {
+		char path[PATH_MAX];
+		int fd;
+
+		(void)snprintf(path, sizeof(path), "%s/daytona-api-key", creds);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			(void)close(fd);
+			if (n < 0)
+				return cordon_err(e, errno, "daytona: reading %s", path);
+			buf[n] = '\0';
+			buf[strcspn(buf, "\r\n")] = '\0';
+			key = buf;
+		}
+	}
+	daemon_env.key = key && *key ? strdup(key) : NULL;
+	daemon_env.api_url = dup_or_null(getenv("DAYTONA_API_URL"));
+	daemon_env.target = dup_or_null(getenv("DAYTONA_TARGET"));
+	explicit_bzero(buf, sizeof(buf));
+	daemon_env.captured = true;
+	return 0;
+}
+
+static const char *config_env(const char *name)
+{
+	const char *v;
+
+	if (daemon_env.captured)
+		v = !strcmp(name, "DAYTONA_API_KEY")   ? daemon_env.key
+		    : !strcmp(name, "DAYTONA_API_URL") ? daemon_env.api_url
+						       : daemon_env.target;
+	else
+		v = getenv(name);
+	return v && *v ? v : NULL;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -71,18 +132,6 @@ static double now_ms(void)
 static int oom(cordon_error *e)
 {
 	return cordon_err(e, ENOMEM, "out of memory");
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s && *s ? strdup(s) : NULL;
-}
-
-static const char *env_or_null(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : NULL;
 }
 
 /* Sandbox ids go into URL paths: accept nothing that could change the path. */
@@ -119,8 +168,8 @@ static int daytona_open(const struct cordon_profile *p, const char *workdir, voi
 			cordon_error *e)
 {
 	struct daytona *d = calloc(1, sizeof(*d));
-	const char *key = getenv("DAYTONA_API_KEY");
-	const char *api = p->daytona_api_url ? p->daytona_api_url : env_or_null("DAYTONA_API_URL");
+	const char *key = config_env("DAYTONA_API_KEY");
+	const char *api = p->daytona_api_url ? p->daytona_api_url : config_env("DAYTONA_API_URL");
 	size_t len;
 	int rc = -1;
 
@@ -159,7 +208,7 @@ static int daytona_open(const struct cordon_profile *p, const char *workdir, voi
 	if (dt_check_url(d->api, "API URL", e) < 0)
 		goto out;
 	d->target =
-		dup_or_null(p->daytona_target ? p->daytona_target : env_or_null("DAYTONA_TARGET"));
+		dup_or_null(p->daytona_target ? p->daytona_target : config_env("DAYTONA_TARGET"));
 	d->snapshot = dup_or_null(p->daytona_snapshot);
 	d->image = dup_or_null(p->daytona_image);
 	d->cpu = p->daytona_cpu;

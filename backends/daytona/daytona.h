@@ -16,6 +16,13 @@ int daytona_ensure(void *h, volatile int *cancel, cordon_error *e);
 /* Remove a file of the remote workdir (rel as for put_file); ENOENT when there is none. */
 int daytona_delete_file(void *h, const char *rel, cordon_error *e);
 
+/*
+ * Take DAYTONA_API_KEY (or systemd's credential daytona-api-key), DAYTONA_API_URL and
+ * DAYTONA_TARGET from the environment now, for every later open(): cordond calls it before it
+ * clears its environment. Without it, open() reads the environment itself (the CLI).
+ */
+int daytona_capture_env(cordon_error *e);
+
 /* The remote workdir of a handle ("/workspace" unless the profile says otherwise). */
 const char *daytona_workdir(const void *h);
 

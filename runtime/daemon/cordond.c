@@ -12,6 +12,7 @@
 #include "backends/docker/docker.h"
 #include "runtime/daemon/daemon.h"
 #include "runtime/fsutil.h"
+#include "backends/daytona/daytona.h"
 #include "runtime/cleanup.h"
 
 #include <errno.h>
@@ -554,6 +555,16 @@ int main(int argc, char **argv)
 	if (n < 0) {
 		daemon_log("LISTEN_PID/LISTEN_FDS: %s", strerror(-n));
 		return 1;
+	}
+	{
+		/* The Daytona backend's key and URLs: kept by the backend, gone from environ. */
+		cordon_error de = { 0 };
+		char buf[512];
+
+		if (daytona_capture_env(&de) < 0) {
+			daemon_log("%s", cordon_err_str(&de, buf, sizeof(buf)));
+			return 1;
+		}
 	}
 	if (sanitize_environment() < 0) {
 		daemon_log("cannot set up the environment");

@@ -93,6 +93,15 @@ static void session_free(struct session *s)
 	free(s);
 }
 
+/*
+ * The workdir a client sees: the session's directory here, or a Daytona session's in its
+ * remote sandbox (the local one only anchors the policy's path checks there).
+ */
+static const char *shown_workdir(const struct session *s)
+{
+	return s->ops == &backend_daytona ? daytona_workdir(s->handle) : s->workdir;
+}
+
 unsigned sessions_count(void)
 {
 	unsigned n;
@@ -254,7 +263,7 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 	}
 	cordon_profile_free(prof);
 	s->last_used = now_s();
-	*ret = json_pack("{s:s,s:s,s:s,s:s}", "id", s->id, "workdir", s->workdir, "profile",
+	*ret = json_pack("{s:s,s:s,s:s,s:s}", "id", s->id, "workdir", shown_workdir(s), "profile",
 			 s->profile, "backend", s->ops ? s->ops->name : "local");
 	if (!*ret) {
 		session_free(s);
@@ -337,8 +346,8 @@ const char *session_profile(const struct session *s)
 
 json_t *session_json(const struct session *s)
 {
-	return json_pack("{s:s,s:s,s:s,s:s,s:i}", "id", s->id, "workdir", s->workdir, "profile",
-			 s->profile, "backend", s->ops ? s->ops->name : "local", "runs",
+	return json_pack("{s:s,s:s,s:s,s:s,s:i}", "id", s->id, "workdir", shown_workdir(s),
+			 "profile", s->profile, "backend", s->ops ? s->ops->name : "local", "runs",
 			 (int)s->runs);
 }
 
