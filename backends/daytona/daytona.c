@@ -121,18 +121,8 @@ static const char *config_env(const char *name)
 	return v && *v ? v : NULL;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int oom(cordon_error *e)
-{
-	return cordon_err(e, ENOMEM, "out of memory");
-}
+#define now_ms dt_now_ms
+#define oom dt_oom
 
 /* Sandbox ids go into URL paths: accept nothing that could change the path. */
 static bool id_ok(const char *id)
@@ -235,6 +225,20 @@ out:
 	return rc;
 }
 
+/* Send rq; an answer that never came (cancel, timeout) is an error here. */
+static int send_call(struct daytona *d, struct dt_request *rq, struct dt_response *r,
+		     cordon_error *e)
+{
+	if (dt_send(&d->c, rq, r, e) < 0)
+		return -1;
+	if (r->cancelled)
+		return cordon_err(e, ECANCELED, "daytona: %s: cancelled", rq->what);
+	if (r->timed_out)
+		return cordon_err(e, ETIMEDOUT, "daytona: %s: no answer within %ld s", rq->what,
+				  rq->header_timeout_ms / 1000);
+	return 0;
+}
+
 /* A control-plane call whose answer is collected: 0 with the status in r. */
 static int api_call(struct daytona *d, const char *method, const char *path, const char *what,
 		    json_t *body, enum dt_retry retry, struct dt_request *rq, struct dt_response *r,
@@ -259,13 +263,8 @@ static int api_call(struct daytona *d, const char *method, const char *path, con
 		.retry = retry,
 		.header_timeout_ms = CALL_TIMEOUT_MS,
 	};
-	if (dt_send(&d->c, rq, r, e) < 0)
+	if (send_call(d, rq, r, e) < 0)
 		return -1;
-	if (r->cancelled)
-		return cordon_err(e, ECANCELED, "daytona: %s: cancelled", what);
-	if (r->timed_out)
-		return cordon_err(e, ETIMEDOUT, "daytona: %s: no answer from %s within %ld s", what,
-				  d->api, CALL_TIMEOUT_MS / 1000);
 	/* The body was ours: rq is used for messages only from here. */
 	rq->body = NULL;
 	return 0;
@@ -331,6 +330,20 @@ fail_b:
 	return NULL;
 }
 
+/* The toolbox's base for this sandbox: {toolboxProxyUrl}/{id} (docker-daytona.md B2). */
+static int set_toolbox(struct daytona *d, const char *proxy_url, cordon_error *e)
+{
+	size_t len = strlen(proxy_url);
+
+	while (len > 0 && proxy_url[len - 1] == '/')
+		len--;
+	if (asprintf(&d->toolbox, "%.*s/%s", (int)len, proxy_url, d->id) < 0) {
+		d->toolbox = NULL;
+		return oom(e);
+	}
+	return 0;
+}
+
 /* Take id, state and the toolbox URL from a Sandbox answer. */
 static int read_sandbox(struct daytona *d, const struct dt_response *r, const char *what,
 			char *state, size_t n, char *reason, size_t rn, cordon_error *e)
@@ -359,17 +372,8 @@ static int read_sandbox(struct daytona *d, const struct dt_response *r, const ch
 	for (char *p = reason; *p; p++)
 		if ((unsigned char)*p < 0x20)
 			*p = ' ';
-	if (tb && *tb && !d->toolbox) {
-		size_t len = strlen(tb);
-
-		while (len > 0 && tb[len - 1] == '/')
-			len--;
-		if (asprintf(&d->toolbox, "%.*s/%s", (int)len, tb, d->id) < 0) {
-			d->toolbox = NULL;
-			oom(e);
-			goto out;
-		}
-	}
+	if (tb && *tb && !d->toolbox && set_toolbox(d, tb, e) < 0)
+		goto out;
 	rc = 0;
 out:
 	json_decref(j);
@@ -450,17 +454,8 @@ static int toolbox_url(struct daytona *d, cordon_error *e)
 			cordon_err(e, 0, "daytona: get toolbox URL: the answer has no url");
 			goto out;
 		}
-		{
-			size_t len = strlen(url);
-
-			while (len > 0 && url[len - 1] == '/')
-				len--;
-			if (asprintf(&d->toolbox, "%.*s/%s", (int)len, url, d->id) < 0) {
-				d->toolbox = NULL;
-				oom(e);
-				goto out;
-			}
-		}
+		if (set_toolbox(d, url, e) < 0)
+			goto out;
 	}
 	rc = dt_check_url(d->toolbox, "toolbox URL", e);
 out:
@@ -493,14 +488,7 @@ static int toolbox_call(struct daytona *d, const char *method, const char *path,
 		.header_timeout_ms = CALL_TIMEOUT_MS,
 		.max_body = max_body,
 	};
-	if (dt_send(&d->c, rq, r, e) < 0)
-		return -1;
-	if (r->cancelled)
-		return cordon_err(e, ECANCELED, "daytona: %s: cancelled", what);
-	if (r->timed_out)
-		return cordon_err(e, ETIMEDOUT, "daytona: %s: no answer within %ld s", what,
-				  CALL_TIMEOUT_MS / 1000);
-	return 0;
+	return send_call(d, rq, r, e);
 }
 
 static int make_workdir(struct daytona *d, cordon_error *e)

@@ -6,19 +6,19 @@
 #include <string.h>
 
 enum {
-	S_START,     /* before '{' */
+	S_START,      /* before '{' */
 	S_KEY_OR_END, /* after '{': a key or '}' */
-	S_KEY_START, /* after ',': a key */
-	S_KEY,	     /* inside a key */
-	S_KEY_ESC,   /* after a backslash in a key */
+	S_KEY_START,  /* after ',': a key */
+	S_KEY,	      /* inside a key */
+	S_KEY_ESC,    /* after a backslash in a key */
 	S_COLON,
-	S_VALUE,     /* before a value */
-	S_RESULT,    /* inside the result string */
+	S_VALUE,  /* before a value */
+	S_RESULT, /* inside the result string */
 	S_RESULT_ESC,
 	S_RESULT_HEX,
-	S_NUMBER,    /* an exit code */
-	S_SKIP,	     /* a value we do not use */
-	S_AFTER,     /* after a value: ',' or '}' */
+	S_NUMBER, /* an exit code */
+	S_SKIP,	  /* a value we do not use */
+	S_AFTER,  /* after a value: ',' or '}' */
 	S_DONE,
 	S_ERROR,
 };
@@ -205,7 +205,7 @@ int jstream_feed(struct jstream *j, const char *buf, size_t n)
 		case S_KEY:
 			if (c == '"') {
 				j->tok[j->toklen] = '\0';
-				j->key = j->tok_long			   ? K_OTHER
+				j->key = j->tok_long		       ? K_OTHER
 					 : !strcmp(j->tok, "result")   ? K_RESULT
 					 : !strcmp(j->tok, "exitCode") ? K_EXIT
 					 : !strcmp(j->tok, "code")     ? K_CODE
@@ -308,8 +308,8 @@ int jstream_feed(struct jstream *j, const char *buf, size_t n)
 			break;
 		}
 		case S_NUMBER:
-			if ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' ||
-			    c == '-') {
+			if ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' ||
+			    c == '+' || c == '-') {
 				if (j->toklen >= sizeof(j->tok) - 1)
 					return fail(j, "exit code too long");
 				j->tok[j->toklen++] = c;

@@ -20,16 +20,16 @@ struct jstream {
 	jstream_sink sink;
 	void *arg;
 	int state;
-	int key;	  /* which known key the value being read belongs to */
-	char tok[40];	  /* the key or number being read */
+	int key;      /* which known key the value being read belongs to */
+	char tok[40]; /* the key or number being read */
 	unsigned toklen;
-	bool tok_long;	  /* the key was longer than tok: not one we know */
-	unsigned depth;	  /* nesting of a skipped value */
-	bool skip_str;	  /* inside a string of a skipped value */
-	bool skip_esc;	  /* after a backslash in it */
-	unsigned hex;	  /* \uXXXX digits read */
-	unsigned cu;	  /* the code unit being read */
-	unsigned high;	  /* a pending high surrogate, or 0 */
+	bool tok_long;	/* the key was longer than tok: not one we know */
+	unsigned depth; /* nesting of a skipped value */
+	bool skip_str;	/* inside a string of a skipped value */
+	bool skip_esc;	/* after a backslash in it */
+	unsigned hex;	/* \uXXXX digits read */
+	unsigned cu;	/* the code unit being read */
+	unsigned high;	/* a pending high surrogate, or 0 */
 	bool have_exit, have_code, have_result;
 	long long exit_code, code;
 	const char *error; /* set when the text is not such an object */

@@ -28,8 +28,10 @@
 #define BACKOFF_CAP_MS 8000.0
 #define RETRY_AFTER_CAP_MS 30000.0
 #define SLEEP_SLICE_MS 20
+#define now_ms dt_now_ms
+#define oom dt_oom
 
-static double now_ms(void)
+double dt_now_ms(void)
 {
 	struct timespec ts;
 
@@ -37,7 +39,7 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int oom(cordon_error *e)
+int dt_oom(cordon_error *e)
 {
 	return cordon_err(e, ENOMEM, "out of memory");
 }
@@ -285,7 +287,7 @@ static int perform(struct dt_client *c, const struct dt_request *rq, struct dt_r
 	a->retry_after_ms = -1;
 	a->start = now_ms();
 	a->header_deadline = a->start + (double)(rq->header_timeout_ms ? rq->header_timeout_ms
-								      : DEFAULT_HEADER_TIMEOUT_MS);
+								       : DEFAULT_HEADER_TIMEOUT_MS);
 	/* The client's headers (the key among them) and this request's content type. */
 	for (struct curl_slist *s = c->headers; s; s = s->next) {
 		struct curl_slist *n = curl_slist_append(hdrs, s->data);
@@ -386,8 +388,8 @@ int dt_send(struct dt_client *c, const struct dt_request *rq, struct dt_response
 		if (a.retry_after_ms >= 0)
 			delay = a.retry_after_ms > RETRY_AFTER_CAP_MS ? RETRY_AFTER_CAP_MS
 								      : a.retry_after_ms;
-		if (retry && (attempt_no >= c->max_tries ||
-			      now_ms() + delay - first > c->retry_budget_ms))
+		if (retry &&
+		    (attempt_no >= c->max_tries || now_ms() + delay - first > c->retry_budget_ms))
 			retry = false;
 		if (!retry) {
 			if (rc == CURLE_OK)

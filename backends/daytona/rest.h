@@ -20,12 +20,12 @@ enum dt_retry {
 };
 
 struct dt_client {
-	char *key;		    /* the API key */
-	volatile int *cancel;	    /* non-zero: stop now (SIGINT/SIGTERM); may be NULL */
-	unsigned max_tries;	    /* per request, first try included */
-	double retry_budget_ms;	    /* no retry starts later than this after the first try */
-	void *curl;		    /* CURL *, reused between requests (keep-alive) */
-	void *headers;		    /* struct curl_slist * with the key */
+	char *key;		/* the API key */
+	volatile int *cancel;	/* non-zero: stop now (SIGINT/SIGTERM); may be NULL */
+	unsigned max_tries;	/* per request, first try included */
+	double retry_budget_ms; /* no retry starts later than this after the first try */
+	void *curl;		/* CURL *, reused between requests (keep-alive) */
+	void *headers;		/* struct curl_slist * with the key */
 	char *user_agent;
 };
 
@@ -34,7 +34,7 @@ typedef void (*dt_sink)(void *arg, const char *buf, size_t n);
 struct dt_request {
 	const char *method; /* GET POST DELETE */
 	const char *url;
-	const char *what;   /* for messages: "create sandbox" */
+	const char *what; /* for messages: "create sandbox" */
 	const char *content_type;
 	const void *body;
 	size_t body_len;
@@ -80,3 +80,7 @@ char *dt_url_query(const char *base, const char *path, const char *name, const c
  * host (127.0.0.0/8, ::1, localhost). `what` names it in the error.
  */
 int dt_check_url(const char *url, const char *what, cordon_error *e);
+
+/* The monotonic clock in milliseconds; cordon_err(ENOMEM, "out of memory"). */
+double dt_now_ms(void);
+int dt_oom(cordon_error *e);
