@@ -504,6 +504,16 @@ static int cmd_run(int argc, char **argv, bool check_only)
 					    "(docker: sessions)"
 					  : client_unsupported(o.profile, o.pass_stdin, o.image);
 		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
+		struct cordon_profile *pp = NULL;
+		cordon_error pe;
+
+		/* A profile that names another backend is one /v1/run cannot serve either (a
+		 * profile that does not load is left to the daemon, which says the same). */
+		if (!why && !o.backend && cordon_profile_load(o.profile, &pp, &pe) == 0 &&
+		    strcmp(pp->backend, "local"))
+			why = "cordond's /v1/run serves the local backend only (the profile names "
+			      "another)";
+		cordon_profile_free(pp);
 
 		if (why && daemon_only) {
 			rc = cli_fail("--via daemon: %s", why);

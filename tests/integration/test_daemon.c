@@ -2222,10 +2222,11 @@ Test(daemon, socket_activation, .timeout = 60)
 
 /* ---- the CLI through the daemon ---- */
 
-static void cli(struct tu_run *run, const char *sock, const char *const args[])
+static void cli_env(struct tu_run *run, const char *sock, const char *extra,
+		    const char *const args[])
 {
 	char env[200];
-	char *const envp[] = { env, NULL };
+	char *const envp[] = { env, (char *)extra, NULL };
 	const char *argv[32] = { tu_cordon() };
 	int n = 1;
 
@@ -2234,6 +2235,11 @@ static void cli(struct tu_run *run, const char *sock, const char *const args[])
 		argv[n++] = args[i];
 	argv[n] = NULL;
 	tu_exec(run, NULL, envp, (char *const *)argv);
+}
+
+static void cli(struct tu_run *run, const char *sock, const char *const args[])
+{
+	cli_env(run, sock, NULL, args);
 }
 
 Test(daemon, cli_via_daemon, .timeout = 90)
@@ -2287,6 +2293,32 @@ Test(daemon, cli_via_daemon, .timeout = 90)
 		cr_expect_eq(a.status, 125);
 		cr_expect(strstr(a.err, "profiles by name only"), "%s", a.err);
 		tu_run_free(&a);
+	}
+	{
+		/*
+		 * A profile (by name) that names another backend: /v1/run cannot serve it, so
+		 * --via daemon says so and --via auto runs it directly (whatever the direct run
+		 * makes of it here, it is not cordond's refusal).
+		 */
+		char *dir = tu_tmpdir(), *pp = NULL;
+		const char *const args[] = { "run", "--via", "daemon", "-p",
+					     "dk",  "--",    "true",   NULL };
+		const char *const auto_args[] = { "run", "-p", "dk", "--", "true", NULL };
+
+		tu_write_file(dir, "dk.conf", "[sandbox]\nbackend = docker\n");
+		cr_assert(asprintf(&pp, "CORDON_PROFILE_PATH=%s", dir) > 0);
+		cli_env(&a, d.sock, pp, args);
+		cr_expect_eq(a.status, 125);
+		cr_expect(
+			strstr(a.err, "serves the local backend only (the profile names another)"),
+			"%s", a.err);
+		tu_run_free(&a);
+		cli_env(&a, d.sock, pp, auto_args);
+		cr_expect_null(strstr(a.err, "serves the local backend only"), "%s", a.err);
+		tu_run_free(&a);
+		free(pp);
+		tu_rmtree(dir);
+		free(dir);
 	}
 	cr_expect_eq(daemon_stop(&d), 0);
 	{
