@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "backends/docker/docker.h"
 #include "backends/backend.h"
+#include "backends/docker/usage.h"
 #include "backends/http.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
@@ -43,6 +44,7 @@ struct docker {
 	char api[16]; /* "/v1.41" */
 	char *id;     /* the container */
 	char *workdir_in;
+	struct docker_cg *cg; /* its cgroup, for the usage fields; NULL: not visible here */
 };
 
 static double now_ms(void)
@@ -272,6 +274,7 @@ static void docker_free(struct docker *d)
 	free(d->sock);
 	free(d->id);
 	free(d->workdir_in);
+	docker_cg_free(d->cg);
 	free(d);
 }
 
@@ -300,6 +303,36 @@ static int start_container(struct docker *d, cordon_error *e)
 		rc = api_error("start container", &r, e);
 	http_response_free(&r);
 	return rc;
+}
+
+/*
+ * Find the container's cgroup for the usage fields: its init's host pid (State.Pid) leads to
+ * it. Best effort: without it (a daemon in another pid or cgroup namespace than ours) the
+ * usage fields stay unknown.
+ */
+static void locate_cgroup(struct docker *d)
+{
+	struct http_response r = { 0 };
+	_cleanup_free_ char *path = NULL;
+	cordon_error e;
+	json_t *j = NULL;
+	json_int_t pid;
+
+	docker_cg_free(d->cg);
+	d->cg = NULL;
+	if (asprintf(&path, "/containers/%s/json", d->id) < 0) {
+		path = NULL;
+		return;
+	}
+	if (call(d, "GET", path, NULL, &r, &e) < 0)
+		return;
+	if (r.status == 200)
+		j = json_loadb(r.body, r.body_len, 0, NULL);
+	pid = json_integer_value(json_object_get(json_object_get(j, "State"), "Pid"));
+	if (pid > 0 && pid < INT32_MAX)
+		(void)docker_cg_open((pid_t)pid, d->id, &d->cg, &e);
+	json_decref(j);
+	http_response_free(&r);
 }
 
 static int docker_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
@@ -370,6 +403,7 @@ static int docker_open(const struct cordon_profile *p, const char *workdir, void
 	}
 	if (start_container(d, e) < 0)
 		goto out;
+	locate_cgroup(d);
 	*ret_h = TAKE_PTR(d);
 	rc = 0;
 out:
@@ -520,7 +554,8 @@ static void kill_exec(struct docker *d, const char *eid, const char *nonce)
 		if (asprintf(&path, "/containers/%s/kill?signal=KILL", d->id) >= 0 &&
 		    call(d, "POST", path, NULL, &r, &e) == 0)
 			http_response_free(&r);
-		(void)start_container(d, &e);
+		if (start_container(d, &e) == 0)
+			locate_cgroup(d); /* a new init, and new cgroup directories */
 	}
 }
 
@@ -532,6 +567,7 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	struct capture *cap_out = NULL, *cap_err = NULL;
 	struct http_response resp = { 0 };
 	struct demux m = { 0 };
+	struct docker_cg_mark mark = { .peak_fd = -1 };
 	_cleanup_free_ char *eid = NULL, *path = NULL, *pending = NULL, *buf = NULL;
 	_cleanup_free_ char *pidcmd = NULL, *noncevar = NULL;
 	_cleanup_close_ int fd = -1;
@@ -585,6 +621,7 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 			cordon_err(e, ENOMEM, "out of memory");
 			goto out;
 		}
+		docker_cg_begin(d->cg, &mark);
 		if (http_stream_open(d->sock, "POST", full, "application/json", text, strlen(text),
 				     NULL, CALL_TIMEOUT_MS, &resp, &fd, &pending, &npending,
 				     e) < 0) {
@@ -639,6 +676,7 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 
 	r->duration_ms = now_ms() - t0;
 	r->peak_memory_bytes = -1;
+	docker_cg_end(d->cg, &mark, r);
 	if (!timed_out && cancelled && (running || code == 0))
 		code = 137;
 	/* Docker reports a signal death as 128+n, as AG2's DockerEnvironment does. */
@@ -654,6 +692,7 @@ out:
 	http_response_free(&resp);
 	capture_free(cap_out);
 	capture_free(cap_err);
+	closep(&mark.peak_fd);
 	return rc;
 }
 

@@ -68,6 +68,7 @@ check "timeout text as written" "Execution timed out after 1.0s
 
 out=$(run --format json -- 'printf abc' 2>/dev/null)
 check "json result" "abc 3 docker 0" "$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["output"], d["stdout_bytes"], d["backend"], d["exit_code"])' "$out")"
+check "json result: the usage fields are filled" "True True False" "$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(d["cpu_ms"] > 0, (d["peak_memory_bytes"] or 0) > 0, d["oom_killed"])' "$out")"
 
 out=$(run --block 'rm' -- 'rm -rf /x' 2>&1); rc=$?
 check "policy refusal before any container" "126" "$rc"

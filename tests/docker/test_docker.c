@@ -142,3 +142,91 @@ Test(docker, signal_death_is_128_plus_n)
 	cr_assert_str_eq(r.output, "[exit code: 143]");
 	cordon_result_free(&r);
 }
+
+/* busybox time's "user\t0m 0.30s" and "sys\t0m 0.01s" lines: the child's CPU in ms. */
+static double time_cpu_ms(const char *out)
+{
+	double total = 0;
+	const char *keys[] = { "user\t", "sys\t" };
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *p = strstr(out, keys[i]);
+		int min = 0;
+		double s = 0;
+
+		cr_assert_not_null(p, "no '%s' line in: %s", keys[i], out);
+		cr_assert_eq(sscanf(p + strlen(keys[i]), "%dm %lfs", &min, &s), 2, "%s", p);
+		total += (min * 60 + s) * 1e3;
+	}
+	return total;
+}
+
+/* cpu_ms is the exec's CPU time: what the kernel charged to its busy loop (as `time` reports
+ * it, in 10 ms steps), plus the little that runc and the shells take, not the container's. */
+Test(docker, usage_cpu_ms_is_the_execs)
+{
+	struct cordon_result r;
+	double burnt;
+
+	prof->timeout = 30;
+	run("time sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'", &r);
+	burnt = time_cpu_ms(r.output);
+	cr_assert_gt(burnt, 50, "the loop burnt too little to tell: %s", r.output);
+	cr_assert(r.cpu_ms >= burnt - 20 && r.cpu_ms <= burnt + 100,
+		  "cpu_ms %.1f for a loop that burnt %.0f ms", r.cpu_ms, burnt);
+	cordon_result_free(&r);
+	/* The next exec starts from zero again. */
+	run("true", &r);
+	cr_assert(r.cpu_ms > 0 && r.cpu_ms < burnt / 2, "cpu_ms %.1f for true", r.cpu_ms);
+	cordon_result_free(&r);
+}
+
+/* peak_memory_bytes: dd's 64 MiB buffer, then a small command's own peak (reset per exec). */
+Test(docker, usage_peak_memory_is_the_execs)
+{
+	struct cordon_result r;
+
+	run("dd if=/dev/zero of=/dev/null bs=67108864 count=1 2>/dev/null", &r);
+	cr_assert_eq(r.exit_code, 0, "%s", r.output);
+	cr_assert_geq(r.peak_memory_bytes, 64ll << 20);
+	cr_assert_lt(r.peak_memory_bytes, 96ll << 20);
+	cr_assert_not(r.oom_killed);
+	cordon_result_free(&r);
+	run("true", &r);
+	cr_assert_gt(r.peak_memory_bytes, 0);
+	cr_assert_lt(r.peak_memory_bytes, 32ll << 20, "the previous exec's peak: %lld",
+		     (long long)r.peak_memory_bytes);
+	cordon_result_free(&r);
+}
+
+/* A container of its own with a 32 MiB limit. */
+static void open_small(void **ret)
+{
+	cordon_error e;
+
+	setup();
+	backend_docker.close(h);
+	prof->docker_memory = 32u << 20;
+	cr_assert_eq(backend_docker.open(prof, wd, ret, &e), 0, "%s", e.msg);
+}
+
+/* oom_killed: the memory limit's OOM kill (exit 137), not any SIGKILL (also 137). */
+Test(docker_oom, usage_oom_killed, .fini = teardown, .timeout = 60)
+{
+	struct cordon_result r;
+
+	open_small(&h);
+	prof->timeout = 30;
+	run("dd if=/dev/zero of=/dev/null bs=67108864 count=1", &r);
+	cr_assert_eq(r.exit_code, 137, "%s", r.output);
+	cr_assert(r.oom_killed);
+	cordon_result_free(&r);
+	run("kill -KILL $$", &r);
+	cr_assert_eq(r.exit_code, 137, "%s", r.output);
+	cr_assert_not(r.oom_killed, "a plain SIGKILL reported as an OOM kill");
+	cordon_result_free(&r);
+	run("echo fine", &r);
+	cr_assert_str_eq(r.output, "fine");
+	cr_assert_not(r.oom_killed, "an earlier exec's OOM kill reported again");
+	cordon_result_free(&r);
+}
