@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 		if (!t || run(h, p, "true", wd, &t[i]) < 0)
 			goto close;
 	qsort(t, (size_t)n, sizeof(*t), cmp);
-	snprintf(cmd, sizeof(cmd), "head -c %lld /dev/zero", (long long)mb << 20);
+	snprintf(cmd, sizeof(cmd), "dd if=/dev/zero bs=1048576 count=%d 2>/dev/null", mb);
 	if (run(h, p, cmd, wd, &relay) < 0)
 		goto close;
 	printf("exec_ms=%.2f relay_mbs=%.1f\n", t[n / 2], mb / (relay / 1e3));

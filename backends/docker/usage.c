@@ -124,18 +124,18 @@ static char *mounted_dir(const char *ctrl, const char *path)
 	return NULL;
 }
 
-/* Open the directory of pid's cgroup for ctrl (NULL: v2), if its path names id. */
-static int open_dir(pid_t pid, const char *ctrl, const char *id)
+/* pid's cgroup path for ctrl (NULL: v2) if its last component names id (malloc'd), else NULL. */
+static char *pid_cgroup(pid_t pid, const char *ctrl, const char *id)
 {
 	_cleanup_fclose_ FILE *f = NULL;
-	_cleanup_free_ char *line = NULL, *dir = NULL;
+	_cleanup_free_ char *line = NULL;
 	char path[64];
 	size_t cap = 0;
 
 	(void)snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return -1;
+		return NULL;
 	while (getline(&line, &cap, f) > 0) {
 		/* hierarchy-id:controllers:path */
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *nl;
@@ -152,12 +152,32 @@ static int open_dir(pid_t pid, const char *ctrl, const char *id)
 		/* The last component names the container: /docker/<id> (cgroupfs driver),
 		 * /system.slice/docker-<id>.scope (systemd driver). */
 		base = strrchr(c2 + 1, '/');
-		if (!base || !strstr(base, id))
-			return -1;
-		dir = mounted_dir(ctrl, c2 + 1);
-		return dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		return base && strstr(base, id) ? strdup(c2 + 1) : NULL;
 	}
-	return -1;
+	return NULL;
+}
+
+/* Open the directory of pid's cgroup for ctrl (NULL: v2), if its path names id. */
+static int open_dir(pid_t pid, const char *ctrl, const char *id)
+{
+	_cleanup_free_ char *path = pid_cgroup(pid, ctrl, id), *dir = NULL;
+
+	if (!path || !(dir = mounted_dir(ctrl, path)))
+		return -1;
+	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+bool docker_cg_pid_in(pid_t pid, const char *id)
+{
+	_cleanup_free_ char *v1 = NULL, *v2 = NULL;
+
+	if (pid <= 0 || strlen(id) < 12)
+		return false;
+	v1 = pid_cgroup(pid, "memory", id);
+	if (v1)
+		return true;
+	v2 = pid_cgroup(pid, NULL, id);
+	return v2 != NULL;
 }
 
 static bool has_file(int dfd, const char *name)
@@ -265,7 +285,8 @@ void docker_cg_begin(struct docker_cg *c, struct docker_cg_mark *m)
 			openat(c->mem_fd, "memory.max_usage_in_bytes", O_WRONLY | O_CLOEXEC);
 
 		m->peak_reset = fd >= 0 && write(fd, "0", 1) == 1;
-		if (!m->peak_reset && read_u64(c->mem_fd, "memory.max_usage_in_bytes", &m->peak) < 0)
+		if (!m->peak_reset &&
+		    read_u64(c->mem_fd, "memory.max_usage_in_bytes", &m->peak) < 0)
 			return;
 	} else {
 		/* memory.peak is missing before kernel 5.19, and read-only before 6.12. */

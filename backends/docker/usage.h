@@ -32,6 +32,9 @@ struct docker_cg_mark {
 int docker_cg_open(pid_t pid, const char *id, struct docker_cg **ret, cordon_error *e);
 void docker_cg_free(struct docker_cg *c); /* NULL-safe */
 
+/* Is process pid in the cgroup of container id (its memory or unified hierarchy's)? */
+bool docker_cg_pid_in(pid_t pid, const char *id);
+
 /* Before an exec: note the counters, reset the peak when the cgroup lets us. NULL-safe. */
 void docker_cg_begin(struct docker_cg *c, struct docker_cg_mark *m);
 /*

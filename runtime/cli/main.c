@@ -8,6 +8,7 @@
 #include <cordon/cordon.h>
 
 #include "backends/backend.h"
+#include "backends/docker/agent.h"
 #include "backends/docker/docker.h"
 #include "backends/local/doctor.h"
 #include "runtime/cleanup.h"
@@ -829,6 +830,9 @@ int main(int argc, char **argv)
 	/* cordond's helper (runtime/daemon/runner.c): not for people; serves fd 3. */
 	if (!strcmp(cmd, "__cordond-runner") && argc == 2)
 		return runner_main(3);
+	/* The Docker backend's agent, the main process of its containers (docker/agent.h). */
+	if (!strcmp(cmd, "__docker-agent"))
+		return docker_agent_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(cmd, "gc"))
