@@ -163,8 +163,8 @@ static char **merge_env(char **req, size_t nreq)
 }
 
 /* The child: a session of its own, the pipes as stdout and stderr, then exec. */
-static void __attribute__((noreturn)) start_child(int out, int err, const char *cwd, char **argv,
-						  char **envp)
+static void __attribute__((noreturn))
+start_child(int out, int err, const char *cwd, char **argv, char **envp)
 {
 	sigset_t none;
 	int fd;
@@ -250,12 +250,15 @@ static int run(char *p, size_t n, int out, int err)
 static int serve(int sock)
 {
 	struct agent_msg m;
-	char cbuf[CMSG_SPACE(4 * sizeof(int))];
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
 	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
 	struct msghdr mh = { .msg_iov = &iov,
 			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
+			     .msg_control = cbuf.buf,
+			     .msg_controllen = sizeof(cbuf.buf) };
 	int fds[2] = { -1, -1 }, nfds = 0, rc = -1;
 	_cleanup_free_ char *payload = NULL;
 	ssize_t r;
@@ -332,7 +335,8 @@ int docker_agent_main(int argc, char **argv)
 	if (sfd < 0)
 		return 1;
 	for (;;) {
-		struct pollfd p[2] = { { .fd = sock, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = sock, .events = POLLIN },
+				       { .fd = sfd, .events = POLLIN } };
 
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)

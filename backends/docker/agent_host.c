@@ -154,12 +154,16 @@ int agent_host_listen(struct agent_host *a, cordon_error *e)
 	_cleanup_close_ int fd = -1;
 
 	if (!a->dir) {
-		const char *base = getenv("TMPDIR");
-		char *d;
+		/*
+		 * In /tmp, never $TMPDIR: in a sticky directory nobody else can rename or replace
+		 * ours, and nothing inside it (0700) is reachable by others, so the paths below
+		 * (bind, chmod, dockerd's mount source) cannot be swapped under us. dockerd must
+		 * see it too: a private /tmp makes the container fail to start, and the exec API
+		 * is used instead.
+		 */
+		char *d = strdup("/tmp/cordon-agent-XXXXXX");
 
-		if (!base || base[0] != '/')
-			base = "/tmp";
-		if (asprintf(&d, "%s/cordon-agent-XXXXXX", base) < 0)
+		if (!d)
 			return cordon_err(e, ENOMEM, "out of memory");
 		if (!mkdtemp(d)) {
 			int err = errno;
@@ -463,7 +467,8 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 
 				killing = true;
 				kill_end = now + KILL_WAIT_MS;
-				if (send(a->fd, &k, sizeof(k), MSG_NOSIGNAL) != (ssize_t)sizeof(k)) {
+				if (send(a->fd, &k, sizeof(k), MSG_NOSIGNAL) !=
+				    (ssize_t)sizeof(k)) {
 					agent_host_disconnect(a);
 					r->code = 137;
 					return AGENT_STUCK;
@@ -524,7 +529,8 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 			r->code = exit_code(m.arg);
 		} else if (m.type == AGENT_FAILED) {
 			char line[160];
-			int k = snprintf(line, sizeof(line), "cordon: cannot start the command: %s\n",
+			int k = snprintf(line, sizeof(line),
+					 "cordon: cannot start the command: %s\n",
 					 strerror((int)(m.arg < 4096 ? m.arg : EIO)));
 
 			capture_feed(r->err, line, (size_t)k);

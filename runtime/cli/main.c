@@ -750,15 +750,21 @@ static int cmd_doctor(int argc, char **argv)
 		return fail_err(&e);
 	fputs(text, stdout);
 	{
-		_cleanup_free_ char *api = NULL, *server = NULL;
+		_cleanup_free_ char *api = NULL, *server = NULL, *agent = NULL;
 		cordon_error de = { 0 };
 		char buf[300];
 
 		/* The Docker backend is optional: its absence is a line, not a failure. */
-		if (docker_probe(&api, &server, &de) == 0)
+		if (docker_probe(&api, &server, &de) == 0) {
 			printf("docker: available; Engine %s, API %s (backend docker)\n",
 			       server ? server : "?", api);
-		else
+			agent = agent_binary();
+			if (agent)
+				printf("docker agent: %s (mounted into the containers)\n", agent);
+			else
+				printf("docker agent: none (no usable static cordon binary: "
+				       "commands go through Docker's exec API)\n");
+		} else
 			printf("docker: unavailable (%s)\n", cordon_err_str(&de, buf, sizeof(buf)));
 	}
 	return 0;

@@ -265,6 +265,7 @@ case $out in
 "docker: available; Engine "*", API 1."*) ok "doctor reports Docker and its API version" ;;
 *) ko "doctor reports Docker" "$out" ;;
 esac
+check "doctor reports the agent" "docker agent: $(readlink -f "$CORDON") (mounted into the containers)" "$("$CORDON" doctor 2>&1 | grep '^docker agent:')"
 
 check "no container left by label" "$before" "$(leftovers)"
 check "no agent directory left" "$dirs_before" "$(agent_dirs)"
