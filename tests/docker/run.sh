@@ -223,6 +223,8 @@ field() { python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1
 sid=$(api -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$IMG\"}" | field id)
 out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"echo st > /tmp/keep; id -u"}' | field output)
 check "session: runs in its container as the session owner" "65534" "$out"
+out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"tr \"\\0\" \" \" </proc/$PPID/cmdline"}' | field output)
+check "session: cordond found the agent next to it" "/.cordon-agent __docker-agent /.cordon/s" "$out"
 out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"sleep 20 & setsid sleep 21 & sleep 22","timeout":1}' | field output)
 check "session: timeout text" "Execution timed out after 1s
 [exit code: 124]" "$out"
