@@ -64,7 +64,10 @@ struct agent_host {
 	bool busy; /* a command is running through it (__atomic_test_and_set) */
 };
 
-#define AGENT_HOST_INIT { .dir = NULL, .lfd = -1, .fd = -1, .busy = false }
+#define AGENT_HOST_INIT                                                                            \
+	{                                                                                          \
+		.dir = NULL, .lfd = -1, .fd = -1, .busy = false                                    \
+	}
 
 /*
  * The static cordon binary to mount as the agent (malloc'd), or NULL (no agent: the exec API).

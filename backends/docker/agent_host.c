@@ -383,22 +383,25 @@ static int send_run(int fd, const char *msg, size_t len, int out_w, int err_w)
 	return 0;
 }
 
-/* Read what is there; false at EOF or on an error (the pipe is then done). */
+/* Read what is there, at most a few buffers (a fast writer must not keep us from the
+ * deadline); false at EOF or on an error (the pipe is then done). */
 static bool relay(int fd, char *buf, struct capture *c)
 {
-	for (;;) {
+	for (int i = 0; i < 4;) {
 		ssize_t n = read(fd, buf, RELAY_BUF_SIZE);
 
 		if (n > 0) {
 			capture_feed(c, buf, (size_t)n);
 			if ((size_t)n < RELAY_BUF_SIZE)
 				return true;
+			i++;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		return n < 0 && errno == EAGAIN;
 	}
+	return true;
 }
 
 static int exit_code(uint32_t st)

@@ -359,7 +359,8 @@ Test(docker_agent, a_failed_start_is_126_with_the_reason)
 	cr_assert_eq(agent_host_run(&h.a, &h.r, &e), AGENT_RAN, "%s", e.msg);
 	cr_assert_eq(h.r.code, 126);
 	er = text(h.err);
-	cr_assert_str_eq(er, "cordon: cannot start the command: Resource temporarily unavailable\n");
+	cr_assert_str_eq(er,
+			 "cordon: cannot start the command: Resource temporarily unavailable\n");
 	free(er);
 	harness_end(&h);
 }
@@ -488,7 +489,9 @@ Test(docker_agent, real_agent_kills_the_tree)
 	bool left = false;
 
 	real_start(&r);
-	cr_assert_eq(real_run(&r, "kill1", "sleep 47 & setsid sleep 48 & sleep 49", "/", 300, &o, &e), -1);
+	cr_assert_eq(
+		real_run(&r, "kill1", "sleep 47 & setsid sleep 48 & sleep 49", "/", 300, &o, &e),
+		-1);
 	free(o);
 	free(e);
 	/* SIGKILL is asynchronous for the escapees: give them a moment to go. */
@@ -503,6 +506,21 @@ Test(docker_agent, real_agent_kills_the_tree)
 	/* and the agent serves the next one */
 	cr_assert_eq(real_run(&r, "kill2", "echo next", "/", 5000, &o, &e), 0);
 	cr_assert_str_eq(o, "next\n");
+	free(o);
+	free(e);
+	real_end(&r);
+}
+
+/* A writer that never stops does not keep cordon from its deadline (the test's own timeout
+ * would end a hang). */
+Test(docker_agent, real_agent_times_out_a_fast_writer, .timeout = 20)
+{
+	struct real r;
+	char *o, *e;
+
+	real_start(&r);
+	cr_assert_eq(real_run(&r, "yes1", "yes", "/", 300, &o, &e), -1);
+	cr_assert(!strncmp(o, "y\ny\n", 4));
 	free(o);
 	free(e);
 	real_end(&r);
