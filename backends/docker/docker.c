@@ -603,8 +603,8 @@ static void restart_container(struct docker *d, bool holding)
 
 	if (agent) {
 		agent_host_disconnect(&d->agent);
-		if (agent_host_listen(&d->agent, &e) < 0)
-			agent_host_disconnect(&d->agent); /* it idles: the exec API works */
+		/* Without a socket to connect to, the new agent idles: the exec API works. */
+		(void)agent_host_listen(&d->agent, &e);
 	}
 	if (asprintf(&path, "/containers/%s/kill?signal=KILL", d->id) >= 0 &&
 	    call(d, "POST", path, NULL, &r, &e) == 0)
@@ -812,6 +812,8 @@ static int agent_exec(struct docker *d, const struct cordon_exec *x, struct exec
 	s->code = ar.code;
 	s->timed_out = ar.timed_out;
 	s->cancelled = ar.cancelled;
+	if (!s->timed_out && s->cancelled && s->code == 0)
+		s->code = 137; /* as through the exec API */
 	return 0;
 }
 
