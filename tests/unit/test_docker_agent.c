@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -524,4 +525,50 @@ Test(docker_agent, real_agent_times_out_a_fast_writer, .timeout = 20)
 	free(o);
 	free(e);
 	real_end(&r);
+}
+
+/* ---- which binary is mounted ---- */
+
+static char *agent_with(const char *path)
+{
+	char *r;
+
+	setenv("CORDON_DOCKER_AGENT", path, 1);
+	r = agent_binary();
+	unsetenv("CORDON_DOCKER_AGENT");
+	return r;
+}
+
+/* Static, and (as root) root's with no one else able to change it or a directory above it:
+ * it runs in every container cordond makes. */
+Test(docker_agent, which_binary_is_mounted)
+{
+	char *dir = tu_tmpdir(), bin[4096], cmd[8192], *r;
+
+	snprintf(bin, sizeof(bin), "%s/cordon", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", tu_cordon(), bin);
+	cr_assert_eq(system(cmd), 0);
+	r = agent_with(bin);
+	cr_assert_not_null(r, "the static cordon in a private directory is refused");
+	cr_assert_str_eq(r, bin);
+	free(r);
+	cr_assert_null(agent_with("/bin/ls"), "a dynamic binary is accepted");
+	cr_assert_null(agent_with("/nonexistent/cordon"));
+	if (geteuid() == 0) {
+		cr_assert_eq(chmod(bin, 0775), 0);
+		cr_assert_null(agent_with(bin), "a group-writable binary is accepted");
+		cr_assert_eq(chmod(bin, 0755), 0);
+		cr_assert_eq(chmod(dir, 0777), 0);
+		cr_assert_null(agent_with(bin),
+			       "a binary in a world-writable directory is accepted");
+		cr_assert_eq(chmod(dir, 01777), 0);
+		r = agent_with(bin);
+		cr_assert_not_null(r, "a sticky directory of root's is refused");
+		free(r);
+		cr_assert_eq(chmod(dir, 0700), 0);
+		cr_assert_eq(chown(bin, 65534, 65534), 0);
+		cr_assert_null(agent_with(bin), "a binary of another user's is accepted");
+	}
+	tu_rmtree(dir);
+	free(dir);
 }
