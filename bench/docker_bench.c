@@ -2,8 +2,10 @@
 /*
  * The Docker backend's exec start and output relay, through its vtable (as cordond's docker
  * sessions use it): `docker_bench IMAGE N MB` opens one container, runs `true` N times and
- * prints the median exec time in ms, then relays MB megabytes of output once and prints the
- * throughput in MB/s. bench/docker.sh compares these with the docker CLI.
+ * prints the median exec time in ms, then relays MB megabytes of output once (dd bs=1M: the
+ * producer is not the bottleneck) and prints the throughput in MB/s; through the agent
+ * (CORDON_DOCKER_AGENT names the binary) and through Docker's exec API ([docker] agent =
+ * false). bench/docker.sh compares these with the docker CLI.
  */
 #define _GNU_SOURCE
 #include "backends/backend.h"
@@ -57,14 +59,46 @@ static int run(void *h, struct cordon_profile *p, const char *cmd, const char *w
 	return 0;
 }
 
+/* One container, N execs of `true` and one relay: *ret_ms the median exec, *ret_mbs MB/s. */
+static int measure(struct cordon_profile *p, const char *wd, int n, int mb, double *ret_ms,
+		   double *ret_mbs)
+{
+	cordon_error e;
+	char cmd[128];
+	double *t = calloc((size_t)n, sizeof(*t)), relay;
+	void *h;
+	int rc = -1;
+
+	if (!t)
+		return -1;
+	if (backend_docker.open(p, wd, &h, &e) < 0) {
+		fprintf(stderr, "docker_bench: %s\n", e.msg);
+		free(t);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (run(h, p, "true", wd, &t[i]) < 0)
+			goto out;
+	qsort(t, (size_t)n, sizeof(*t), cmp);
+	snprintf(cmd, sizeof(cmd), "dd if=/dev/zero bs=1048576 count=%d 2>/dev/null", mb);
+	if (run(h, p, cmd, wd, &relay) < 0)
+		goto out;
+	*ret_ms = t[n / 2];
+	*ret_mbs = mb / (relay / 1e3);
+	rc = 0;
+out:
+	backend_docker.close(h);
+	free(t);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct cordon_profile *p;
 	cordon_error e;
-	void *h;
-	char wd[] = "/tmp/cordon-bench-XXXXXX", cmd[128];
+	char wd[] = "/tmp/cordon-bench-XXXXXX";
 	int n, mb, rc = 1;
-	double *t, relay;
+	double ms, mbs, api_ms, api_mbs;
 
 	if (argc != 4 || (n = atoi(argv[2])) < 1 || (mb = atoi(argv[3])) < 1) {
 		fprintf(stderr, "usage: docker_bench IMAGE N MB\n");
@@ -74,22 +108,14 @@ int main(int argc, char **argv)
 		return 1;
 	p->docker_image = strdup(argv[1]);
 	p->timeout = 600;
-	if (backend_docker.open(p, wd, &h, &e) < 0) {
-		fprintf(stderr, "docker_bench: %s\n", e.msg);
+	if (measure(p, wd, n, mb, &ms, &mbs) < 0)
 		goto out;
-	}
-	t = calloc((size_t)n, sizeof(*t));
-	for (int i = 0; i < n; i++)
-		if (!t || run(h, p, "true", wd, &t[i]) < 0)
-			goto close;
-	qsort(t, (size_t)n, sizeof(*t), cmp);
-	snprintf(cmd, sizeof(cmd), "head -c %lld /dev/zero", (long long)mb << 20);
-	if (run(h, p, cmd, wd, &relay) < 0)
-		goto close;
-	printf("exec_ms=%.2f relay_mbs=%.1f\n", t[n / 2], mb / (relay / 1e3));
+	p->docker_agent = false;
+	if (measure(p, wd, n, mb, &api_ms, &api_mbs) < 0)
+		goto out;
+	printf("exec_ms=%.2f relay_mbs=%.1f api_exec_ms=%.2f api_relay_mbs=%.1f\n", ms, mbs, api_ms,
+	       api_mbs);
 	rc = 0;
-close:
-	backend_docker.close(h);
 out:
 	cordon_profile_free(p);
 	rmdir(wd);

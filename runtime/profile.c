@@ -773,6 +773,7 @@ static const struct key_def keys[] = {
 	OPT("docker", "network", docker_network, check_docker_network),
 	LIST("docker", "ro_bind", docker_ro_bind, check_docker_bind),
 	OPT("docker", "workdir", docker_workdir, check_docker_workdir),
+	BOOL("docker", "agent", docker_agent),
 
 	OPT("daytona", "api_url", daytona_api_url, check_url),
 	OPT("daytona", "target", daytona_target, NULL),
@@ -823,6 +824,7 @@ int cordon_profile_new(struct cordon_profile **ret, cordon_error *e)
 	p->open_files = 1024;
 	p->tmp_size = UINT64_C(256) << 20;
 	p->network = CORDON_NET_NONE;
+	p->docker_agent = true;
 	p->description = strdup("");
 	p->timeout_text = strdup("60");
 	p->backend = strdup("local");

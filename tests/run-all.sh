@@ -51,11 +51,12 @@ trap 'rm -f "$log"; remove_test_ids; [ -z "$stage" ] || rm -rf "$stage"' EXIT
 trap 'exit 130' INT TERM
 
 # Every test removes the /tmp/cordon-test-* dirs it makes (tu_tmpdir, the escape suite's
-# workdirs), every run its temp workdir (/tmp/cordon-XXXXXX) and every cordond its runners'
-# (/tmp/cordond-runner-XXXXXX): a test run that adds one fails, below.
+# workdirs), every run its temp workdir (/tmp/cordon-XXXXXX), every cordond its runners'
+# (/tmp/cordond-runner-XXXXXX) and every Docker container its agent's (/tmp/cordon-agent-XXXXXX,
+# cordon gc for a SIGKILLed run's): a test run that adds one fails, below.
 test_dirs() {
 	find /tmp -maxdepth 1 -type d \( -name 'cordon-test-*' -o -name 'cordon-??????' \
-		-o -name 'cordond-runner-*' \) 2>/dev/null | LC_ALL=C sort
+		-o -name 'cordond-runner-*' -o -name 'cordon-agent-*' \) 2>/dev/null | LC_ALL=C sort
 }
 dirs_before=$(test_dirs)
 # The same for run cgroups (cordon-<pid>-<n>-<random> in every hierarchy): even a test that

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include "backends/docker/docker.h"
 #include "backends/backend.h"
+#include "backends/docker/agent.h"
+#include "backends/docker/usage.h"
 #include "backends/http.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
@@ -37,12 +39,16 @@
 #define CANCEL_POLL_MS 20
 /* How long a killed exec may take to be reported stopped before the container is restarted. */
 #define KILL_WAIT_MS 2000
+/* How long the agent may take to connect once its container started (it takes a few ms). */
+#define AGENT_CONNECT_MS 3000
 
 struct docker {
 	char *sock;
 	char api[16]; /* "/v1.41" */
 	char *id;     /* the container */
 	char *workdir_in;
+	struct docker_cg *cg;	 /* its cgroup, for the usage fields; NULL: not visible here */
+	struct agent_host agent; /* the in-container agent (agent.h), when it connected */
 };
 
 static double now_ms(void)
@@ -189,9 +195,14 @@ static int add_mount(json_t *mounts, const char *type, const char *src, const ch
 	return json_array_append_new(mounts, m);
 }
 
+/*
+ * The container: hardened (docs/docker.md), its main process `sleep infinity`, or with
+ * agent_exe the agent (agent.h), bind-mounted read-only with its socket's directory.
+ */
 static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 			   const char *workdir_in, const char *session, const char *owner,
-			   const char *user)
+			   const char *user, const char *agent_exe, const char *agent_dir,
+			   const char *agent_label)
 {
 	const char *net = p->docker_network ? p->docker_network : "none";
 	uint64_t mem = p->docker_memory ? p->docker_memory : p->memory;
@@ -211,6 +222,11 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 			json_decref(mounts);
 			return NULL;
 		}
+	}
+	if (agent_exe && (add_mount(mounts, "bind", agent_exe, AGENT_BIN_IN, true) < 0 ||
+			  add_mount(mounts, "bind", agent_dir, AGENT_DIR_IN, true) < 0)) {
+		json_decref(mounts);
+		return NULL;
 	}
 	{
 		json_t *tmp = json_pack("{s:s, s:s, s:b, s:{s:I, s:i}}", "Type", "tmpfs", "Target",
@@ -244,6 +260,18 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 			 hc);
 	if (body && user)
 		json_object_set_new(body, "User", json_string(user));
+	if (body && agent_exe) {
+		/* cordon gc removes the directory of a container whose cordon is gone. */
+		if (json_object_set_new(body, "Entrypoint", json_pack("[s]", AGENT_BIN_IN)) < 0 ||
+		    json_object_set_new(body, "Cmd",
+					json_pack("[s, s]", "__docker-agent",
+						  AGENT_DIR_IN "/" AGENT_SOCK_NAME)) < 0 ||
+		    json_object_set_new(json_object_get(body, "Labels"), "cordon.agent_dir",
+					json_string(agent_label)) < 0) {
+			json_decref(body);
+			return NULL;
+		}
+	}
 	return body;
 }
 
@@ -272,6 +300,8 @@ static void docker_free(struct docker *d)
 	free(d->sock);
 	free(d->id);
 	free(d->workdir_in);
+	docker_cg_free(d->cg);
+	agent_host_free(&d->agent);
 	free(d);
 }
 
@@ -279,9 +309,11 @@ static void docker_close(void *h)
 {
 	struct docker *d = h;
 
+	if (d)
+		agent_host_disconnect(&d->agent);
 	if (d && d->id)
 		(void)remove_container(d->sock, d->api, d->id);
-	docker_free(d);
+	docker_free(d); /* and the agent's directory, once its container is gone */
 }
 
 static int start_container(struct docker *d, cordon_error *e)
@@ -302,26 +334,47 @@ static int start_container(struct docker *d, cordon_error *e)
 	return rc;
 }
 
-static int docker_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
-		       cordon_error *e)
+/*
+ * Find the container's cgroup for the usage fields: its init's host pid (State.Pid) leads to
+ * it. Best effort: without it (a daemon in another pid or cgroup namespace than ours) the
+ * usage fields stay unknown.
+ */
+static void locate_cgroup(struct docker *d)
 {
-	struct docker *d = calloc(1, sizeof(*d));
 	struct http_response r = { 0 };
-	char session[33], owner[64], name[48], user[32] = "";
+	_cleanup_free_ char *path = NULL;
+	cordon_error e;
+	json_t *j = NULL;
+	json_int_t pid;
+
+	docker_cg_free(d->cg);
+	d->cg = NULL;
+	if (asprintf(&path, "/containers/%s/json", d->id) < 0) {
+		path = NULL;
+		return;
+	}
+	if (call(d, "GET", path, NULL, &r, &e) < 0)
+		return;
+	if (r.status == 200)
+		j = json_loadb(r.body, r.body_len, 0, NULL);
+	pid = json_integer_value(json_object_get(json_object_get(j, "State"), "Pid"));
+	if (pid > 0 && pid < INT32_MAX)
+		(void)docker_cg_open((pid_t)pid, d->id, &d->cg, &e);
+	json_decref(j);
+	http_response_free(&r);
+}
+
+/* Create the container (d->id); with agent_exe, the agent is its main process. */
+static int create_container(struct docker *d, const struct cordon_profile *p, const char *workdir,
+			    const char *agent_exe, cordon_error *e)
+{
+	struct http_response r = { 0 };
+	char session[33], owner[64], name[48], user[32] = "", mdir[4096];
 	_cleanup_free_ char *path = NULL;
 	json_t *body = NULL, *j = NULL;
 	struct stat st;
 	int rc = -1;
 
-	if (!d)
-		return cordon_err(e, ENOMEM, "out of memory");
-	if (docker_socket_path(&d->sock, e) < 0 || negotiate(d->sock, d->api, NULL, e) < 0)
-		goto out;
-	d->workdir_in = strdup(p->docker_workdir ? p->docker_workdir : DEFAULT_WORKDIR);
-	if (!d->workdir_in) {
-		cordon_err(e, ENOMEM, "out of memory");
-		goto out;
-	}
 	backend_random_hex(session, 16);
 	if (backend_owner_of(getpid(), owner, sizeof(owner)) < 0)
 		(void)snprintf(owner, sizeof(owner), "%d:0", (int)getpid());
@@ -334,8 +387,11 @@ static int docker_open(const struct cordon_profile *p, const char *workdir, void
 	if (!p->docker_user && stat(workdir, &st) == 0 && st.st_uid != 0)
 		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)st.st_uid,
 			       (unsigned)st.st_gid);
+	if (agent_exe && !agent_host_mount_dir(&d->agent, mdir, sizeof(mdir)))
+		agent_exe = NULL;
 	body = create_body(p, workdir, d->workdir_in, session, owner,
-			   p->docker_user ? p->docker_user : (user[0] ? user : NULL));
+			   p->docker_user ? p->docker_user : (user[0] ? user : NULL), agent_exe,
+			   agent_exe ? mdir : NULL, d->agent.dir);
 	if (!body || asprintf(&path, "/containers/create?name=%s", name) < 0) {
 		path = NULL;
 		cordon_err(e, ENOMEM, "out of memory");
@@ -364,18 +420,67 @@ static int docker_open(const struct cordon_profile *p, const char *workdir, void
 		goto out;
 	}
 	d->id = strdup(json_string_value(json_object_get(j, "Id")));
-	if (!d->id) {
-		cordon_err(e, ENOMEM, "out of memory");
-		goto out;
-	}
-	if (start_container(d, e) < 0)
-		goto out;
-	*ret_h = TAKE_PTR(d);
-	rc = 0;
+	rc = d->id ? 0 : cordon_err(e, ENOMEM, "out of memory");
 out:
 	json_decref(j);
 	json_decref(body);
 	http_response_free(&r);
+	return rc;
+}
+
+/* Create and start the container; with agent_exe, until its agent has connected. */
+static int open_container(struct docker *d, const struct cordon_profile *p, const char *workdir,
+			  const char *agent_exe, cordon_error *e)
+{
+	if (agent_exe && agent_host_listen(&d->agent, e) < 0)
+		return -1;
+	if (create_container(d, p, workdir, agent_exe, e) < 0 || start_container(d, e) < 0)
+		return -1;
+	if (agent_exe && agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, e) < 0)
+		return -1;
+	return 0;
+}
+
+static int docker_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
+		       cordon_error *e)
+{
+	struct docker *d = calloc(1, sizeof(*d));
+	_cleanup_free_ char *agent_exe = NULL;
+	int rc = -1;
+
+	if (!d)
+		return cordon_err(e, ENOMEM, "out of memory");
+	d->agent = (struct agent_host)AGENT_HOST_INIT;
+	if (docker_socket_path(&d->sock, e) < 0 || negotiate(d->sock, d->api, NULL, e) < 0)
+		goto out;
+	d->workdir_in = strdup(p->docker_workdir ? p->docker_workdir : DEFAULT_WORKDIR);
+	if (!d->workdir_in) {
+		cordon_err(e, ENOMEM, "out of memory");
+		goto out;
+	}
+	if (p->docker_agent)
+		agent_exe = agent_binary();
+	if (open_container(d, p, workdir, agent_exe, e) < 0) {
+		if (!agent_exe)
+			goto out;
+		/*
+		 * Again without the agent, in case it is what failed (an image of another
+		 * architecture, a daemon that cannot see the agent's directory): Docker's exec
+		 * API then runs the commands. A failure that is not the agent's (a missing
+		 * image) fails again, with its own message.
+		 */
+		if (d->id)
+			(void)remove_container(d->sock, d->api, d->id);
+		free(d->id);
+		d->id = NULL;
+		agent_host_free(&d->agent);
+		if (open_container(d, p, workdir, NULL, e) < 0)
+			goto out;
+	}
+	locate_cgroup(d);
+	*ret_h = TAKE_PTR(d);
+	rc = 0;
+out:
 	docker_close(d); /* removes a container that was created but could not start */
 	return rc;
 }
@@ -483,6 +588,37 @@ out:
 }
 
 /*
+ * Kill the container and start it again, for a command that could not be killed otherwise:
+ * every process in it dies; the bind-mounted workdir stays, /tmp does not. Its agent connects
+ * again (holding: the caller holds the agent; else it is left alone when another thread uses
+ * it: that thread sees the agent go and reports exit 137).
+ */
+static void restart_container(struct docker *d, bool holding)
+{
+	struct http_response r = { 0 };
+	_cleanup_free_ char *path = NULL;
+	cordon_error e;
+	bool agent = d->agent.dir &&
+		     (holding || !__atomic_test_and_set(&d->agent.busy, __ATOMIC_ACQUIRE));
+
+	if (agent) {
+		agent_host_disconnect(&d->agent);
+		/* Without a socket to connect to, the new agent idles: the exec API works. */
+		(void)agent_host_listen(&d->agent, &e);
+	}
+	if (asprintf(&path, "/containers/%s/kill?signal=KILL", d->id) >= 0 &&
+	    call(d, "POST", path, NULL, &r, &e) == 0)
+		http_response_free(&r);
+	if (start_container(d, &e) == 0) {
+		if (agent && d->agent.lfd >= 0)
+			(void)agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, &e);
+		locate_cgroup(d); /* a new init, and new cgroup directories */
+	}
+	if (agent && !holding)
+		__atomic_clear(&d->agent.busy, __ATOMIC_RELEASE);
+}
+
+/*
  * Kill the exec's process group (its pid file) and every process carrying its nonce (setsid
  * escapees), from a second, detached exec (docker-daytona.md A4). If the exec still runs after
  * that, kill and restart the container: the workdir is a bind mount and survives.
@@ -515,36 +651,38 @@ static void kill_exec(struct docker *d, const char *eid, const char *nonce)
 			break;
 		usleep(50 * 1000);
 	}
-	if (running) {
-		free(path);
-		if (asprintf(&path, "/containers/%s/kill?signal=KILL", d->id) >= 0 &&
-		    call(d, "POST", path, NULL, &r, &e) == 0)
-			http_response_free(&r);
-		(void)start_container(d, &e);
-	}
+	if (running)
+		restart_container(d, false);
 }
 
-static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_result *r,
-		       cordon_error *e)
+/* What one command's run gives, whichever way it ran. */
+struct exec_state {
+	const char *nonce;
+	char *const *envv; /* the command's environment (on top of the container's) */
+	double deadline;
+	struct capture *out, *err;
+	struct docker_cg_mark mark;
+	int code;
+	bool timed_out, cancelled;
+};
+
+/*
+ * The command through Docker's exec API: exec create, exec start read as a stream until
+ * dockerd closes it, exec inspect for the exit code (docker-daytona.md A2). -1 with *e when
+ * nothing could be run.
+ */
+static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_state *s,
+		    cordon_error *e)
 {
-	struct docker *d = h;
-	const struct cordon_profile *p = x->profile;
-	struct capture *cap_out = NULL, *cap_err = NULL;
 	struct http_response resp = { 0 };
 	struct demux m = { 0 };
-	_cleanup_free_ char *eid = NULL, *path = NULL, *pending = NULL, *buf = NULL;
-	_cleanup_free_ char *pidcmd = NULL, *noncevar = NULL;
+	_cleanup_free_ char *eid = NULL, *pending = NULL, *buf = NULL, *pidcmd = NULL;
 	_cleanup_close_ int fd = -1;
-	char nonce[33];
 	size_t npending = 0;
 	json_t *cmd = NULL, *env = NULL, *start = NULL;
-	bool timed_out = false, cancelled = false, running = false;
-	int rc = -1, code = 0;
-	double t0 = now_ms(), deadline = t0 + p->timeout * 1e3;
+	bool running = false;
+	int rc = -1;
 
-	if (x->ret_pending)
-		*x->ret_pending = NULL;
-	backend_random_hex(nonce, 16);
 	/*
 	 * The exec's shell is its session and group leader, and becomes the command: its pid is
 	 * the group to kill. It first removes the pid files of execs that are gone (a shell that
@@ -553,9 +691,8 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	if (asprintf(&pidcmd,
 		     "for g in /dev/shm/cordon-*.pid; do read p <\"$g\" && [ -e /proc/\"$p\" ] || "
 		     "rm -f \"$g\"; done 2>/dev/null; echo $$ >/dev/shm/cordon-%s.pid; exec \"$@\"",
-		     nonce) < 0 ||
-	    asprintf(&noncevar, "CORDON_EXEC_NONCE=%s", nonce) < 0) {
-		pidcmd = noncevar = NULL;
+		     s->nonce) < 0) {
+		pidcmd = NULL;
 		return cordon_err(e, ENOMEM, "out of memory");
 	}
 	cmd = json_pack("[s, s, s, s]", "sh", "-c", pidcmd, "sh");
@@ -568,13 +705,8 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	}
 	for (char *const *a = x->argv; *a; a++)
 		json_array_append_new(cmd, json_string(*a));
-	for (char *const *v = x->envp; v && *v; v++)
-		if (!backend_host_only_var(p, *v))
-			json_array_append_new(env, json_string(*v));
-	json_array_append_new(env, json_string(noncevar));
-	if (capture_new(p->max_output, &cap_out, e) < 0 ||
-	    capture_new(p->max_output, &cap_err, e) < 0)
-		goto out;
+	for (char *const *v = s->envv; *v; v++)
+		json_array_append_new(env, json_string(*v));
 	if (exec_create(d, cmd, env, true, &eid, e) < 0)
 		goto out;
 	{
@@ -585,6 +717,7 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 			cordon_err(e, ENOMEM, "out of memory");
 			goto out;
 		}
+		docker_cg_begin(d->cg, &s->mark);
 		if (http_stream_open(d->sock, "POST", full, "application/json", text, strlen(text),
 				     NULL, CALL_TIMEOUT_MS, &resp, &fd, &pending, &npending,
 				     e) < 0) {
@@ -596,19 +729,19 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 			goto out;
 		}
 	}
-	demux_feed(&m, pending, npending, cap_out, cap_err);
+	demux_feed(&m, pending, npending, s->out, s->err);
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		double left = deadline - now_ms();
+		double left = s->deadline - now_ms();
 		int tmo;
 		ssize_t n;
 
 		if (x->cancel && *x->cancel) {
-			cancelled = true;
+			s->cancelled = true;
 			break;
 		}
 		if (left <= 0) {
-			timed_out = true;
+			s->timed_out = true;
 			break;
 		}
 		tmo = (int)left + 1;
@@ -627,33 +760,115 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 			continue;
 		if (n <= 0)
 			break; /* EOF: dockerd closes the stream once the exec is done */
-		demux_feed(&m, buf, (size_t)n, cap_out, cap_err);
+		demux_feed(&m, buf, (size_t)n, s->out, s->err);
 	}
 	closep(&fd), fd = -1;
-	if (timed_out || cancelled)
-		kill_exec(d, eid, nonce);
-	if (exec_inspect(d, eid, &running, &code, e) < 0 && !timed_out && !cancelled)
+	if (s->timed_out || s->cancelled)
+		kill_exec(d, eid, s->nonce);
+	if (exec_inspect(d, eid, &running, &s->code, e) < 0 && !s->timed_out && !s->cancelled)
 		goto out;
-	capture_end(cap_out);
-	capture_end(cap_err);
-
-	r->duration_ms = now_ms() - t0;
-	r->peak_memory_bytes = -1;
-	if (!timed_out && cancelled && (running || code == 0))
-		code = 137;
-	/* Docker reports a signal death as 128+n, as AG2's DockerEnvironment does. */
-	r->exit_code = r->status = code;
-	/* AG2's DockerEnvironment says "Execution", not "Command". */
-	if (capture_fill_result(cap_out, cap_err, p, timed_out, "Execution", r, e) < 0)
-		goto out;
+	if (!s->timed_out && s->cancelled && (running || s->code == 0))
+		s->code = 137;
 	rc = 0;
 out:
 	json_decref(cmd);
 	json_decref(env);
 	json_decref(start);
 	http_response_free(&resp);
-	capture_free(cap_out);
-	capture_free(cap_err);
+	return rc;
+}
+
+/*
+ * The command through the agent (agent.h), when there is one and no other command of this
+ * container is using it. 1: it could not be used, nothing ran.
+ */
+static int agent_exec(struct docker *d, const struct cordon_exec *x, struct exec_state *s,
+		      cordon_error *e)
+{
+	struct agent_run ar = { .argv = x->argv,
+				.envv = s->envv,
+				.cwd = d->workdir_in,
+				.nonce = s->nonce,
+				.deadline = s->deadline,
+				.cancel = x->cancel,
+				.out = s->out,
+				.err = s->err };
+	int rc;
+
+	if (d->agent.fd < 0 || __atomic_test_and_set(&d->agent.busy, __ATOMIC_ACQUIRE))
+		return 1;
+	docker_cg_begin(d->cg, &s->mark);
+	rc = agent_host_run(&d->agent, &ar, e);
+	if (rc == AGENT_STUCK)
+		restart_container(d, true);
+	__atomic_clear(&d->agent.busy, __ATOMIC_RELEASE);
+	if (rc == AGENT_UNUSABLE) {
+		closep(&s->mark.peak_fd);
+		s->mark = (struct docker_cg_mark){ .peak_fd = -1 };
+		return 1;
+	}
+	if (rc < 0)
+		return -1;
+	s->code = ar.code;
+	s->timed_out = ar.timed_out;
+	s->cancelled = ar.cancelled;
+	if (!s->timed_out && s->cancelled && s->code == 0)
+		s->code = 137; /* as through the exec API */
+	return 0;
+}
+
+static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_result *r,
+		       cordon_error *e)
+{
+	struct docker *d = h;
+	const struct cordon_profile *p = x->profile;
+	_cleanup_free_ char *noncevar = NULL;
+	_cleanup_free_ char **envv = NULL;
+	char nonce[33];
+	struct exec_state s = { .nonce = nonce, .mark = { .peak_fd = -1 } };
+	size_t n = 0, k = 0;
+	int rc = -1, ran;
+	double t0 = now_ms();
+
+	if (x->ret_pending)
+		*x->ret_pending = NULL;
+	s.deadline = t0 + p->timeout * 1e3;
+	backend_random_hex(nonce, 16);
+	if (asprintf(&noncevar, "CORDON_EXEC_NONCE=%s", nonce) < 0) {
+		noncevar = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	for (char *const *v = x->envp; v && *v; v++)
+		n++;
+	envv = calloc(n + 2, sizeof(*envv));
+	if (!envv)
+		return cordon_err(e, ENOMEM, "out of memory");
+	for (char *const *v = x->envp; v && *v; v++)
+		if (!backend_host_only_var(p, *v))
+			envv[k++] = *v;
+	envv[k] = noncevar;
+	s.envv = envv;
+	if (capture_new(p->max_output, &s.out, e) < 0 || capture_new(p->max_output, &s.err, e) < 0)
+		goto out;
+	ran = agent_exec(d, x, &s, e);
+	if (ran < 0 || (ran > 0 && api_exec(d, x, &s, e) < 0))
+		goto out;
+	capture_end(s.out);
+	capture_end(s.err);
+
+	r->duration_ms = now_ms() - t0;
+	r->peak_memory_bytes = -1;
+	docker_cg_end(d->cg, &s.mark, r);
+	/* Docker reports a signal death as 128+n, as AG2's DockerEnvironment does. */
+	r->exit_code = r->status = s.code;
+	/* AG2's DockerEnvironment says "Execution", not "Command". */
+	if (capture_fill_result(s.out, s.err, p, s.timed_out, "Execution", r, e) < 0)
+		goto out;
+	rc = 0;
+out:
+	capture_free(s.out);
+	capture_free(s.err);
+	closep(&s.mark.peak_fd);
 	return rc;
 }
 
@@ -688,8 +903,9 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 	json_array_foreach(j, i, c)
 	{
 		const char *id = json_string_value(json_object_get(c, "Id"));
-		const char *own = json_string_value(
-			json_object_get(json_object_get(c, "Labels"), "cordon.owner"));
+		json_t *labels = json_object_get(c, "Labels");
+		const char *own = json_string_value(json_object_get(labels, "cordon.owner"));
+		const char *adir = json_string_value(json_object_get(labels, "cordon.agent_dir"));
 		char now[64];
 		int pid = 0;
 
@@ -699,8 +915,11 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 		if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
 		    backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
 			continue;
-		if (remove_container(d.sock, d.api, id) == 0)
+		if (remove_container(d.sock, d.api, id) == 0) {
 			(*ret_removed)++;
+			if (adir)
+				agent_host_remove_dir(adir);
+		}
 	}
 	rc = 0;
 out:

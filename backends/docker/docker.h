@@ -18,6 +18,7 @@ int docker_probe(char **ret_version, char **ret_server, cordon_error *e);
 
 /*
  * Remove every container labelled cordon.session whose owner (label cordon.owner, a pid and
- * its start time) is no longer running. *ret_removed counts them.
+ * its start time) is no longer running, and its agent's directory (label cordon.agent_dir).
+ * *ret_removed counts them.
  */
 int docker_gc(unsigned *ret_removed, cordon_error *e);

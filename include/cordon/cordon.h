@@ -123,6 +123,7 @@ struct cordon_profile {
 	char *docker_network;		   /* NULL: "none" */
 	struct cordon_list docker_ro_bind; /* HOST[:TARGET], mounted read-only */
 	char *docker_workdir;		   /* NULL: "/workspace" */
+	bool docker_agent;		   /* commands through the in-container agent */
 
 	/* [daytona] */
 	char *daytona_api_url;

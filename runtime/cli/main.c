@@ -8,6 +8,7 @@
 #include <cordon/cordon.h>
 
 #include "backends/backend.h"
+#include "backends/docker/agent.h"
 #include "backends/docker/docker.h"
 #include "backends/local/doctor.h"
 #include "runtime/cleanup.h"
@@ -749,15 +750,21 @@ static int cmd_doctor(int argc, char **argv)
 		return fail_err(&e);
 	fputs(text, stdout);
 	{
-		_cleanup_free_ char *api = NULL, *server = NULL;
+		_cleanup_free_ char *api = NULL, *server = NULL, *agent = NULL;
 		cordon_error de = { 0 };
 		char buf[300];
 
 		/* The Docker backend is optional: its absence is a line, not a failure. */
-		if (docker_probe(&api, &server, &de) == 0)
+		if (docker_probe(&api, &server, &de) == 0) {
 			printf("docker: available; Engine %s, API %s (backend docker)\n",
 			       server ? server : "?", api);
-		else
+			agent = agent_binary();
+			if (agent)
+				printf("docker agent: %s (mounted into the containers)\n", agent);
+			else
+				printf("docker agent: none (no usable static cordon binary: "
+				       "commands go through Docker's exec API)\n");
+		} else
 			printf("docker: unavailable (%s)\n", cordon_err_str(&de, buf, sizeof(buf)));
 	}
 	return 0;
@@ -829,6 +836,9 @@ int main(int argc, char **argv)
 	/* cordond's helper (runtime/daemon/runner.c): not for people; serves fd 3. */
 	if (!strcmp(cmd, "__cordond-runner") && argc == 2)
 		return runner_main(3);
+	/* The Docker backend's agent, the main process of its containers (docker/agent.h). */
+	if (!strcmp(cmd, "__docker-agent"))
+		return docker_agent_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
 	if (!strcmp(cmd, "gc"))

@@ -9,9 +9,11 @@
 #include "tests/lib/testutil.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct cordon_profile *prof;
 static char *wd;
@@ -25,6 +27,8 @@ static void setup(void)
 	cr_assert_not_null(img, "CORDON_DOCKER_TEST_IMAGE is not set (run tests/docker/run.sh)");
 	cr_assert_eq(cordon_profile_new(&prof, &e), 0);
 	prof->docker_image = strdup(img);
+	/* run.sh runs the suite twice: through the agent, and through Docker's exec API. */
+	prof->docker_agent = !getenv("CORDON_DOCKER_TEST_API");
 	free(prof->timeout_text);
 	prof->timeout_text = strdup("1");
 	prof->timeout = 1;
@@ -141,4 +145,201 @@ Test(docker, signal_death_is_128_plus_n)
 	cr_assert_eq(r.exit_code, 143);
 	cr_assert_str_eq(r.output, "[exit code: 143]");
 	cordon_result_free(&r);
+}
+
+/* busybox time's "user\t0m 0.30s" and "sys\t0m 0.01s" lines: the child's CPU in ms. */
+static double time_cpu_ms(const char *out)
+{
+	double total = 0;
+	const char *keys[] = { "user\t", "sys\t" };
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *p = strstr(out, keys[i]);
+		int min = 0;
+		double s = 0;
+
+		cr_assert_not_null(p, "no '%s' line in: %s", keys[i], out);
+		cr_assert_eq(sscanf(p + strlen(keys[i]), "%dm %lfs", &min, &s), 2, "%s", p);
+		total += (min * 60 + s) * 1e3;
+	}
+	return total;
+}
+
+/* cpu_ms is the exec's CPU time: what the kernel charged to its busy loop (as `time` reports
+ * it, in 10 ms steps), plus the little that runc and the shells take, not the container's. */
+Test(docker, usage_cpu_ms_is_the_execs)
+{
+	struct cordon_result r;
+	double burnt;
+
+	prof->timeout = 30;
+	run("time sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'", &r);
+	burnt = time_cpu_ms(r.output);
+	cr_assert_gt(burnt, 50, "the loop burnt too little to tell: %s", r.output);
+	cr_assert(r.cpu_ms >= burnt - 20 && r.cpu_ms <= burnt + 100,
+		  "cpu_ms %.1f for a loop that burnt %.0f ms", r.cpu_ms, burnt);
+	cordon_result_free(&r);
+	/* The next exec starts from zero again. */
+	run("true", &r);
+	cr_assert(r.cpu_ms > 0 && r.cpu_ms < burnt / 2, "cpu_ms %.1f for true", r.cpu_ms);
+	cordon_result_free(&r);
+}
+
+/* peak_memory_bytes: dd's 64 MiB buffer, then a small command's own peak (reset per exec). */
+Test(docker, usage_peak_memory_is_the_execs)
+{
+	struct cordon_result r;
+
+	run("dd if=/dev/zero of=/dev/null bs=67108864 count=1 2>/dev/null", &r);
+	cr_assert_eq(r.exit_code, 0, "%s", r.output);
+	cr_assert_geq(r.peak_memory_bytes, 64ll << 20);
+	cr_assert_lt(r.peak_memory_bytes, 96ll << 20);
+	cr_assert_not(r.oom_killed);
+	cordon_result_free(&r);
+	run("true", &r);
+	cr_assert_gt(r.peak_memory_bytes, 0);
+	cr_assert_lt(r.peak_memory_bytes, 32ll << 20, "the previous exec's peak: %lld",
+		     (long long)r.peak_memory_bytes);
+	cordon_result_free(&r);
+}
+
+/* A container of its own with a 32 MiB limit. */
+static void open_small(void **ret)
+{
+	cordon_error e;
+
+	setup();
+	backend_docker.close(h);
+	prof->docker_memory = 32u << 20;
+	cr_assert_eq(backend_docker.open(prof, wd, ret, &e), 0, "%s", e.msg);
+}
+
+/* oom_killed: the memory limit's OOM kill (exit 137), not any SIGKILL (also 137). */
+Test(docker_oom, usage_oom_killed, .fini = teardown, .timeout = 60)
+{
+	struct cordon_result r;
+
+	open_small(&h);
+	prof->timeout = 30;
+	run("dd if=/dev/zero of=/dev/null bs=67108864 count=1", &r);
+	cr_assert_eq(r.exit_code, 137, "%s", r.output);
+	cr_assert(r.oom_killed);
+	cordon_result_free(&r);
+	run("kill -KILL $$", &r);
+	cr_assert_eq(r.exit_code, 137, "%s", r.output);
+	cr_assert_not(r.oom_killed, "a plain SIGKILL reported as an OOM kill");
+	cordon_result_free(&r);
+	run("echo fine", &r);
+	cr_assert_str_eq(r.output, "fine");
+	cr_assert_not(r.oom_killed, "an earlier exec's OOM kill reported again");
+	cordon_result_free(&r);
+}
+
+/* Which way the commands run: under the agent (its child) or by Docker's exec API (parent
+ * outside the container: $PPID 0); either way no socket is left to connect to. */
+Test(docker, runs_through_the_agent_or_the_api)
+{
+	struct cordon_result r;
+
+	run("case \"$(tr '\\0' ' ' 2>/dev/null </proc/$PPID/cmdline)\" in "
+	    "*__docker-agent*) echo agent;; *) echo api;; esac; ls -A /.cordon 2>/dev/null | wc -l",
+	    &r);
+	cr_assert_str_eq(r.output, prof->docker_agent ? "agent\n0" : "api\n0");
+	cordon_result_free(&r);
+}
+
+/* ---- the agent only (run.sh runs these once) ---- */
+
+static void setup_agent(void)
+{
+	setup();
+	cr_assert(prof->docker_agent);
+}
+
+TestSuite(agent, .init = setup_agent, .fini = teardown, .timeout = 60);
+
+/* An agent that cannot kill the timed-out command (stopped by it) gets its container
+ * restarted: the command is gone, /tmp with it, and the next command runs through the agent
+ * again. */
+Test(agent, stopped_agent_restarts_the_container)
+{
+	struct cordon_result r;
+
+	run("echo state > /tmp/kept; kill -STOP $PPID; sleep 30", &r);
+	cr_assert(r.timed_out);
+	cr_assert_str_eq(r.output, "Execution timed out after 1s\n[exit code: 124]");
+	cordon_result_free(&r);
+	prof->timeout = 10;
+	run("cat /tmp/kept 2>/dev/null || echo restarted; tr '\\0' ' ' </proc/$PPID/cmdline", &r);
+	cr_assert_str_eq(r.output, "restarted\n/.cordon-agent __docker-agent /.cordon/s", "%s",
+			 r.output);
+	cordon_result_free(&r);
+}
+
+struct bg {
+	struct cordon_result r;
+	const char *cmd;
+};
+
+static void *bg_run(void *arg)
+{
+	struct bg *b = arg;
+
+	run(b->cmd, &b->r);
+	return NULL;
+}
+
+/* Two commands at once in one container: the second, while the first holds the agent, goes
+ * through Docker's exec API. */
+Test(agent, a_busy_agent_leaves_the_next_command_to_the_api)
+{
+	struct bg b = { .cmd = "touch started; sleep 2; echo first" };
+	struct cordon_result r;
+	char path[4096];
+	pthread_t t;
+
+	prof->timeout = 30;
+	snprintf(path, sizeof(path), "%s/started", wd);
+	cr_assert_eq(pthread_create(&t, NULL, bg_run, &b), 0);
+	for (int i = 0; i < 2000 && access(path, F_OK) < 0; i++)
+		usleep(10 * 1000);
+	cr_assert_eq(access(path, F_OK), 0, "the first command did not start");
+	run("echo $PPID", &r);
+	cr_assert_str_eq(r.output, "0", "the second command did not go through the exec API");
+	cordon_result_free(&r);
+	pthread_join(t, NULL);
+	cr_assert_str_eq(b.r.output, "first");
+	cordon_result_free(&b.r);
+}
+
+/* A command that kills the agent ends the container, as killing `sleep infinity` did: that
+ * command reports 137, and the next one does not run (an error, or Docker's exit 126 for an
+ * exec in a stopped container), and nothing hangs. */
+Test(agent, killing_the_agent_ends_the_container)
+{
+	struct cordon_result r;
+	char *argv[] = { "sh", "-c", "echo never-printed", NULL };
+	char *envp[] = { "PATH=/bin", NULL };
+	struct cordon_exec x = { .argv = argv,
+				 .envp = envp,
+				 .workdir = wd,
+				 .workdir_fd = -1,
+				 .profile = prof,
+				 .stdin_fd = -1 };
+	cordon_error e;
+
+	prof->timeout = 30;
+	run("kill -KILL $PPID; sleep 20", &r);
+	cr_assert_eq(r.exit_code, 137, "%s", r.output);
+	cr_assert_not(r.timed_out);
+	cordon_result_free(&r);
+	r = (struct cordon_result){ 0 };
+	if (backend_docker.exec(h, &x, &r, &e) < 0) {
+		cr_assert_not_null(strstr(e.msg, "docker: "), "%s", e.msg);
+		cr_assert_null(strchr(e.msg, '\n'));
+	} else {
+		cr_assert_eq(r.exit_code, 126, "%s", r.output);
+		cr_assert_null(strstr(r.output, "never-printed"));
+		cordon_result_free(&r);
+	}
 }

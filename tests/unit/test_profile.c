@@ -160,6 +160,7 @@ static void assert_profile_eq(const struct cordon_profile *a, const struct cordo
 	cr_assert(str_eq(a->docker_network, b->docker_network));
 	cr_assert(list_eq(&a->docker_ro_bind, &b->docker_ro_bind));
 	cr_assert(str_eq(a->docker_workdir, b->docker_workdir));
+	cr_assert_eq(a->docker_agent, b->docker_agent);
 	cr_assert(str_eq(a->daytona_api_url, b->daytona_api_url));
 	cr_assert(str_eq(a->daytona_target, b->daytona_target));
 	cr_assert(str_eq(a->daytona_snapshot, b->daytona_snapshot));
@@ -217,6 +218,7 @@ Test(profile, defaults)
 	cr_assert_not(p->env_inherit);
 	cr_assert_null(p->docker_image);
 	cr_assert_eq(p->docker_memory, 0);
+	cr_assert(p->docker_agent);
 	cr_assert_null(p->daytona_api_url);
 	assert_round_trip(p);
 	cordon_profile_free(p);
@@ -268,6 +270,7 @@ static const char every_key[] = "; every key of SPEC §4\n"
 				"ro_bind = /usr/share\n"
 				"ro_bind = /opt/data:/data\n"
 				"workdir = /home/agent/work\n"
+				"agent = off\n"
 				"[daytona]\n"
 				"api_url = https://app.daytona.io/api\n"
 				"target = eu\n"
@@ -323,6 +326,7 @@ Test(profile, every_key_parses)
 	assert_list(&p->docker_ro_bind, true, 2,
 		    (const char *[]){ "/usr/share", "/opt/data:/data" });
 	cr_assert_str_eq(p->docker_workdir, "/home/agent/work");
+	cr_assert_not(p->docker_agent);
 	cr_assert_str_eq(p->daytona_api_url, "https://app.daytona.io/api");
 	cr_assert_str_eq(p->daytona_target, "eu");
 	cr_assert_str_eq(p->daytona_snapshot, "snap-1");
@@ -482,6 +486,7 @@ static const struct bad {
 	{ "docker", "workdir", "/w/../x",
 	  "invalid workdir '/w/../x' (expected an absolute path other than '/', without '.', "
 	  "'..', ':' or empty components)" },
+	{ "docker", "agent", "maybe", "invalid boolean 'maybe' (expected true or false)" },
 	{ "daytona", "api_url", "ftp://x", "invalid URL 'ftp://x' (expected http:// or https://)" },
 	{ "daytona", "api_url", "https://",
 	  "invalid URL 'https://' (expected http:// or https://)" },
@@ -1237,6 +1242,7 @@ Test(profile, format_layout)
 			       "pids = 0\n"
 			       "network =\n"
 			       "workdir =\n"
+			       "agent = true\n"
 			       "\n"
 			       "[daytona]\n"
 			       "api_url =\n"
