@@ -40,6 +40,10 @@
 #define POLL_FAST_MS 100.0
 #define POLL_FAST_FOR_MS 5000.0
 #define POLL_MAX_MS 1000.0
+/* Creates sent when the earlier ones are known to have made nothing. */
+#define CREATE_TRIES 3
+/* autoStopInterval when the profile sets none: Daytona's own default, said explicitly. */
+#define DEFAULT_AUTO_STOP_MIN 15
 
 struct daytona {
 	/*
@@ -159,7 +163,13 @@ static int daytona_open(const struct cordon_profile *p, const char *workdir, voi
 {
 	struct daytona *d = calloc(1, sizeof(*d));
 	const char *key = config_env("DAYTONA_API_KEY");
-	const char *api = p->daytona_api_url ? p->daytona_api_url : config_env("DAYTONA_API_URL");
+	/*
+	 * The environment wins over the profile, as for Daytona's SDKs: the key and the URL it
+	 * was given for come together (a profile must not send an administrator's key
+	 * elsewhere); the profile's are the defaults.
+	 */
+	const char *api =
+		config_env("DAYTONA_API_URL") ? config_env("DAYTONA_API_URL") : p->daytona_api_url;
 	size_t len;
 	int rc = -1;
 
@@ -197,8 +207,8 @@ static int daytona_open(const struct cordon_profile *p, const char *workdir, voi
 		d->api[--len] = '\0';
 	if (dt_check_url(d->api, "API URL", e) < 0)
 		goto out;
-	d->target =
-		dup_or_null(p->daytona_target ? p->daytona_target : config_env("DAYTONA_TARGET"));
+	d->target = dup_or_null(config_env("DAYTONA_TARGET") ? config_env("DAYTONA_TARGET")
+							     : p->daytona_target);
 	d->snapshot = dup_or_null(p->daytona_snapshot);
 	d->image = dup_or_null(p->daytona_image);
 	d->cpu = p->daytona_cpu;
@@ -311,8 +321,9 @@ static json_t *create_body(const struct daytona *d)
 	}
 	if (d->target && json_object_set_new(b, "target", json_string(d->target)))
 		goto fail_b;
-	if (d->auto_stop &&
-	    json_object_set_new(b, "autoStopInterval", json_integer((json_int_t)d->auto_stop)))
+	if (json_object_set_new(b, "autoStopInterval",
+				json_integer((json_int_t)(d->auto_stop ? d->auto_stop
+								       : DEFAULT_AUTO_STOP_MIN))))
 		goto fail_b;
 	/*
 	 * Deleted as soon as it stops: a sandbox whose cordon was SIGKILLed goes by itself after
@@ -381,49 +392,93 @@ out:
 }
 
 /*
- * A create whose outcome is unknown (the connection broke after the request went out, or the
- * run was cancelled meanwhile) may still have made a sandbox: find it by this handle's session
- * label and delete it.
+ * The ids of the sandboxes that carry this handle's session label, NULL-terminated in *ret
+ * (a create whose outcome was unknown may have made one).
  */
-static void delete_by_session(struct daytona *d)
+static int find_by_session(struct daytona *d, char ***ret, cordon_error *e)
 {
 	_cleanup_free_ char *labels = NULL, *path = NULL;
 	struct dt_request rq;
 	struct dt_response r = { 0 };
-	volatile int *cancel = d->c.cancel;
-	cordon_error e;
 	json_t *j = NULL, *items, *it;
-	size_t i;
+	char **ids = NULL;
+	size_t i, n = 0;
+	int rc = -1;
 
-	d->c.cancel = NULL; /* cleaning up after a cancel is the point */
 	if (asprintf(&labels, "{\"cordon.session\":\"%s\"}", d->session) < 0) {
 		labels = NULL;
-		goto out;
+		return oom(e);
 	}
 	path = dt_url_query("", "/sandbox", "labels", labels);
-	if (!path ||
-	    api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, &e) < 0 ||
-	    r.status != 200)
+	if (!path)
+		return oom(e);
+	if (api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, e) < 0)
 		goto out;
+	if (r.status != 200) {
+		dt_status_error(&d->c, &rq, &r, e);
+		goto out;
+	}
 	j = json_loadb(r.body, r.body_len, 0, NULL);
 	items = json_object_get(j, "items");
+	ids = calloc(json_array_size(items) + 1, sizeof(*ids));
+	if (!ids) {
+		oom(e);
+		goto out;
+	}
 	json_array_foreach(items, i, it)
 	{
 		const char *id = json_string_value(json_object_get(it, "id"));
-		_cleanup_free_ char *del = NULL;
-		struct dt_response r2 = { 0 };
+		const char *sess = json_string_value(
+			json_object_get(json_object_get(it, "labels"), "cordon.session"));
 
-		if (!id_ok(id) || asprintf(&del, "/sandbox/%s", id) < 0) {
-			del = NULL;
-			continue;
+		/* The filter is the server's: check the label ourselves too. */
+		if (id_ok(id) && sess && !strcmp(sess, d->session) && !(ids[n++] = strdup(id))) {
+			oom(e);
+			goto out;
 		}
-		(void)api_call(d, "DELETE", del, "delete sandbox", NULL, DT_RETRY_ALL, &rq, &r2,
-			       &e);
-		dt_response_free(&r2);
 	}
+	*ret = TAKE_PTR(ids);
+	rc = 0;
 out:
+	if (ids)
+		for (i = 0; i < n; i++)
+			free(ids[i]);
+	free(ids);
 	json_decref(j);
 	dt_response_free(&r);
+	return rc;
+}
+
+static void delete_id(struct daytona *d, const char *id)
+{
+	_cleanup_free_ char *path = NULL;
+	struct dt_request rq;
+	struct dt_response r = { 0 };
+	cordon_error e;
+
+	if (asprintf(&path, "/sandbox/%s", id) < 0) {
+		path = NULL;
+		return;
+	}
+	(void)api_call(d, "DELETE", path, "delete sandbox", NULL, DT_RETRY_ALL, &rq, &r, &e);
+	dt_response_free(&r);
+}
+
+/* Delete whatever carries this handle's session label, and forget the id if it was one. */
+static void delete_by_session(struct daytona *d)
+{
+	volatile int *cancel = d->c.cancel;
+	char **ids = NULL;
+	cordon_error e;
+
+	d->c.cancel = NULL; /* cleaning up after a cancel is the point */
+	if (find_by_session(d, &ids, &e) == 0) {
+		for (char **p = ids; *p; p++) {
+			delete_id(d, *p);
+			free(*p);
+		}
+		free(ids);
+	}
 	d->c.cancel = cancel;
 }
 
@@ -506,6 +561,24 @@ static int make_workdir(struct daytona *d, cordon_error *e)
 	return rc;
 }
 
+/* 1: started; 0: on its way; -1 (e filled): a state it will not start from. */
+static int judge_state(const struct daytona *d, const char *state, const char *reason,
+		       cordon_error *e)
+{
+	if (!strcmp(state, "started"))
+		return 1;
+	if (!strcmp(state, "error") || !strcmp(state, "build_failed"))
+		return cordon_err(e, 0, "daytona: sandbox %s is in state %s: %s", d->id, state,
+				  reason[0] ? reason : "no reason given");
+	if (!strcmp(state, "destroyed") || !strcmp(state, "destroying") ||
+	    !strcmp(state, "archived") || !strcmp(state, "stopped"))
+		return cordon_err(e, 0,
+				  "daytona: sandbox %s went to state %s while cordon waited for it "
+				  "to start",
+				  d->id, state);
+	return 0;
+}
+
 static int wait_started(struct daytona *d, cordon_error *e)
 {
 	_cleanup_free_ char *path = NULL;
@@ -530,18 +603,9 @@ static int wait_started(struct daytona *d, cordon_error *e)
 		dt_response_free(&r);
 		if (rc < 0)
 			return -1;
-		if (!strcmp(state, "started"))
-			return 0;
-		if (!strcmp(state, "error") || !strcmp(state, "build_failed"))
-			return cordon_err(e, 0, "daytona: sandbox %s is in state %s: %s", d->id,
-					  state, reason[0] ? reason : "no reason given");
-		if (!strcmp(state, "destroyed") || !strcmp(state, "destroying") ||
-		    !strcmp(state, "archived") || !strcmp(state, "stopped"))
-			return cordon_err(
-				e, 0,
-				"daytona: sandbox %s went to state %s while cordon waited "
-				"for it to start",
-				d->id, state);
+		rc = judge_state(d, state, reason, e);
+		if (rc != 0)
+			return rc > 0 ? 0 : -1;
 		left = start + limit - now_ms();
 		if (left <= 0)
 			return cordon_err(
@@ -568,13 +632,78 @@ static int wait_started(struct daytona *d, cordon_error *e)
 	}
 }
 
+/*
+ * POST /sandbox, then wait until it is started. Create is sent again only when it cannot have
+ * made anything, or when the sandbox is known not to exist: after an answer that leaves it
+ * open (a broken connection, no answer in time, a 500/502/504), the sandboxes with this
+ * handle's session label are looked up, and the one found is taken as this handle's own.
+ */
+static int create_sandbox(struct daytona *d, json_t *body, cordon_error *e)
+{
+	char state[32], reason[160];
+
+	for (unsigned attempt = 1;; attempt++) {
+		struct dt_request rq;
+		struct dt_response r = { 0 };
+		char **ids = NULL;
+		int rc = api_call(d, "POST", "/sandbox", "create sandbox", body, DT_RETRY_SAFE, &rq,
+				  &r, e);
+		bool unknown;
+
+		if (rc == 0 && (r.status == 200 || r.status == 201)) {
+			rc = read_sandbox(d, &r, "create sandbox", state, sizeof(state), reason,
+					  sizeof(reason), e);
+			dt_response_free(&r);
+			if (rc < 0) {
+				delete_by_session(d);
+				return -1;
+			}
+			break;
+		}
+		if (rc == 0)
+			dt_status_error(&d->c, &rq, &r, e);
+		unknown = rc < 0 ? e->code != ENOMEM && e->code != ECANCELED
+				 : r.status == 500 || r.status == 502 || r.status == 504;
+		dt_response_free(&r);
+		if (!unknown) {
+			if (rc < 0 && e->code == ECANCELED)
+				delete_by_session(d);
+			return -1;
+		}
+		{
+			cordon_error fe;
+
+			if (find_by_session(d, &ids, &fe) < 0)
+				return -1; /* e: the create's own error */
+		}
+		if (ids[0]) {
+			/* It was made: this one is ours; any other (there should be none) goes. */
+			d->id = ids[0];
+			for (char **p = ids + 1; *p; p++) {
+				delete_id(d, *p);
+				free(*p);
+			}
+			free(ids);
+			return wait_started(d, e);
+		}
+		free(ids);
+		if (attempt >= CREATE_TRIES)
+			return -1;
+	}
+	switch (judge_state(d, state, reason, e)) {
+	case 1:
+		return 0;
+	case 0:
+		return wait_started(d, e);
+	default:
+		return -1;
+	}
+}
+
 static int ensure_locked(void *h, volatile int *cancel, cordon_error *e)
 {
 	struct daytona *d = h;
-	struct dt_request rq;
-	struct dt_response r = { 0 };
 	json_t *body = NULL;
-	char state[32], reason[160];
 	int rc = -1;
 
 	if (d->id && d->toolbox && !d->failed)
@@ -585,29 +714,7 @@ static int ensure_locked(void *h, volatile int *cancel, cordon_error *e)
 	body = create_body(d);
 	if (!body)
 		return oom(e);
-	/*
-	 * Create is retried only when the server said it did nothing (429, 503) or was never
-	 * reached: after a broken connection the sandbox may exist, and delete_by_session finds
-	 * it by label.
-	 */
-	if (api_call(d, "POST", "/sandbox", "create sandbox", body, DT_RETRY_SAFE, &rq, &r, e) <
-	    0) {
-		if (e->code != ENOMEM)
-			delete_by_session(d);
-		goto out;
-	}
-	if (r.status != 200 && r.status != 201) {
-		dt_status_error(&d->c, &rq, &r, e);
-		if (r.status >= 500)
-			delete_by_session(d);
-		goto out;
-	}
-	if (read_sandbox(d, &r, "create sandbox", state, sizeof(state), reason, sizeof(reason), e) <
-	    0) {
-		delete_by_session(d);
-		goto out;
-	}
-	if (strcmp(state, "started") && wait_started(d, e) < 0)
+	if (create_sandbox(d, body, e) < 0)
 		goto out;
 	if (toolbox_url(d, e) < 0 || make_workdir(d, e) < 0)
 		goto out;
@@ -616,7 +723,6 @@ out:
 	if (rc < 0)
 		d->failed = true;
 	json_decref(body);
-	dt_response_free(&r);
 	return rc;
 }
 

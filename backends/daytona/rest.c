@@ -328,6 +328,13 @@ static int perform(struct dt_client *c, const struct dt_request *rq, struct dt_r
 	/* A transfer that stalls for 60 s once the answer has begun is dead. */
 	(void)curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	(void)curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+	/*
+	 * A request that may have an effect goes on a new connection: on a kept-alive one that
+	 * the server has closed, libcurl sends it again by itself, and a create or an execute
+	 * must never be sent twice unseen.
+	 */
+	if (rq->retry == DT_RETRY_SAFE)
+		(void)curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
 	if (!strcmp(rq->method, "GET")) {
 		(void)curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
 	} else {

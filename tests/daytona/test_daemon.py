@@ -70,7 +70,7 @@ class DaytonaSessions(unittest.TestCase):
     def test_environment_runs_in_one_sandbox_with_cwd_env_and_files(self) -> None:
         before = len(fake_state()["sandboxes"])
         with CordonEnvironment(backend="daytona", socket=self.daemon.socket) as env:
-            sb = env.sandbox()
+            sb = env.sandbox
             self.assertEqual(str(sb.workdir), "/workspace")
             self.assertIsNone(sb.host_workdir)
             r = sb.exec_sync(["sh", "-c", "echo one > a.txt; echo $GREETING"], env={"GREETING": "hi"})
