@@ -78,9 +78,9 @@ Test(contract, create_from_snapshot)
 	d = mock_handle(p);
 	b = create_body(d);
 	cr_assert_not_null(b);
-	cr_assert_eq(api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r,
-			      &e),
-		     0, "%s", e.msg);
+	cr_assert_eq(
+		api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r, &e), 0,
+		"%s", e.msg);
 	assert_2xx(&r, "create from snapshot");
 	json_decref(b);
 	dt_response_free(&r);
@@ -110,9 +110,9 @@ Test(contract, create_from_image_with_resources)
 			 "FROM python:3.12-slim\n");
 	cr_assert(json_is_false(json_object_get(b, "networkBlockAll")));
 	cr_assert_null(json_object_get(b, "snapshot"));
-	cr_assert_eq(api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r,
-			      &e),
-		     0, "%s", e.msg);
+	cr_assert_eq(
+		api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r, &e), 0,
+		"%s", e.msg);
 	assert_2xx(&r, "create from image");
 	json_decref(b);
 	dt_response_free(&r);
@@ -147,13 +147,13 @@ Test(contract, get_list_delete_and_toolbox_url)
 	}
 	dt_response_free(&r);
 	path = dt_url_query("", "/sandbox", "labels", "{\"cordon.session\":\"abc\"}");
-	cr_assert_eq(api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, &e),
-		     0, "%s", e.msg);
+	cr_assert_eq(api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, &e), 0,
+		     "%s", e.msg);
 	assert_2xx(&r, "list sandboxes by label");
 	free(path);
 	dt_response_free(&r);
-	cr_assert_eq(api_call(d, "GET", "/sandbox/sandbox-1/toolbox-proxy-url", "toolbox url",
-			      NULL, DT_RETRY_ALL, &rq, &r, &e),
+	cr_assert_eq(api_call(d, "GET", "/sandbox/sandbox-1/toolbox-proxy-url", "toolbox url", NULL,
+			      DT_RETRY_ALL, &rq, &r, &e),
 		     0, "%s", e.msg);
 	assert_2xx(&r, "toolbox proxy url");
 	dt_response_free(&r);
@@ -254,8 +254,8 @@ Test(pure, exec_body_env_and_cwd)
 	struct cordon_profile *p = profile();
 	struct daytona d = { .workdir = (char *)"/workspace" };
 	char *argv[] = { "true", NULL };
-	char *envp[] = { "PATH=/usr/bin", "HOME=/root", "LANG=C", "DAYTONA_API_KEY=secret",
-			 "DAYTONA_JWT_TOKEN=jwt", "FOO=a=b", NULL };
+	char *envp[] = { "PATH=/usr/bin",	  "HOME=/root", "LANG=C", "DAYTONA_API_KEY=secret",
+			 "DAYTONA_JWT_TOKEN=jwt", "FOO=a=b",	NULL };
 	struct cordon_exec x = { .argv = argv, .envp = envp, .profile = p, .stdin_fd = -1 };
 	json_t *b = exec_body(&d, &x, 3), *envs;
 
@@ -303,8 +303,12 @@ Test(pure, urls)
 	cordon_error e = { 0 };
 	const char *ok[] = { "https://app.daytona.io/api", "http://127.0.0.1:4010",
 			     "http://localhost/api", "http://[::1]:8080/x", "http://127.9.9.9" };
-	const char *bad[] = { "ftp://x", "http://10.0.0.1/api", "http://127.evil.com/",
-			      "http://example.com", "https://user:pw@host/api", "https://",
+	const char *bad[] = { "ftp://x",
+			      "http://10.0.0.1/api",
+			      "http://127.evil.com/",
+			      "http://example.com",
+			      "https://user:pw@host/api",
+			      "https://",
 			      "https://a b/" };
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
@@ -389,9 +393,9 @@ Test(contract, mock_rejects_a_bad_request)
 	cordon_error e = { 0 };
 	json_t *b = json_pack("{s:i, s:s}", "snapshot", 5, "autoStopInterval", "never");
 
-	cr_assert_eq(api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r,
-			      &e),
-		     0, "%s", e.msg);
+	cr_assert_eq(
+		api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r, &e), 0,
+		"%s", e.msg);
 	cr_assert(r.status >= 400 && r.status < 500, "HTTP %ld", r.status);
 	dt_response_free(&r);
 	json_decref(b);

@@ -114,8 +114,8 @@ Test(jstream, other_keys_are_skipped)
 	/* a key with an escape is not "result" even when it decodes to it */
 	expect("{\"res\\u0075lt\":\"no\",\"result\":\"ok\",\"exitCode\":0}", "ok", 2, 0);
 	/* a long key */
-	expect("{\"resultresultresultresultresultresultresultresult\":\"no\",\"exitCode\":1}", "", 0,
-	       1);
+	expect("{\"resultresultresultresultresultresultresultresult\":\"no\",\"exitCode\":1}", "",
+	       0, 1);
 }
 
 Test(jstream, code_is_the_fallback)
