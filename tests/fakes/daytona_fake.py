@@ -25,7 +25,9 @@ Test control, never proxied, no key needed (not part of Daytona's API):
   GET  /_fake/state    {"sandboxes": [...], "live": N, "requests": [last 500], "faults": [...]}
   POST /_fake/faults   [{"method","path" (regex),"status","times","delay","retry_after","drop",
                        "message"}]: the next `times` matching requests get that answer
-  POST /_fake/config   {"toolbox_url", "execute_result_first", "execute_exit_key"}
+  POST /_fake/config   {"toolbox_url", "default" (true: /_fake/reset keeps that URL),
+                       "execute_result_first" (true: {"result",...,"exitCode"}, the default),
+                       "execute_exit_key" ("exitCode", or "code" as daemons before 0.1xx)}
   POST /_fake/reset    sandboxes (commands killed, files removed), faults, log, config
 
 States: a snapshot create answers "creating", then its GETs say "starting", then "started" from
@@ -979,11 +981,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send_empty(204)
             if path == "/_fake/config" and self.command == "POST":
                 cfg = self.body_json()
-                if not isinstance(cfg, dict) or set(cfg) - {"toolbox_url", "execute_result_first", "execute_exit_key"}:
-                    raise ApiError(400, "config: toolbox_url, execute_result_first, execute_exit_key")
+                keys = {"toolbox_url", "default", "execute_result_first", "execute_exit_key"}
+                if not isinstance(cfg, dict) or set(cfg) - keys:
+                    raise ApiError(400, "config: " + ", ".join(sorted(keys)))
                 with fake.lock:
                     if "toolbox_url" in cfg:
                         fake.toolbox_url = str(cfg["toolbox_url"])
+                        if cfg.get("default"):
+                            fake.default_toolbox_url = fake.toolbox_url
                     if "execute_result_first" in cfg:
                         fake.result_first = bool(cfg["execute_result_first"])
                     if "execute_exit_key" in cfg:
