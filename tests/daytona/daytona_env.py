@@ -113,7 +113,9 @@ def fake_requests(method=None, path_re=None):
 
 
 def processes_with(marker):
-    """pids whose command line contains marker (to find commands that outlive what killed them)."""
+    """pids of the fake's commands (sh -c ..., or a command started as marker...) whose
+    command line contains marker: to find commands that outlive what should have killed them.
+    Not cordon's own process, whose arguments hold the command too."""
     pids = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -123,7 +125,7 @@ def processes_with(marker):
                 cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
         except OSError:
             continue
-        if marker in cmd and str(os.getpid()) != d:
+        if marker in cmd and (cmd.startswith(marker) or cmd.startswith("/bin/sh -c ")) and str(os.getpid()) != d:
             pids.append(int(d))
     return pids
 

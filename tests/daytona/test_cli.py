@@ -423,7 +423,7 @@ class States(CliCase):
         p = self.profile("[daytona]\nimage = fake-build-failed\n")
         r = self.run_cordon(["-p", p, "--", "true"])
         self.assertOneLineError(r, self.reason())
-        self.assertIn("build_failed", fake_state()["sandboxes"][0]["state"])
+        self.assertIn("build_failed", fake_state()["sandboxes"][0]["history"])
         self.assertEqual(self.execs(), [])
 
     def test_never_started(self):
@@ -451,8 +451,11 @@ class Signals(CliCase):
     def interrupt(self, sig, marker, codes):
         p = self.spawn(["--backend", "daytona", "--timeout", "60", "--", "sleep %s" % marker])
         try:
-            if not wait_until(lambda: processes_with("sleep " + marker) or p.poll() is not None, 30):
+            # Running: the fake has it (cordon's own arguments name the command too).
+            running = lambda: sum(s["running"] for s in fake_state()["sandboxes"])  # noqa: E731
+            if not wait_until(lambda: running() or p.poll() is not None, 30):
                 self.fail("the command never started in the fake")
+            self.assertTrue(processes_with("sleep " + marker))
             if p.poll() is not None:
                 err = p.stderr.read().decode()
                 if NOT_BUILT in err:

@@ -22,7 +22,8 @@ Toolbox, under /toolbox/{id} (the path prefix Daytona's proxy routes on):
   GET    files/download?path=              the bytes; 404 missing, 400 a directory
   DELETE files?path=[&recursive=true]      204
 Test control, never proxied, no key needed (not part of Daytona's API):
-  GET  /_fake/state    {"sandboxes": [...], "live": N, "requests": [last 500], "faults": [...]}
+  GET  /_fake/state    {"sandboxes": [{..., "history": [states]}], "live": N, "requests": [last 500],
+                       "faults": [...]}
   POST /_fake/faults   [{"method","path" (regex),"status","times","delay","retry_after","drop",
                        "message"}]: the next `times` matching requests get that answer
   POST /_fake/config   {"toolbox_url", "default" (true: /_fake/reset keeps that URL),
@@ -162,6 +163,7 @@ class Sandbox:
         self.knob = self.image if self.build_info is not None else (self.snapshot or DEFAULT_SNAPSHOT)
         self.state = "pending_build" if self.build_info is not None else "creating"
         self.error_reason = None
+        self.history = [self.state]  # every state it has been in, in order
         self.polls = 0
         self.created = now_iso()
         self.updated = self.created
@@ -192,6 +194,8 @@ class Sandbox:
             else:
                 self.state = "building_snapshot" if build else "starting"
         self.updated = now_iso()
+        if self.state != self.history[-1]:
+            self.history.append(self.state)
 
     def dto(self, toolbox_url, listing=False):
         d = {
@@ -252,6 +256,7 @@ class Sandbox:
             "disk": self.disk if self.build_info is not None else None,
             "errorReason": self.error_reason,
             "polls": self.polls,
+            "history": self.history,
             "running": len(self.groups),
         }
 
@@ -732,6 +737,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             sb = self.fake.find(id_or_name)
             sb.destroyed = True
             sb.state = "destroying"
+            sb.history.append(sb.state)
             sb.updated = now_iso()
             dto = sb.dto(self.fake.toolbox_url)
         self.fake.kill_commands(sb)
