@@ -29,7 +29,7 @@ pass=0 fail=0
 . tests/lib/prism.sh
 
 work=$(mktemp -d /tmp/cordon-test-daytona.XXXXXX)
-fake_pid= child=
+fake_pid='' child=''
 # Children run in the background and are waited for: bash runs a trap only once the
 # foreground command has ended, and a signal must stop the suite now, not after the test.
 run_child() {
