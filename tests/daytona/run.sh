@@ -29,6 +29,8 @@ pass=0 fail=0
 . tests/lib/prism.sh
 
 work=$(mktemp -d /tmp/cordon-test-daytona.XXXXXX)
+# The fake runs its commands as nobody (when root), who must reach $work/root/<id>.
+chmod 711 "$work"
 fake_pid='' child=''
 # Children run in the background and are waited for: bash runs a trap only once the
 # foreground command has ended, and a signal must stop the suite now, not after the test.

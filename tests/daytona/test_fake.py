@@ -276,6 +276,11 @@ class Execute(FakeCase):
         r = self.ok(self.execute(sid, command="pwd"))
         self.assertTrue(r.json()["result"].rstrip("\n").endswith(sid + "/home/daytona"), r)
 
+    def test_home_is_reachable_by_its_absolute_path(self):
+        sid = self.started()
+        r = self.ok(self.execute(sid, command='echo x > "$HOME/f" && cat "$HOME/f" && ls "$HOME"'))
+        self.assertEqual(r.json(), {"result": "x\nf\n", "exitCode": 0})
+
     def test_the_sandbox_env_is_seen_and_envs_win(self):
         sid = self.started(env={"A": "from-create", "B": "b"})
         r = self.ok(self.execute(sid, command='echo "$A $B"', envs={"A": "from-exec"}))
@@ -562,6 +567,7 @@ class Lifecycle(FakeCase):
     def test_sigterm_kills_commands_and_leaves_outside_alone(self):
         # A second fake of its own, so that this one can be stopped.
         tmp = tempfile.mkdtemp(prefix="cordon-test-dfake.")
+        os.chmod(tmp, 0o711)  # its commands run as nobody
         try:
             root = os.path.join(tmp, "root")
             os.mkdir(root)

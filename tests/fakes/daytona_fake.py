@@ -38,8 +38,11 @@ the second poll on; a buildInfo create answers "pending_build", then "building_s
 (started at the 20th poll).
 
 Commands run on this host, not in a container: as nobody (65534) when the fake runs as root,
-in DIR/<id>/ + the absolute cwd, in a process group of their own. Sandbox paths are mapped
-under DIR/<id>/; one with a ".." component, or whose symlinks lead outside DIR/<id>, is refused.
+in DIR/<id>/ + the absolute cwd, in a process group of their own; the directories above DIR
+must be searchable by others. Sandbox paths are mapped under DIR/<id>/; one with a ".."
+component, or whose symlinks lead outside DIR/<id>, is refused, and the file endpoints do their
+work as nobody too (mkdir, cat, rm), so a command that swaps a path for a symlink after the
+check reaches no further than it could itself.
 """
 
 import argparse
@@ -311,9 +314,19 @@ class Fake:
         os.makedirs(self.spool_dir, mode=0o700, exist_ok=True)
         self.as_nobody = os.geteuid() == 0
         if self.as_nobody:
-            # The commands run as nobody and must reach DIR/<id>/.
+            # The commands run as nobody and must reach DIR/<id>/ by its absolute path (their
+            # HOME, the fake's mkdir/cat/rm): every directory above DIR must let others search
+            # it. DIR itself is the fake's to change; those above it are not.
             st = os.stat(self.root)
             os.chmod(self.root, (st.st_mode & 0o7777) | 0o111)
+            d = os.path.dirname(self.root)
+            while True:
+                if not os.stat(d).st_mode & 0o001:
+                    raise SystemExit(f"daytona_fake: {d} is not searchable by others: the commands, run as "
+                                     f"nobody, could not reach {self.root} (chmod o+x {d})")
+                if d == "/":
+                    break
+                d = os.path.dirname(d)
         self.reset_locked()
 
     def reset_locked(self):
@@ -360,6 +373,18 @@ class Fake:
         for sb in boxes:
             self.kill_commands(sb)
 
+    def fs_run(self, argv, stdin=None, stdout=None):
+        """argv (mkdir, cat, rm) with the commands' privileges: nobody when the fake is root.
+        The sandbox's files are its commands' own, and a command could swap a checked path for
+        a symlink before the fake uses it: done as nobody, that reaches no further than the
+        command itself could. Returns (exit code, stderr's last line)."""
+        kw = {"user": NOBODY, "group": NOBODY, "extra_groups": []} if self.as_nobody else {}
+        p = subprocess.run(argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                           stdout=stdout if stdout is not None else subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           env={"PATH": BASE_PATH, "LC_ALL": "C"}, close_fds=True, **kw)
+        lines = p.stderr.decode("utf-8", "replace").strip().splitlines()
+        return p.returncode, (lines[-1] if lines else "")
+
     def take_fault(self, method, path):
         with self.lock:
             for f in self.faults:
@@ -402,7 +427,8 @@ def sandbox_path(sb, path, what="path"):
 
 
 def make_dirs(sb, host, mode, as_nobody):
-    """mkdir -p inside sb.root; the new directories belong to nobody when commands run as it."""
+    """mkdir -p inside sb.root, as the fake's user, so only when the sandbox is made (no command
+    of its can race it then); the new directories belong to nobody when commands run as it."""
     root = os.path.realpath(sb.root)
     rel = os.path.relpath(host, root)
     cur = root
@@ -864,8 +890,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         mode_s = self.query.get("mode", "")
         if not re.fullmatch(r"0?[0-7]{3,4}", mode_s):
             raise ApiError(400, f"invalid mode: {mode_s!r}", "BAD_REQUEST")
-        make_dirs(sb, host, int(mode_s, 8) & 0o7777, self.fake.as_nobody)
+        rc, err = self.fake.fs_run(["mkdir", "-p", "-m", "%o" % (int(mode_s, 8) & 0o7777), "--", host])
+        if rc:
+            raise ApiError(400, self.sandbox_msg(sb, err), "BAD_REQUEST")
         self.send_empty(201)
+
+    def sandbox_msg(self, sb, text):
+        return text.replace(os.path.realpath(sb.root), "")
 
     def upload(self, sb):
         path = self.query.get("path")
@@ -879,17 +910,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
             src.write(self.body or b"")
             src.seek(0)
             self.body_file = src
-        make_dirs(sb, os.path.dirname(host), 0o755, self.fake.as_nobody)
         if ctype.lower().startswith("multipart/form-data"):
-            self.copy_multipart(src, ctype, host)
+            with tempfile.TemporaryFile(dir=self.fake.spool_dir) as part:
+                self.copy_multipart(src, ctype, part)
+                part.seek(0)
+                self.write_file(sb, host, part)
         else:
-            with open(host, "wb") as out:
-                shutil.copyfileobj(src, out, SPOOL_CHUNK)
-        if self.fake.as_nobody:
-            os.chown(host, NOBODY, NOBODY)
+            self.write_file(sb, host, src)
         self.send_json(200, {"name": os.path.basename(host), "path": path, "type": "file"})
 
-    def copy_multipart(self, src, ctype, host):
+    def write_file(self, sb, host, src):
+        """host's parents made and its content replaced by src's, as the commands' user."""
+        rc, err = self.fake.fs_run(["sh", "-c", 'mkdir -p -- "$(dirname -- "$1")" && cat >"$1"', "sh", host], stdin=src)
+        if rc:
+            raise ApiError(400, self.sandbox_msg(sb, err), "BAD_REQUEST")
+
+    def copy_multipart(self, src, ctype, out):
+        """The content of the part named "file" of the multipart body in src, into out."""
         m = re.search(r'boundary="?([^";]+)"?', ctype)
         if not m:
             raise ApiError(400, "multipart body without a boundary", "BAD_REQUEST")
@@ -913,9 +950,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     raise ApiError(400, "unterminated multipart part", "BAD_REQUEST")
                 name = re.search(r'(?im)^content-disposition:.*?\bname="([^"]*)"', headers)
                 if name and name.group(1) == "file":
-                    with open(host, "wb") as out:
-                        for off in range(start, end, SPOOL_CHUNK):
-                            out.write(data[off : min(off + SPOOL_CHUNK, end)])
+                    for off in range(start, end, SPOOL_CHUNK):
+                        out.write(data[off : min(off + SPOOL_CHUNK, end)])
                     return
                 pos = end + 2
         raise ApiError(400, 'no multipart field "file"', "BAD_REQUEST")
@@ -927,25 +963,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise ApiError(404, f"file not found: {path}", "FILE_NOT_FOUND")
         if os.path.isdir(host):
             raise ApiError(400, f"{path} is a directory", "BAD_REQUEST")
-        try:
-            f = open(host, "rb")
-        except OSError as e:
-            raise ApiError(403, f"{path}: {e.strerror}", "FILE_ACCESS_DENIED")
-        with f:
-            size = os.fstat(f.fileno()).st_size
+        with tempfile.TemporaryFile(dir=self.fake.spool_dir) as f:
+            rc, err = self.fake.fs_run(["cat", "--", host], stdout=f)
+            if rc:
+                raise ApiError(403, self.sandbox_msg(sb, err), "FILE_ACCESS_DENIED")
+            size = f.tell()
+            f.seek(0)
             self.send_response(200)
             self.send_header("Content-Type", "application/octet-stream")
             self.send_header("Content-Disposition", 'attachment; filename="%s"' % os.path.basename(host))
             self.send_header("Content-Length", str(size))
             self.end_headers()
             self.status = 200
-            left = size
-            while left > 0:
-                data = f.read(min(left, SPOOL_CHUNK))
-                if not data:
-                    break  # shrank meanwhile: the client sees a short body
-                self.wfile.write(data)
-                left -= len(data)
+            shutil.copyfileobj(f, self.wfile, SPOOL_CHUNK)
 
     def delete_file(self, sb):
         path = self.query.get("path")
@@ -954,12 +984,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise ApiError(400, "refusing to delete /", "BAD_REQUEST")
         if not os.path.lexists(host):
             raise ApiError(404, f"file not found: {path}", "FILE_NOT_FOUND")
-        if os.path.isdir(host) and not os.path.islink(host):
-            if self.query.get("recursive") != "true":
-                raise ApiError(400, f"{path} is a directory: set recursive=true", "BAD_REQUEST")
-            shutil.rmtree(host)
-        else:
-            os.unlink(host)
+        recursive = self.query.get("recursive") == "true"
+        if os.path.isdir(host) and not os.path.islink(host) and not recursive:
+            raise ApiError(400, f"{path} is a directory: set recursive=true", "BAD_REQUEST")
+        rc, err = self.fake.fs_run(["rm", "-rf" if recursive else "-f", "--", host])
+        if rc:
+            raise ApiError(403, self.sandbox_msg(sb, err), "FILE_ACCESS_DENIED")
         self.send_empty(204)
 
     # --- test control ---

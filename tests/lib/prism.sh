@@ -44,8 +44,9 @@ _prism_cache_dir() {
 	fi
 }
 
+# The contents only (not the clone's path): every clone on the machine shares the cache.
 _prism_stamp() {
-	sha256sum "$_prism_lib_dir/prism/package.json" "$_prism_lib_dir/prism/package-lock.json" |
+	cat "$_prism_lib_dir/prism/package.json" "$_prism_lib_dir/prism/package-lock.json" |
 		sha256sum | cut -c1-64
 }
 
