@@ -359,6 +359,8 @@ class Fake:
         return sb
 
     def kill_commands(self, sb):
+        """SIGKILL to each running command's group, then wait (5 s at most) until the threads
+        that ran them have seen them end: a DELETE or a reset answers once they are gone."""
         with self.lock:
             groups = list(sb.groups)
         for pgid in groups:
@@ -366,6 +368,12 @@ class Fake:
                 os.killpg(pgid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            with self.lock:
+                if not sb.groups:
+                    return
+            time.sleep(0.01)
 
     def kill_all(self):
         with self.lock:
