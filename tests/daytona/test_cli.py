@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """`cordon run --backend daytona`, black box, against the fake behind Prism (tests/daytona/run.sh).
 
-This is the contract the Daytona backend (issue 11, docs/daytona.md) must meet. Until the
-backend is in the build, every test fails with "cordon has no Daytona backend in this build".
+This is the contract the Daytona backend (issue 11, docs/daytona.md) must meet. A build
+without the backend fails every test with "cordon has no Daytona backend in this build".
 
 cordon gets DAYTONA_API_KEY and DAYTONA_API_URL = the api proxy; the fake gives its sandboxes
 toolboxProxyUrl = the toolbox proxy. So each request cordon sends is checked against the
