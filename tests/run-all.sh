@@ -122,6 +122,23 @@ if [ -x "$B/tests/docker" ]; then
 	fi
 fi
 
+# The Daytona backend offline: a fake behind Prism (tests/daytona/run.sh installs Prism when
+# missing and starts everything); its last line is "N passed, M failed".
+echo "== daytona"
+tests/daytona/run.sh "$B" >"$log" 2>&1
+rc=$?
+cat "$log"
+line=$(tail -1 "$log")
+p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' <<<"$line")
+f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' <<<"$line")
+if [ -z "$p" ]; then
+	echo "daytona: no closing line (exit $rc)"
+	fail=$((fail + 1))
+else
+	pass=$((pass + p))
+	fail=$((fail + f))
+fi
+
 # Python client tests (stdlib unittest), when present.
 if [ -d clients/python/tests ]; then
 	echo "== python"
