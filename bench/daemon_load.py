@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
 """cordond under load (issue 5): 8 concurrent clients, 2,000 runs of `true` through the daemon,
 0 failures, nothing leaked, and what the daemon path adds to a run against a direct
-`cordon run` measured in the same invocation.
+`cordon run` measured in the same invocation. Issue 15's two goals for cordond, as ratios
+measured in interleaved rounds of this same invocation, each with its spread (the min-max of
+the rounds' own ratios):
+  - sustained runs/s of 8 clients through cordond against 8 concurrent loops of direct
+    `cordon run --via direct -- true` (goal: >= 1);
+  - one keep-alive client's run through cordond (the HTTP round trip, and the run's own
+    duration_ms) against the floor of any sandbox: clone3 with six new namespaces, exec of
+    /bin/true, wait (bench/spawnbench.c --ns; goal: <= 2).
 
 Usage (root, from the repository root, after `make`):
     python3 bench/daemon_load.py [BUILD_DIR] [--runs N] [--clients N] [--overhead-runs N]
+                                 [--rounds N] [--round-runs N]
 Writes bench/DAEMON.md and prints the same figures. Not part of `make check`: timings are
 not assertions (but failures and leaks make it exit 1).
 """
@@ -19,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -100,20 +107,108 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
 
 
+def client_main(sock: str, runs: int, warm: int) -> int:
+    """One client process (--client): its own keep-alive connection; after `warm` runs it says
+    "ready" and waits for a line on stdin, then makes `runs` runs of `true` and prints one JSON
+    line: when they began and ended (CLOCK_MONOTONIC seconds, comparable across processes),
+    each run's latency in ms, and the failures."""
+    import json
+    c = Cordon(sock)
+    failures = []
+
+    def one(i: int) -> None:
+        try:
+            r = c.run_json("true")
+            if r["exit_code"] != 0 or r["output"] != "":
+                failures.append(f"run {i}: {r['output']!r} exit {r['exit_code']}")
+        except CordonError as e:
+            failures.append(f"run {i}: {e}")
+
+    for i in range(warm):
+        one(-1 - i)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    lat = []
+    t0 = time.monotonic()
+    for i in range(runs):
+        s = time.perf_counter()
+        one(i)
+        lat.append((time.perf_counter() - s) * 1e3)
+    t1 = time.monotonic()
+    c.close()
+    print(json.dumps({"t0": t0, "t1": t1, "lat": lat, "failures": failures}), flush=True)
+    return 0
+
+
+def together(cmds: list) -> list:
+    """Start the commands (each prints "ready", waits for a line on stdin, then prints one
+    result line), release them all at once, and return their result lines."""
+    procs = [subprocess.Popen(c, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+             for c in cmds]
+    outs = []
+    try:
+        for p in procs:
+            if p.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"{cmds[0][:3]}: did not get ready")
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        for p in procs:
+            outs.append(p.stdout.readline())
+            p.wait()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return outs
+
+
+def spawnbench(build: Path) -> Path:
+    """bench/spawnbench.c, built by bench/run.sh (or here, for a run of this script alone)."""
+    sb = build / "bench" / "spawnbench"
+    src = ROOT / "bench" / "spawnbench.c"
+    if not sb.exists() or sb.stat().st_mtime < src.stat().st_mtime:
+        sb.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cc", "-O2", "-o", str(sb), str(src)], check=True)
+    return sb
+
+
+def sb_field(line: str, key: str) -> float:
+    m = re.search(rf"\b{key}=([0-9.]+)", line)
+    if not m or "failed=0" not in line:
+        raise RuntimeError(f"spawnbench: {line.strip()!r}")
+    return float(m.group(1))
+
+
+def ratio_summary(xs: list) -> str:
+    """The median of per-round ratios, with their min-max."""
+    return f"**{statistics.median(xs):.2f}** ({min(xs):.2f}-{max(xs):.2f})"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--runs", type=int, default=2000)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--overhead-runs", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="interleaved rounds of the throughput and floor comparisons")
+    ap.add_argument("--round-runs", type=int, default=50,
+                    help="runs per client per throughput round; x2 for the floor rounds")
     ap.add_argument("--out", default=str(ROOT / "bench" / "DAEMON.md"))
+    ap.add_argument("--client", nargs=3, metavar=("SOCKET", "RUNS", "WARM"),
+                    help=argparse.SUPPRESS)  # one client process of the throughput rounds
     a = ap.parse_args()
+    if a.client:
+        return client_main(a.client[0], int(a.client[1]), int(a.client[2]))
     build = (ROOT / a.build).resolve()
     cordond, cordon = build / "cordond", build / "cordon"
     for b in (cordond, cordon):
         if not os.access(b, os.X_OK):
             print(f"daemon_load: {b} is not built (make)", file=sys.stderr)
             return 2
+    sb = spawnbench(build)
 
     tmp = tempfile.mkdtemp(prefix="cordond-bench-")
     os.chmod(tmp, 0o755)
@@ -140,40 +235,23 @@ def main() -> int:
         warm.close()
         time.sleep(0.3)
         before = snapshot(proc.pid)
+        failures = []
 
-        # ---- load: N clients, each with its own keep-alive connection ----
-        lat, failures, lock = [], [], threading.Lock()
-        todo = iter(range(a.runs))
+        # ---- load: N client processes, each with its own keep-alive connection ----
+        import json
+        me = [sys.executable, str(Path(__file__).resolve()), "--client", sock]
 
-        def worker() -> None:
-            c = Cordon(sock)
-            mine = []
-            while True:
-                with lock:
-                    i = next(todo, None)
-                if i is None:
-                    break
-                t0 = time.perf_counter()
-                try:
-                    r = c.run_json("true")
-                    if r["exit_code"] != 0 or r["output"] != "":
-                        with lock:
-                            failures.append(f"run {i}: {r['output']!r} exit {r['exit_code']}")
-                except CordonError as e:
-                    with lock:
-                        failures.append(f"run {i}: {e}")
-                mine.append(time.perf_counter() - t0)
-            c.close()
-            with lock:
-                lat.extend(mine)
+        def daemon_round(per_client: int, warm: int) -> tuple:
+            """The clients, released together: (wall seconds, latencies ms, failures)."""
+            outs = [json.loads(o) for o in
+                    together([me + [str(per_client), str(warm)]] * a.clients)]
+            wall = max(o["t1"] for o in outs) - min(o["t0"] for o in outs)
+            return (wall, [x for o in outs for x in o["lat"]],
+                    [f for o in outs for f in o["failures"]])
 
-        t0 = time.perf_counter()
-        threads = [threading.Thread(target=worker) for _ in range(a.clients)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - t0
+        per = max(1, a.runs // a.clients)
+        wall, lat_ms, fails = daemon_round(per, 2)
+        failures.extend(fails)
         time.sleep(0.5)
         after = snapshot(proc.pid)
 
@@ -201,6 +279,61 @@ def main() -> int:
         # The same, with the machine idle between runs (as between an agent's commands): the
         # part of a run that follows its answer (the sandbox's teardown) then lands on no one.
         gap = interleaved(0.02)
+
+        # ---- issue 15 (b): sustained runs/s, 8 clients through cordond vs 8 CLI loops ----
+        def cli_round(per_client: int) -> float:
+            cmd = [str(sb), "--go", str(per_client), "1", str(cordon), "run", "--via",
+                   "direct", "--", "true"]
+            outs = together([cmd] * a.clients)
+            t0 = min(sb_field(o, "t0") for o in outs)
+            t1 = max(sb_field(o, "t1") for o in outs)
+            return (t1 - t0) / 1e3
+
+        tput = {"daemon": [], "cli": []}
+        tput_ratio = []
+        for rnd in range(a.rounds):
+            order = ("daemon", "cli") if rnd % 2 == 0 else ("cli", "daemon")
+            got = {}
+            for what in order:
+                n = a.round_runs * a.clients
+                if what == "daemon":
+                    w, _, fails = daemon_round(a.round_runs, 1)
+                    failures.extend(fails)
+                else:
+                    w = cli_round(a.round_runs)
+                got[what] = n / w
+                tput[what].append(n / w)
+            tput_ratio.append(got["daemon"] / got["cli"])
+            print(f"throughput round {rnd + 1}: daemon {got['daemon']:.0f} runs/s, "
+                  f"cli {got['cli']:.0f} runs/s, ratio {tput_ratio[-1]:.2f}", flush=True)
+
+        # ---- issue 15 (a): one keep-alive client's run vs the clone+exec floor ----
+        floor_ms, rt_ms, dur_ms, rt_ratio, dur_ratio = [], [], [], [], []
+        c = Cordon(sock)
+        for _ in range(10):
+            c.run_json("true")
+        n_floor = 2 * a.round_runs
+        for rnd in range(a.rounds):
+            out = subprocess.run([str(sb), "--ns", str(n_floor), "10", "/bin/true"],
+                                 stdout=subprocess.PIPE, text=True).stdout
+            fl = sb_field(out, "median")
+            h, d = [], []
+            for _ in range(n_floor):
+                s = time.perf_counter()
+                r = c.run_json("true")
+                h.append((time.perf_counter() - s) * 1e3)
+                d.append(r["duration_ms"])
+                if r["exit_code"] != 0:
+                    failures.append(f"floor round: exit {r['exit_code']}")
+            floor_ms.append(fl)
+            rt_ms.append(statistics.median(h))
+            dur_ms.append(statistics.median(d))
+            rt_ratio.append(rt_ms[-1] / fl)
+            dur_ratio.append(dur_ms[-1] / fl)
+            print(f"floor round {rnd + 1}: floor {fl:.2f} ms, round trip {rt_ms[-1]:.2f} ms "
+                  f"({rt_ratio[-1]:.2f}x), duration {dur_ms[-1]:.2f} ms "
+                  f"({dur_ratio[-1]:.2f}x)", flush=True)
+        c.close()
         time.sleep(0.5)
         final = snapshot(proc.pid)
         # And the HTTP path alone: one client, sequential, vs the run's own duration.
@@ -246,7 +379,6 @@ def main() -> int:
     leaks.update({k: (pre[k], post[k]) for k in host if post[k] > pre[k]})
     if max(after[pool], final[pool]) > 4:  # RUNNERS_IDLE_MAX in runtime/daemon/runners.c
         leaks[pool] = (before[pool], after[pool], final[pool])
-    lat_ms = [x * 1e3 for x in lat]
 
     lines = [
         "# cordond under load",
@@ -255,15 +387,42 @@ def main() -> int:
         f"({os.uname().release}, {os.cpu_count()} cores). Compare ratios, not milliseconds, "
         "across machines.",
         "",
-        f"## {a.runs} runs of `true`, {a.clients} concurrent clients (keep-alive connections)",
+        f"## {per * a.clients} runs of `true`, {a.clients} concurrent clients (processes, each "
+        "with its keep-alive connection)",
         "",
         "| figure | value |",
         "|---|---|",
         f"| failures | {len(failures)} |",
         f"| wall time | {wall:.2f} s |",
-        f"| throughput | {a.runs / wall:.0f} runs/s |",
+        f"| throughput | {per * a.clients / wall:.0f} runs/s |",
         f"| latency median / p90 / p99 | {statistics.median(lat_ms):.2f} / {pct(lat_ms, 90):.2f} / "
         f"{pct(lat_ms, 99):.2f} ms |",
+        "",
+        "## Issue 15's goals for cordond (interleaved rounds, this invocation)",
+        "",
+        f"Each ratio is the median of {a.rounds} rounds' own ratios, with their min-max.",
+        "",
+        "| goal | cordond | baseline | ratio (spread) | holds |",
+        "|---|---|---|---|---|",
+        f"| (b) sustained runs/s, {a.clients} clients x {a.round_runs} runs a round, >= the "
+        f"CLI's | {statistics.median(tput['daemon']):.0f} runs/s | {a.clients} loops of "
+        f"`cordon run --via direct -- true`: {statistics.median(tput['cli']):.0f} runs/s | "
+        f"{ratio_summary(tput_ratio)} | {'yes' if statistics.median(tput_ratio) >= 1 else 'no'}"
+        " |",
+        f"| (a) one keep-alive client, HTTP round trip of a run, <= 2x the floor | "
+        f"{statistics.median(rt_ms):.2f} ms | floor (clone3, 6 namespaces, exec /bin/true, "
+        f"wait): {statistics.median(floor_ms):.2f} ms | {ratio_summary(rt_ratio)} | "
+        f"{'yes' if statistics.median(rt_ratio) <= 2 else 'no'} |",
+        f"| (a) the same runs' own `duration_ms` | {statistics.median(dur_ms):.2f} ms | "
+        f"the floor | {ratio_summary(dur_ratio)} | "
+        f"{'yes' if statistics.median(dur_ratio) <= 2 else 'no'} |",
+        "",
+        "(The floor's rounds run bench/spawnbench.c --ns with the client's; the round trip is "
+        "what the client measures around `run_json`, request to parsed answer; duration_ms is "
+        "the run's own clock, from the sandbox's start to the command's result. The CLI loops "
+        "are bench/spawnbench.c --go, each a process forking `cordon run`; cordond's clients "
+        "are processes of the Python client. All are released together; the wall time runs "
+        "from the first one's start to the last one's end.)",
         "",
         "## Leaks (before the load / after it / after the overhead runs; host-wide: before "
         "cordond started / after it stopped)",
