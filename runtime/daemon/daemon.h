@@ -261,6 +261,8 @@ char *metrics_render(size_t *ret_len);
 
 /* ---- http.c ---- */
 
+struct teardown;
+
 /* Per-connection state, the MHD socket context. */
 struct conn {
 	struct conn *next, *prev;
@@ -274,6 +276,7 @@ struct conn {
 	bool url_nul;	     /* the URL held %00 */
 	bool linger;	     /* answered before its body was read: drain it before closing */
 	bool refused;	     /* over a connection limit at accept: answered 429 and shut down */
+	struct teardown *teardown; /* the last run's, going on after its answer (http.c) */
 };
 
 struct MHD_Daemon *http_start(int listen_fd, cordon_error *e);

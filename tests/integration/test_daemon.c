@@ -1690,6 +1690,126 @@ Test(daemon, no_leaks, .timeout = 120)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+/*
+ * One reply on a keep-alive connection: the head, then Content-Length bytes of body. The body
+ * (malloc'd) or NULL.
+ */
+static char *read_one_reply(int fd)
+{
+	char head[8192], *cl, *body;
+	size_t n = 0, len;
+
+	while (n < sizeof(head) - 1) {
+		if (read(fd, head + n, 1) != 1)
+			return NULL;
+		head[++n] = '\0';
+		if (n >= 4 && !memcmp(head + n - 4, "\r\n\r\n", 4))
+			break;
+	}
+	cl = strcasestr(head, "Content-Length:");
+	if (!cl)
+		return NULL;
+	len = strtoul(cl + 15, NULL, 10);
+	body = calloc(1, len + 1);
+	if (body && !read_full(fd, body, len)) {
+		free(body);
+		return NULL;
+	}
+	return body;
+}
+
+/*
+ * A run's teardown goes on after its answer, while the connection reads its next request
+ * (http.c, teardown_start), but a connection never has more than one: when the answer of run
+ * i arrives, the temp workdir of run i-2 is gone. And once the connection is closed, every
+ * one of them is gone, with nothing left behind. As a member, whose temp workdirs cordond
+ * makes (and removes) as the member, so that they can be seen from here.
+ */
+Test(daemon, keep_alive_teardowns_are_bounded, .timeout = 60)
+{
+	enum { RUNS = 8 };
+	struct passwd *pw;
+	struct daemon d;
+	char line[RUNS][PATH_MAX];
+	int p[2], st, lines = 0, older_left[RUNS];
+	FILE *f;
+	pid_t pid;
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	cr_assert(pw);
+	daemon_start(&d, NULL);
+	cr_assert(pipe(p) == 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		static const char req[] = "POST /v1/run HTTP/1.1\r\nHost: cordond\r\n"
+					  "Content-Type: application/json\r\n"
+					  "Content-Length: 17\r\n\r\n{\"command\":\"pwd\"}";
+		char wd[RUNS][PATH_MAX];
+		FILE *out;
+		int fd;
+
+		close(p[0]);
+		out = fdopen(p[1], "w");
+		if (!out || initgroups(MEMBER, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+		    setuid(pw->pw_uid) < 0 || (fd = connect_to(d.sock)) < 0)
+			_exit(3);
+		for (int i = 0; i < RUNS; i++) {
+			char *body, *w, *end;
+
+			write_all(fd, req, sizeof(req) - 1);
+			body = read_one_reply(fd);
+			w = body ? strstr(body, "\"workdir\": \"") : NULL;
+			end = w ? strchr(w + 12, '"') : NULL;
+			if (!end) {
+				fprintf(stderr, "reply %d: %s\n", i, body ? body : "(none)");
+				_exit(4);
+			}
+			*end = '\0';
+			snprintf(wd[i], sizeof(wd[i]), "%s", w + 12);
+			/* The member can see its own temp workdirs: /tmp/cordon-XXXXXX, theirs. */
+			fprintf(out, "%s %d\n", wd[i], i >= 2 ? access(wd[i - 2], F_OK) == 0 : 0);
+			free(body);
+		}
+		close(fd);
+		fclose(out);
+		_exit(0);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	cr_assert(f);
+	while (lines < RUNS && fscanf(f, "%4095s %d", line[lines], &older_left[lines]) == 2)
+		lines++;
+	fclose(f);
+	cr_assert(waitpid(pid, &st, 0) == pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the client failed: %x", st);
+	cr_assert_eq(lines, RUNS);
+	for (int i = 0; i < RUNS; i++) {
+		cr_expect(strncmp(line[i], "/tmp/cordon-", 12) == 0, "run %d: %s", i, line[i]);
+		cr_expect_eq(older_left[i], 0,
+			     "run %d answered with run %d's workdir %s still there", i, i - 2,
+			     i >= 2 ? line[i - 2] : "");
+		for (int j = 0; j < i; j++)
+			cr_expect(strcmp(line[i], line[j]), "runs %d and %d share %s", j, i,
+				  line[i]);
+	}
+	/* The last ones go once the connection is closed (cordond notices the close first). */
+	for (double t0 = now(); now() - t0 < 10;) {
+		bool any = false;
+
+		for (int i = 0; i < RUNS; i++)
+			any |= access(line[i], F_OK) == 0;
+		if (!any)
+			break;
+		usleep(20000);
+	}
+	for (int i = 0; i < RUNS; i++)
+		cr_expect(access(line[i], F_OK) != 0, "temp workdir %s left behind", line[i]);
+	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
 /* ---- runners ---- */
 
 /* The host pid of the process whose command line starts with marker, or -1. */
