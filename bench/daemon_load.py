@@ -129,14 +129,17 @@ def client_main(sock: str, runs: int, warm: int) -> int:
     print("ready", flush=True)
     sys.stdin.readline()
     lat = []
+    cpu0 = time.process_time()
     t0 = time.monotonic()
     for i in range(runs):
         s = time.perf_counter()
         one(i)
         lat.append((time.perf_counter() - s) * 1e3)
     t1 = time.monotonic()
+    cpu = time.process_time() - cpu0
     c.close()
-    print(json.dumps({"t0": t0, "t1": t1, "lat": lat, "failures": failures}), flush=True)
+    print(json.dumps({"t0": t0, "t1": t1, "lat": lat, "failures": failures, "cpu": cpu}),
+          flush=True)
     return 0
 
 
@@ -217,8 +220,9 @@ def main() -> int:
     host = ("cordon cgroups", "mounts", "/tmp/cordon-* dirs")
     pre = {"cordon cgroups": count_cgroups(), "mounts": count_mounts(),
            "/tmp/cordon-* dirs": count_tmp()}
+    max_runs = max(64, a.clients * 2)
     proc = subprocess.Popen(
-        [str(cordond), "--socket", sock, "--max-runs", str(max(64, a.clients * 2)),
+        [str(cordond), "--socket", sock, "--max-runs", str(max_runs),
          "--max-runs-per-caller", str(max(16, a.clients * 2))],
         stdout=log, stderr=subprocess.STDOUT)
     try:
@@ -333,7 +337,10 @@ def main() -> int:
             print(f"floor round {rnd + 1}: floor {fl:.2f} ms, round trip {rt_ms[-1]:.2f} ms "
                   f"({rt_ratio[-1]:.2f}x), duration {dur_ms[-1]:.2f} ms "
                   f"({dur_ratio[-1]:.2f}x)", flush=True)
+        m = c.metrics()
         c.close()
+        pool_stats = {k: int(re.search(rf"^cordond_{k} (\d+)$", m, re.M).group(1))
+                      for k in ("runs_total", "runners_started_total", "runner_waits_total")}
         time.sleep(0.5)
         final = snapshot(proc.pid)
         # And the HTTP path alone: one client, sequential, vs the run's own duration.
@@ -377,7 +384,9 @@ def main() -> int:
     leaks = {k: (before[k], after[k], final[k]) for k in own
              if after[k] != before[k] or final[k] != before[k]}
     leaks.update({k: (pre[k], post[k]) for k in host if post[k] > pre[k]})
-    if max(after[pool], final[pool]) > 4:  # RUNNERS_IDLE_MAX in runtime/daemon/runners.c
+    # The pool keeps as many idle runners as were busy at once lately, never more than the
+    # run limit (runtime/daemon/runners.c, idle_cap).
+    if max(after[pool], final[pool]) > max_runs:
         leaks[pool] = (before[pool], after[pool], final[pool])
 
     lines = [
@@ -397,6 +406,9 @@ def main() -> int:
         f"| throughput | {per * a.clients / wall:.0f} runs/s |",
         f"| latency median / p90 / p99 | {statistics.median(lat_ms):.2f} / {pct(lat_ms, 90):.2f} / "
         f"{pct(lat_ms, 99):.2f} ms |",
+        f"| runner processes started / runs that waited for one (whole benchmark: "
+        f"{pool_stats['runs_total']} runs) | {pool_stats['runners_started_total']} / "
+        f"{pool_stats['runner_waits_total']} |",
         "",
         "## Issue 15's goals for cordond (interleaved rounds, this invocation)",
         "",
@@ -436,8 +448,9 @@ def main() -> int:
     lines += [
         "",
         "(host processes include everything else running on the machine; the daemon's own "
-        "children are the figure that matters. Runners are a pool: up to 4 idle ones are kept "
-        "for reuse, so their number follows the load, and their sockets are cordond's fds. "
+        "children are the figure that matters. Runners are a pool that follows the load: as "
+        "many idle ones are kept for reuse as were busy at once in the last 30 to 60 s (at "
+        "least 4), and their sockets are cordond's fds. "
         "Each idle runner holds the cgroup it staged for its next run (one directory per "
         "hierarchy), so the cgroup count follows the pool while cordond runs; the leak check "
         "compares the host-wide counts before cordond started and after it stopped.)",

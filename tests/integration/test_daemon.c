@@ -1922,6 +1922,103 @@ static void expect_gone(const char *list, const char *what)
 	free(copy);
 }
 
+/* The value of a counter or gauge in a /metrics reply, or -1. */
+static long metric(const struct res *r, const char *name)
+{
+	char key[128];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n%s ", name);
+	p = strstr(r->body, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/*
+ * The runner pool follows the load (runners.c): CLIENTS clients sending run after run on
+ * keep-alive connections keep at most two runners busy each (one running, one tearing down
+ * the client's last run), and as many idle ones are kept as were busy at once, so the pool
+ * stops growing there. A fixed cap of 4 idle runners started a runner for about one run in
+ * five under such a load (and discarded as many): far more than this bound. Once the load
+ * is over (--runner-idle 1: the pool remembers the last 1 to 2 s), the extra idle runners
+ * are stopped, back to 4, with nothing of them left.
+ */
+Test(daemon, runner_pool_follows_the_load, .timeout = 90)
+{
+	enum { CLIENTS = 6, RUNS = 30 };
+	const char *const args[] = { "--runner-idle", "1", NULL };
+	struct daemon d;
+	struct res r;
+	pid_t kids[CLIENTS];
+	long started, idle;
+
+	daemon_start(&d, args);
+	for (int k = 0; k < CLIENTS; k++) {
+		kids[k] = fork();
+		cr_assert_geq(kids[k], 0);
+		if (kids[k] == 0) {
+			static const char req[] =
+				"POST /v1/run HTTP/1.1\r\nHost: cordond\r\n"
+				"Content-Type: application/json\r\n"
+				"Content-Length: 18\r\n\r\n{\"command\":\"true\"}";
+			int fd = connect_to(d.sock);
+
+			if (fd < 0)
+				_exit(3);
+			for (int i = 0; i < RUNS; i++) {
+				char *body;
+
+				write_all(fd, req, sizeof(req) - 1);
+				body = read_one_reply(fd);
+				if (!body || !strstr(body, "\"exit_code\": 0"))
+					_exit(4);
+				free(body);
+			}
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < CLIENTS; k++) {
+		int st;
+
+		cr_assert(waitpid(kids[k], &st, 0) == kids[k]);
+		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "client %d: %x", k, st);
+	}
+	cr_assert(http(d.sock, "GET", "/metrics", NULL, &r) == 0);
+	cr_assert_eq(r.status, 200);
+	started = metric(&r, "cordond_runners_started_total");
+	idle = metric(&r, "cordond_runners_idle");
+	cr_expect_eq(metric(&r, "cordond_runs_total"), CLIENTS * RUNS, "%s", r.body);
+	cr_expect_gt(started, 0, "%s", r.body);
+	/* Each client's two, the spare, and one more that a waiting request may have asked for. */
+	cr_expect_leq(started, 2 * CLIENTS + 2, "%ld runners started for %d runs", started,
+		      CLIENTS * RUNS);
+	cr_expect_geq(idle, 1, "%s", r.body);
+	cr_expect_leq(idle, started, "%s", r.body);
+	cr_expect_geq(metric(&r, "cordond_runner_waits_total"), 0, "%s", r.body);
+	res_free(&r);
+	/* The load is over: down to 4 idle runners within a few seconds. */
+	for (double t0 = now(); now() - t0 < 20; usleep(100 * 1000)) {
+		cr_assert(http(d.sock, "GET", "/metrics", NULL, &r) == 0);
+		idle = metric(&r, "cordond_runners_idle");
+		res_free(&r);
+		if (idle <= 4)
+			break;
+	}
+	cr_expect_eq(idle, 4, "idle runners after the load");
+	{
+		char *held = held_by(d.pid, "cordond-runner-");
+		int dirs = 0;
+
+		for (char *c = held; *c; c++)
+			dirs += *c == '\n';
+		free(held);
+		/* The stopped ones are reaped, and their directories gone: one of each per runner. */
+		cr_expect_eq(children_of(d.pid, true, NULL, NULL), 4);
+		cr_expect_eq(dirs, 4, "runner directories held by cordond");
+	}
+	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
 /*
  * A SIGKILLed cordond leaves its runners' directories (one holding a root run's workdir), its
  * members' temp workdirs and its runners' cgroups: the next cordond removes them at start.
@@ -2298,6 +2395,17 @@ Test(daemon, stale_socket_and_refusals, .timeout = 60)
 		tu_exec(&run, NULL, NULL, (char *const *)argv);
 		cr_expect_eq(run.status, 2);
 		cr_expect(strstr(run.err, "--max-runs"), "%s", run.err);
+		tu_run_free(&run);
+	}
+	{
+		const char *const argv[] = { cordond_bin(), "--runner-idle", "0", NULL };
+
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		cr_expect_eq(run.status, 2);
+		cr_expect(strstr(run.err,
+				 "cordond: --runner-idle: expected a number of seconds > 0, "
+				 "got '0'"),
+			  "%s", run.err);
 		tu_run_free(&run);
 	}
 	tu_rmtree(d.dir);
