@@ -2,12 +2,13 @@
 /*
  * spawnbench: time N runs of a command (fork → exec → wait), after W warm-up runs, and print
  * the median, mean and p90 in milliseconds on one line. All three standard fds are /dev/null.
- *   spawnbench [--ns] [--go] N W cmd [args...]
+ *   spawnbench [--ns] [--go] [--gap MS] N W cmd [args...]
  * --ns: clone3 into new mount, PID, network, IPC, UTS and cgroup namespaces instead of fork (as
  * root): the floor of any sandbox start, which issue 15 measures cordond's runs against.
  * --go: after the warm-up, print "ready" and wait for a line on stdin before the timed runs, so
  * that several instances start them together; the result line then also has t0= and t1=, the
  * CLOCK_MONOTONIC milliseconds at which the timed runs began and ended (bench/daemon_load.py).
+ * --gap MS: sleep MS milliseconds before each run (not timed), as an agent's commands come.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -38,6 +39,7 @@ static int by_value(const void *a, const void *b)
 }
 
 static int use_ns, use_go;
+static double gap_ms;
 
 static pid_t spawn(void)
 {
@@ -53,7 +55,15 @@ static pid_t spawn(void)
 /* One run; returns its duration, or a negative value when the command failed. */
 static double one(char **cmd)
 {
-	double start = clock_ms();
+	double start;
+
+	if (gap_ms > 0) {
+		long us = (long)(gap_ms * 1000);
+		struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	start = clock_ms();
 	int status;
 	pid_t pid = spawn();
 
@@ -84,11 +94,13 @@ int main(int argc, char **argv)
 			use_ns = 1;
 		else if (!strcmp(argv[1], "--go"))
 			use_go = 1;
+		else if (!strcmp(argv[1], "--gap") && argc > 2)
+			gap_ms = atof((++argv)[1]), argc--;
 		else
 			break;
 	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: spawnbench [--ns] [--go] N WARMUP cmd [args...]\n");
+		fprintf(stderr, "usage: spawnbench [--ns] [--go] [--gap MS] N WARMUP cmd [args...]\n");
 		return 2;
 	}
 	n = atoi(argv[1]);
