@@ -246,15 +246,17 @@ def main() -> int:
         me = [sys.executable, str(Path(__file__).resolve()), "--client", sock]
 
         def daemon_round(per_client: int, warm: int) -> tuple:
-            """The clients, released together: (wall seconds, latencies ms, failures)."""
+            """The clients, released together: (wall seconds, latencies ms, failures, the
+            clients' CPU ms a run)."""
             outs = [json.loads(o) for o in
                     together([me + [str(per_client), str(warm)]] * a.clients)]
             wall = max(o["t1"] for o in outs) - min(o["t0"] for o in outs)
             return (wall, [x for o in outs for x in o["lat"]],
-                    [f for o in outs for f in o["failures"]])
+                    [f for o in outs for f in o["failures"]],
+                    sum(o["cpu"] for o in outs) * 1e3 / (per_client * a.clients))
 
         per = max(1, a.runs // a.clients)
-        wall, lat_ms, fails = daemon_round(per, 2)
+        wall, lat_ms, fails, client_cpu = daemon_round(per, 2)
         failures.extend(fails)
         time.sleep(0.5)
         after = snapshot(proc.pid)
@@ -301,7 +303,7 @@ def main() -> int:
             for what in order:
                 n = a.round_runs * a.clients
                 if what == "daemon":
-                    w, _, fails = daemon_round(a.round_runs, 1)
+                    w, _, fails, _ = daemon_round(a.round_runs, 1)
                     failures.extend(fails)
                 else:
                     w = cli_round(a.round_runs)
@@ -415,6 +417,7 @@ def main() -> int:
         f"| throughput | {per * a.clients / wall:.0f} runs/s |",
         f"| latency median / p90 / p99 | {statistics.median(lat_ms):.2f} / {pct(lat_ms, 90):.2f} / "
         f"{pct(lat_ms, 99):.2f} ms |",
+        f"| the Python client's own CPU a run | {client_cpu:.3f} ms |",
         f"| runner processes started / runs that waited for one (whole benchmark: "
         f"{pool_stats['runs_total']} runs) | {pool_stats['runners_started_total']} / "
         f"{pool_stats['runner_waits_total']} |",
