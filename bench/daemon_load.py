@@ -35,26 +35,50 @@ sys.path.insert(0, str(ROOT / "clients" / "python"))
 from cordon import Cordon, CordonError  # noqa: E402
 
 
-def count_cgroups() -> int:
-    n = 0
+def cordon_cgroups() -> set:
+    out = set()
     for base, dirs, _ in os.walk("/sys/fs/cgroup"):
-        n += sum(1 for d in dirs if "cordon" in d)
-    return n
+        out.update(os.path.join(base, d) for d in dirs if "cordon" in d)
+    return out
+
+
+def count_cgroups() -> int:
+    return len(cordon_cgroups())
+
+
+def cgroup_pid(path: str) -> int:
+    """The pid in a run cgroup's name (cordon-<pid>-<n>-<random>), or 0."""
+    m = re.fullmatch(r"cordon-(\d+)-\d+-.*", os.path.basename(path))
+    return int(m.group(1)) if m else 0
+
+
+def tmp_dirs() -> set:
+    return {n for n in os.listdir("/tmp") if re.fullmatch(r"cordon-(session-)?[A-Za-z0-9]{6}", n)}
 
 
 def count_mounts() -> int:
+    # Docker's own (containers of other work on a shared machine: overlays, netns files) apart.
     with open("/proc/self/mountinfo") as f:
-        return sum(1 for _ in f)
+        return sum(1 for line in f
+                   if not line.split()[4].startswith(("/var/lib/docker/", "/run/docker/")))
 
 
 def count_tmp() -> int:
     # What cordon itself makes: cordon-XXXXXX (runs) and cordon-session-XXXXXX (sessions);
     # other suites' cordon-test-* dirs on a shared machine are not ours to count.
-    return sum(1 for n in os.listdir("/tmp") if re.fullmatch(r"cordon-(session-)?[A-Za-z0-9]{6}", n))
+    return len(tmp_dirs())
 
 
 def count_processes() -> int:
     return sum(1 for n in os.listdir("/proc") if n.isdigit())
+
+
+def daemon_kids(pid: int) -> list:
+    out = []
+    for t in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{t}/children") as f:
+            out += f.read().split()
+    return out
 
 
 def daemon_children(pid: int, runners: bool) -> int:
@@ -97,7 +121,7 @@ def snapshot(pid: int) -> dict:
         - daemon_children(pid, True) - runner_dir_fds(pid),
         "threads of cordond": len(os.listdir(f"/proc/{pid}/task")),
         "cordon cgroups": count_cgroups(),
-        "mounts": count_mounts(),
+        "mounts (Docker's apart)": count_mounts(),
         "/tmp/cordon-* dirs": count_tmp(),
     }
 
@@ -217,14 +241,29 @@ def main() -> int:
     os.chmod(tmp, 0o755)
     sock = os.path.join(tmp, "s")
     log = open(os.path.join(tmp, "log"), "w+")
-    host = ("cordon cgroups", "mounts", "/tmp/cordon-* dirs")
-    pre = {"cordon cgroups": count_cgroups(), "mounts": count_mounts(),
+    pre = {"cordon cgroups": count_cgroups(), "mounts (Docker's apart)": count_mounts(),
            "/tmp/cordon-* dirs": count_tmp()}
+    pre_cgroups, pre_dirs = cordon_cgroups(), tmp_dirs()
     max_runs = max(64, a.clients * 2)
+    # The pids of cordond and its runners (sampled): what cgroups named after them are ours.
+    ours, sampling = set(), [True]
+
+    def sampler() -> None:
+        while sampling[0]:
+            try:
+                ours.update(int(k) for k in daemon_kids(proc.pid))
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.05)
+
     proc = subprocess.Popen(
         [str(cordond), "--socket", sock, "--max-runs", str(max_runs),
          "--max-runs-per-caller", str(max(16, a.clients * 2))],
         stdout=log, stderr=subprocess.STDOUT)
+    ours.add(proc.pid)
+    import threading
+    sampler_thread = threading.Thread(target=sampler, daemon=True)
+    sampler_thread.start()
     try:
         for _ in range(500):
             try:
@@ -374,8 +413,17 @@ def main() -> int:
         daemon_log = log.read()
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
-        post = {"cordon cgroups": count_cgroups(), "mounts": count_mounts(),
+        sampling[0] = False
+        post = {"cordon cgroups": count_cgroups(), "mounts (Docker's apart)": count_mounts(),
                 "/tmp/cordon-* dirs": count_tmp()}
+        # Host-wide counts move with other work on a shared machine: what is left of ours is
+        # the new cgroups named after cordond or a runner, and the new temp dirs still there
+        # a moment later (another suite's runs remove theirs).
+        left_cgroups = {c for c in cordon_cgroups() - pre_cgroups if cgroup_pid(c) in ours}
+        new_dirs = tmp_dirs() - pre_dirs
+        if new_dirs:
+            time.sleep(2)
+            new_dirs &= tmp_dirs()
         if rc != 0:
             print(f"cordond exited {rc}; its log:\n{daemon_log[-3000:]}", file=sys.stderr)
 
@@ -394,7 +442,13 @@ def main() -> int:
     # runs the host-wide counts follow the pool; with cordond stopped they must be back.
     leaks = {k: (before[k], after[k], final[k]) for k in own
              if after[k] != before[k] or final[k] != before[k]}
-    leaks.update({k: (pre[k], post[k]) for k in host if post[k] > pre[k]})
+    if left_cgroups:
+        leaks["cordon cgroups of cordond's runners"] = sorted(left_cgroups)[:5]
+    if post["mounts (Docker's apart)"] > pre["mounts (Docker's apart)"]:
+        leaks["mounts (Docker's apart)"] = (pre["mounts (Docker's apart)"],
+                                            post["mounts (Docker's apart)"])
+    if new_dirs:
+        leaks["/tmp/cordon-* dirs"] = sorted(new_dirs)[:5]
     # The pool keeps as many idle runners as were busy at once lately, never more than the
     # run limit (runtime/daemon/runners.c, idle_cap).
     if max(after[pool], final[pool]) > max_runs:
@@ -471,8 +525,11 @@ def main() -> int:
         "many idle ones are kept for reuse as were busy at once in the last 30 to 60 s (at "
         "least 4), and their sockets are cordond's fds. "
         "Each idle runner holds the cgroup it staged for its next run (one directory per "
-        "hierarchy), so the cgroup count follows the pool while cordond runs; the leak check "
-        "compares the host-wide counts before cordond started and after it stopped.)",
+        "hierarchy), so the cgroup count follows the pool while cordond runs. The host-wide "
+        "counts also move with other work on a shared machine: the leak check looks, once "
+        "cordond has stopped, for cgroups named after cordond or one of its runners, for new "
+        "/tmp/cordon-* dirs still there two seconds later, and for more mounts than before "
+        "(Docker's own apart).)",
         "",
         f"## Overhead of the daemon path ({a.overhead_runs} runs each, interleaved, after "
         "10 warm-up pairs)",
