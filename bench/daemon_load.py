@@ -509,6 +509,16 @@ def main() -> int:
         "are processes of the Python client. All are released together; the wall time runs "
         "from the first one's start to the last one's end.)",
         "",
+        "The rounds' own ratios vary by a few percent on a shared 2-vCPU VM: a median within "
+        "that of its bound (1.00 for (b), 2.00 for (a)) is parity, not a margin. What limits "
+        "both (docs/daemon.md, \"Speed\"): either path spends most of a run in the kernel, "
+        "building and tearing down the sandbox (its network namespace above all); cordond "
+        "saves the CLI's exec and profile load and pays the HTTP exchange and the Python client "
+        "(its CPU a run is in bench/DAEMON.md). Back to back, each run meets the teardown of "
+        "the one before on another runner; 3 ms apart, an agent's pace, it does not. The rest "
+        "of the way to 2x back to back is the pre-built sandbox docs/daemon.md describes, a "
+        "change to the local backend.",
+        "",
         "## Leaks (before the load / after it / after the overhead runs; host-wide: before "
         "cordond started / after it stopped)",
         "",
