@@ -712,6 +712,96 @@ static int check_head(struct MHD_Connection *c, const char *url, cordon_error *e
 	return 0;
 }
 
+/*
+ * A run's teardown after its answer (the runner's "done": the sandbox reaped, its cgroup and
+ * temp workdir removed, the next run staged; then a temp workdir made here as the caller), in
+ * a thread of its own, so that the connection can read its next request at once: a client
+ * sending run after run no longer waits for the teardown of the last one (about 1.5 ms here),
+ * and its next run goes to another idle runner meanwhile. Bounded as before: a connection has
+ * at most one teardown going on while it reads and runs its next request (the one before is
+ * waited for when the next is started, and when the connection closes, before its slot
+ * among the caller's connections is given up). A connection's last request (Connection:
+ * close, as `cordon run --via daemon` sends) has no next one to speed up: its teardown is done
+ * here, before the close, so such a client that reads to EOF finds nothing of its run left.
+ * Only a run goes on meanwhile: any other request waits for it first (on_request), so a
+ * session's files or its deletion right after a run see that run over entirely. When no
+ * thread can be made, it is done here too.
+ */
+struct teardown {
+	pthread_t thread;
+	const struct conn *cn; /* outlives this: it waits for it before it is freed */
+	struct runner *runner;
+	struct cordon_teardown *td;
+	char *temp_workdir;
+	int hold;
+};
+
+static void teardown_do(struct teardown *t)
+{
+	/* The runner's teardown first: nothing of the run is left when its workdir goes. */
+	runner_put(TAKE_PTR(t->runner));
+	finish_teardown(t->cn, TAKE_PTR(t->td), TAKE_PTR(t->temp_workdir), t->hold);
+	t->hold = -1;
+}
+
+static void *teardown_main(void *arg)
+{
+	teardown_do(arg);
+	return NULL;
+}
+
+static void teardown_wait(struct conn *cn)
+{
+	struct teardown *t = TAKE_PTR(cn->teardown);
+
+	if (!t)
+		return;
+	(void)pthread_join(t->thread, NULL);
+	free(t);
+}
+
+static void teardown_start(struct conn *cn, struct req *rq)
+{
+	struct teardown *t;
+	pthread_attr_t attr;
+	bool started = false;
+
+	if (!rq->runner && !rq->teardown && !rq->temp_workdir) {
+		fsutil_temp_release(rq->temp_hold, false);
+		rq->temp_hold = -1;
+		return;
+	}
+	teardown_wait(cn);
+	t = rq->last ? NULL : calloc(1, sizeof(*t));
+	if (!t) {
+		struct teardown here = { .cn = cn, .hold = rq->temp_hold };
+
+		here.runner = TAKE_PTR(rq->runner);
+		here.td = TAKE_PTR(rq->teardown);
+		here.temp_workdir = TAKE_PTR(rq->temp_workdir);
+		rq->temp_hold = -1;
+		teardown_do(&here);
+		return;
+	}
+	*t = (struct teardown){ .cn = cn,
+				.runner = TAKE_PTR(rq->runner),
+				.td = TAKE_PTR(rq->teardown),
+				.temp_workdir = TAKE_PTR(rq->temp_workdir),
+				.hold = rq->temp_hold };
+	rq->temp_hold = -1;
+	if (pthread_attr_init(&attr) == 0) {
+		(void)pthread_attr_setstacksize(&attr, 256 * 1024);
+		started = pthread_create(&t->thread, &attr, teardown_main, t) == 0;
+		(void)pthread_attr_destroy(&attr);
+	}
+	if (!started) {
+		teardown_do(t);
+		free(t);
+		return;
+	}
+	cn->teardown = t;
+}
+
 /* Does a comma-separated header value hold token (any case, spaces around it ignored)? */
 static bool has_token(const char *v, const char *token)
 {
@@ -783,6 +873,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		} else {
 			rq->status = route_parse(method, url, &rq->route, &rq->allow, &rq->err);
 		}
+		/*
+		 * Only a run goes on while the connection's last run is still being torn down: a
+		 * session's file or its deletion right after a run sees that run over entirely
+		 * (its sandbox reaped), as when the teardown came before the next request.
+		 */
+		if (rq->status ||
+		    (rq->route.kind != ROUTE_RUN && rq->route.kind != ROUTE_SESSION_RUN))
+			teardown_wait(cn);
 		if (!rq->status) {
 			pthread_mutex_lock(&conns_lock);
 			mine = conns_of(cn->caller.uid);
@@ -870,94 +968,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return send_error(c, 413, &e);
 	}
 	return dispatch(c, cn, rq, method);
-}
-
-/*
- * A run's teardown after its answer (the runner's "done": the sandbox reaped, its cgroup and
- * temp workdir removed, the next run staged; then a temp workdir made here as the caller), in
- * a thread of its own, so that the connection can read its next request at once: a client
- * sending run after run no longer waits for the teardown of the last one (about 1.5 ms here),
- * and its next run goes to another idle runner meanwhile. Bounded as before: a connection has
- * at most one teardown going on while it reads and runs its next request (the one before is
- * waited for when the next is started, and when the connection closes, before its slot
- * among the caller's connections is given up). A connection's last request (Connection:
- * close, as `cordon run --via daemon` sends) has no next one to speed up: its teardown is done
- * here, before the close, so such a client that reads to EOF finds nothing of its run left.
- * When no thread can be made, it is done here too.
- */
-struct teardown {
-	pthread_t thread;
-	const struct conn *cn; /* outlives this: it waits for it before it is freed */
-	struct runner *runner;
-	struct cordon_teardown *td;
-	char *temp_workdir;
-	int hold;
-};
-
-static void teardown_do(struct teardown *t)
-{
-	/* The runner's teardown first: nothing of the run is left when its workdir goes. */
-	runner_put(TAKE_PTR(t->runner));
-	finish_teardown(t->cn, TAKE_PTR(t->td), TAKE_PTR(t->temp_workdir), t->hold);
-	t->hold = -1;
-}
-
-static void *teardown_main(void *arg)
-{
-	teardown_do(arg);
-	return NULL;
-}
-
-static void teardown_wait(struct conn *cn)
-{
-	struct teardown *t = TAKE_PTR(cn->teardown);
-
-	if (!t)
-		return;
-	(void)pthread_join(t->thread, NULL);
-	free(t);
-}
-
-static void teardown_start(struct conn *cn, struct req *rq)
-{
-	struct teardown *t;
-	pthread_attr_t attr;
-	bool started = false;
-
-	if (!rq->runner && !rq->teardown && !rq->temp_workdir) {
-		fsutil_temp_release(rq->temp_hold, false);
-		rq->temp_hold = -1;
-		return;
-	}
-	teardown_wait(cn);
-	t = rq->last ? NULL : calloc(1, sizeof(*t));
-	if (!t) {
-		struct teardown here = { .cn = cn, .hold = rq->temp_hold };
-
-		here.runner = TAKE_PTR(rq->runner);
-		here.td = TAKE_PTR(rq->teardown);
-		here.temp_workdir = TAKE_PTR(rq->temp_workdir);
-		rq->temp_hold = -1;
-		teardown_do(&here);
-		return;
-	}
-	*t = (struct teardown){ .cn = cn,
-				.runner = TAKE_PTR(rq->runner),
-				.td = TAKE_PTR(rq->teardown),
-				.temp_workdir = TAKE_PTR(rq->temp_workdir),
-				.hold = rq->temp_hold };
-	rq->temp_hold = -1;
-	if (pthread_attr_init(&attr) == 0) {
-		(void)pthread_attr_setstacksize(&attr, 256 * 1024);
-		started = pthread_create(&t->thread, &attr, teardown_main, t) == 0;
-		(void)pthread_attr_destroy(&attr);
-	}
-	if (!started) {
-		teardown_do(t);
-		free(t);
-		return;
-	}
-	cn->teardown = t;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,

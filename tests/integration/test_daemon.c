@@ -1721,8 +1721,9 @@ static char *read_one_reply(int fd)
 /*
  * A run's teardown goes on after its answer, while the connection reads its next request
  * (http.c, teardown_start), but a connection never has more than one: when the answer of run
- * i arrives, the temp workdir of run i-2 is gone. And once the connection is closed, every
- * one of them is gone, with nothing left behind. As a member, whose temp workdirs cordond
+ * i arrives, the temp workdir of run i-2 is gone; a request other than a run waits for the
+ * last run's teardown. And once the connection is closed, every one of them is gone, with
+ * nothing left behind. As a member, whose temp workdirs cordond
  * makes (and removes) as the member, so that they can be seen from here.
  */
 Test(daemon, keep_alive_teardowns_are_bounded, .timeout = 60)
@@ -1731,7 +1732,7 @@ Test(daemon, keep_alive_teardowns_are_bounded, .timeout = 60)
 	struct passwd *pw;
 	struct daemon d;
 	char line[RUNS][PATH_MAX];
-	int p[2], st, lines = 0, older_left[RUNS];
+	int p[2], st, lines = 0, older_left[RUNS], last_left = -1;
 	FILE *f;
 	pid_t pid;
 
@@ -1746,6 +1747,15 @@ Test(daemon, keep_alive_teardowns_are_bounded, .timeout = 60)
 		static const char req[] = "POST /v1/run HTTP/1.1\r\nHost: cordond\r\n"
 					  "Content-Type: application/json\r\n"
 					  "Content-Length: 17\r\n\r\n{\"command\":\"pwd\"}";
+		/*
+		 * The last run leaves 3,000 files in its workdir: removing them (after the
+		 * runner's teardown) takes long enough that a request not waiting for it would
+		 * be answered first.
+		 */
+		static const char last[] = "POST /v1/run HTTP/1.1\r\nHost: cordond\r\n"
+					   "Content-Type: application/json\r\n"
+					   "Content-Length: 36\r\n\r\n"
+					   "{\"command\":\"pwd; touch $(seq 3000)\"}";
 		char wd[RUNS][PATH_MAX];
 		FILE *out;
 		int fd;
@@ -1758,7 +1768,10 @@ Test(daemon, keep_alive_teardowns_are_bounded, .timeout = 60)
 		for (int i = 0; i < RUNS; i++) {
 			char *body, *w, *end;
 
-			write_all(fd, req, sizeof(req) - 1);
+			if (i == RUNS - 1)
+				write_all(fd, last, sizeof(last) - 1);
+			else
+				write_all(fd, req, sizeof(req) - 1);
 			body = read_one_reply(fd);
 			w = body ? strstr(body, "\"workdir\": \"") : NULL;
 			end = w ? strchr(w + 12, '"') : NULL;
@@ -1772,6 +1785,19 @@ Test(daemon, keep_alive_teardowns_are_bounded, .timeout = 60)
 			fprintf(out, "%s %d\n", wd[i], i >= 2 ? access(wd[i - 2], F_OK) == 0 : 0);
 			free(body);
 		}
+		/* Anything but a run waits for the last run's teardown: its workdir is gone. */
+		{
+			static const char health[] =
+				"GET /v1/health HTTP/1.1\r\nHost: cordond\r\n\r\n";
+			char *body;
+
+			write_all(fd, health, sizeof(health) - 1);
+			body = read_one_reply(fd);
+			if (!body)
+				_exit(5);
+			fprintf(out, "after-health %d\n", access(wd[RUNS - 1], F_OK) == 0);
+			free(body);
+		}
 		close(fd);
 		fclose(out);
 		_exit(0);
@@ -1781,6 +1807,7 @@ Test(daemon, keep_alive_teardowns_are_bounded, .timeout = 60)
 	cr_assert(f);
 	while (lines < RUNS && fscanf(f, "%4095s %d", line[lines], &older_left[lines]) == 2)
 		lines++;
+	cr_expect(fscanf(f, " after-health %d", &last_left) == 1);
 	fclose(f);
 	cr_assert(waitpid(pid, &st, 0) == pid);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the client failed: %x", st);
@@ -1794,6 +1821,8 @@ Test(daemon, keep_alive_teardowns_are_bounded, .timeout = 60)
 			cr_expect(strcmp(line[i], line[j]), "runs %d and %d share %s", j, i,
 				  line[i]);
 	}
+	cr_expect_eq(last_left, 0,
+		     "a request after the last run was answered with its workdir there");
 	/* The last ones go once the connection is closed (cordond notices the close first). */
 	for (double t0 = now(); now() - t0 < 10;) {
 		bool any = false;
