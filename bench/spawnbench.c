@@ -100,7 +100,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (argc < 4) {
-		fprintf(stderr, "usage: spawnbench [--ns] [--go] [--gap MS] N WARMUP cmd [args...]\n");
+		fprintf(stderr,
+			"usage: spawnbench [--ns] [--go] [--gap MS] N WARMUP cmd [args...]\n");
 		return 2;
 	}
 	n = atoi(argv[1]);

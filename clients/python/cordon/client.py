@@ -92,7 +92,7 @@ class _UnixConnection:
 
     def _more(self) -> bool:
         assert self.sock is not None
-        data = self.sock.recv(262144)
+        data = self.sock.recv(65536)
         if not data:
             return False
         self._buf += data
