@@ -159,14 +159,21 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo
 	echo "## Daemon"
 	echo
-	echo "bench/DAEMON.md (bench/daemon_load.py, same invocation): 8 clients, 2000 runs, leaks"
-	echo "and the daemon's added latency against direct runs."
+	echo "bench/DAEMON.md (bench/daemon_load.py, same invocation): 8 clients, 2000 runs, leaks,"
+	echo "the daemon's added latency against direct runs, and issue 15's two goals for cordond"
+	echo "(their table is appended below)."
 } >bench/RESULTS.md
 cat bench/RESULTS.md
 
 # The daemon under load (issue 5): 8 clients x 2000 runs, leaks, overhead vs direct runs.
 echo "== cordond load"
 python3 bench/daemon_load.py "$B"
+# Issue 15's goals for cordond, from the same run: DAEMON.md's table, appended here.
+{
+	echo
+	sed -n "/^## Issue 15's goals for cordond/,/^## Leaks/p" bench/DAEMON.md | sed '$d' |
+		sed "s/^## Issue 15's goals for cordond.*/## Daemon: issue 15's goals (bench\/daemon_load.py, this invocation)/"
+} >>bench/RESULTS.md
 
 # The Docker backend against the docker CLI (issue 10): appends its section to RESULTS.md.
 echo "== docker backend"

@@ -44,6 +44,7 @@ struct daemon_config cfg = {
 	.max_file = 64 << 20,
 	.request_timeout = 10,
 	.session_idle = 3600,
+	.runner_idle = 30,
 	.grace = 10,
 	.max_output_cap = 4 << 20,
 };
@@ -302,6 +303,7 @@ static const char usage[] =
 	"  --max-output-cap N            largest max_output a request may ask (default 4194304)\n"
 	"  --request-timeout SECONDS     to send a whole request; idle keep-alive (default 10)\n"
 	"  --session-idle SECONDS        idle sessions are removed after (default 3600)\n"
+	"  --runner-idle SECONDS         idle runners beyond the recent load go after (30..60)\n"
 	"  --grace SECONDS               SIGTERM waits this long for runs (default 10)\n"
 	"  -h, --help, --version\n";
 
@@ -319,6 +321,7 @@ enum {
 	O_MAX_OUTPUT_CAP,
 	O_REQ_TIMEOUT,
 	O_SESSION_IDLE,
+	O_RUNNER_IDLE,
 	O_GRACE,
 	O_VERSION,
 };
@@ -337,6 +340,7 @@ static const struct option options[] = {
 	{ "max-output-cap", required_argument, NULL, O_MAX_OUTPUT_CAP },
 	{ "request-timeout", required_argument, NULL, O_REQ_TIMEOUT },
 	{ "session-idle", required_argument, NULL, O_SESSION_IDLE },
+	{ "runner-idle", required_argument, NULL, O_RUNNER_IDLE },
 	{ "grace", required_argument, NULL, O_GRACE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -436,11 +440,14 @@ static int apply_option(int id, const char *name, const char *val)
 		cfg.request_timeout = (unsigned)u;
 		return 0;
 	case O_SESSION_IDLE:
+	case O_RUNNER_IDLE:
 	case O_GRACE:
 		if (parse_secs(name, val, &d) < 0)
 			return -1;
 		if (id == O_GRACE)
 			cfg.grace = d;
+		else if (id == O_RUNNER_IDLE)
+			cfg.runner_idle = d;
 		else
 			cfg.session_idle = d;
 		return 0;
@@ -644,6 +651,7 @@ int main(int argc, char **argv)
 			unsigned r = http_runs_in_flight(), s;
 
 			sessions_expire();
+			runners_trim();
 			s = sessions_count();
 			if (r != last_runs || s != last_sessions)
 				notify("STATUS=%u runs in flight, %u sessions", r, s);

@@ -30,6 +30,7 @@ struct daemon_config {
 	size_t max_file;		  /* file uploads, bytes */
 	unsigned request_timeout;	  /* seconds to send a complete request; idle keep-alive */
 	double session_idle;		  /* seconds before an unused session is torn down */
+	double runner_idle;		  /* the runner pool's memory of the load (runners.c) */
 	double grace;			  /* seconds SIGTERM waits for in-flight runs */
 	int64_t max_output_cap;		  /* the largest max_output a request may ask for */
 };
@@ -202,6 +203,8 @@ int runner_run(struct runner *r, const struct job *j, bool session, const char *
 	       cordon_error *e);
 /* After the answer: wait until r has torn its run down, then keep it for the next (NULL-safe). */
 void runner_put(struct runner *r);
+/* Once a second: let idle runners beyond what the recent load needed go, a few at a time. */
+void runners_trim(void);
 
 /* ---- session.c ---- */
 
@@ -252,6 +255,9 @@ struct metrics {
 	atomic_ulong http[16]; /* by status, see metrics.c */
 	atomic_ulong hist[16]; /* run duration buckets */
 	atomic_ulong dur_sum_us;
+	atomic_ulong runners_started; /* runners.c: processes started */
+	atomic_ulong runner_waits;    /* runs that found no idle runner and waited for one */
+	atomic_long runners_idle;     /* idle runners now */
 };
 
 extern struct metrics metrics;
@@ -260,6 +266,8 @@ void metrics_run(double ms);
 char *metrics_render(size_t *ret_len);
 
 /* ---- http.c ---- */
+
+struct teardown;
 
 /* Per-connection state, the MHD socket context. */
 struct conn {
@@ -274,6 +282,7 @@ struct conn {
 	bool url_nul;	     /* the URL held %00 */
 	bool linger;	     /* answered before its body was read: drain it before closing */
 	bool refused;	     /* over a connection limit at accept: answered 429 and shut down */
+	struct teardown *teardown; /* the last run's, going on after its answer (http.c) */
 };
 
 struct MHD_Daemon *http_start(int listen_fd, cordon_error *e);

@@ -65,6 +65,16 @@ char *metrics_render(size_t *ret_len)
 		    "# HELP cordond_runs_in_flight Runs executing now.\n"
 		    "# TYPE cordond_runs_in_flight gauge\ncordond_runs_in_flight %ld\n",
 		    atomic_load(&metrics.in_flight));
+	counter(&b, "cordond_runners_started_total",
+		"Runner processes started (each serves runs one at a time, reused).",
+		atomic_load(&metrics.runners_started));
+	counter(&b, "cordond_runner_waits_total",
+		"Runs that found no idle runner and waited for one to start or come back.",
+		atomic_load(&metrics.runner_waits));
+	strbuf_addf(&b,
+		    "# HELP cordond_runners_idle Runners waiting for a run, each with the next run "
+		    "staged.\n# TYPE cordond_runners_idle gauge\ncordond_runners_idle %ld\n",
+		    atomic_load(&metrics.runners_idle));
 	strbuf_addf(&b,
 		    "# HELP cordond_sessions Live sessions.\n# TYPE cordond_sessions gauge\n"
 		    "cordond_sessions %u\n",

@@ -4,9 +4,17 @@
  * time on its socketpair. One thread of ours starts them, because a runner's PR_SET_PDEATHSIG
  * fires when the thread that created it ends, and connection threads end with their
  * connection; it keeps one spare ready, so that a request normally finds an idle runner
- * waiting. Runners are reused, up to RUNNERS_IDLE_MAX idle at a time; one that breaks the
- * protocol, dies or takes too long is killed and replaced. With no runner binary (or none
- * that will start), runs happen in cordond itself, as before runners existed.
+ * waiting. Runners are reused; one that breaks the protocol, dies or takes too long is killed
+ * and replaced. With no runner binary (or none that will start), runs happen in cordond
+ * itself, as before runners existed.
+ *
+ * The pool follows the load. A runner is busy from the moment a run takes it until the end of
+ * that run's teardown (after the answer), so a client sending run after run keeps two or
+ * three busy, and 8 such clients up to about 16. As many idle runners are kept as were busy
+ * at once in the last cfg.runner_idle to 2 * cfg.runner_idle seconds (--runner-idle; at least
+ * RUNNERS_IDLE_MIN, at most the run limit): with a fixed small number, a load above it
+ * started a runner for one run in five and discarded as many (bench/DAEMON.md). Once the load
+ * is gone, runners_trim() lets the extra ones go, a few each second.
  */
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
@@ -29,8 +37,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RUNNERS_IDLE_MAX 4
+#define RUNNERS_IDLE_MIN 4
 #define RUNNERS_SPARE 1
+/* How many idle runners beyond the recent load go at each runners_trim(). */
+#define RUNNERS_TRIM_STEP 2
 /* How long a request waits for a runner to start before it runs in cordond itself. */
 #define RUNNER_WAIT_S 5
 /* How long the teardown of a finished run may take before its runner is killed. */
@@ -53,9 +63,18 @@ struct runner {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+/*
+ * Two conditions, so that each event wakes only whom it concerns (the thundering herd of one
+ * shared condition woke the spawner three times a run): the spawner waits on spawn_cv,
+ * requests waiting for a runner on avail_cv.
+ */
+static pthread_cond_t spawn_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t avail_cv = PTHREAD_COND_INITIALIZER;
 static struct runner *idle;
 static unsigned n_idle, n_waiting;
+/* Runners taken for a run and not yet back (their run, then its teardown); the most at once. */
+static unsigned n_busy, busy_peak, busy_peak_before;
+static double window_start;
 static bool enabled, stopping, spawner_started;
 static char exe[PATH_MAX]; /* for messages, and the runners' argv[0] */
 /*
@@ -64,6 +83,42 @@ static char exe[PATH_MAX]; /* for messages, and the runners' argv[0] */
  */
 static int exe_fd = -1;
 static pthread_t spawner;
+
+/* With lock held: wake the spawner if it has a runner to start. */
+static void poke_spawner(void)
+{
+	if (n_idle < RUNNERS_SPARE || n_idle < n_waiting)
+		pthread_cond_signal(&spawn_cv);
+}
+
+/* With lock held: r is idle now; one waiting request may take it. */
+static void add_idle(struct runner *r)
+{
+	r->next = idle;
+	idle = r;
+	n_idle++;
+	atomic_store(&metrics.runners_idle, (long)n_idle);
+	if (n_waiting)
+		pthread_cond_signal(&avail_cv);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* How many idle runners to keep: the most that were busy at once lately. With lock held. */
+static unsigned idle_cap(void)
+{
+	unsigned cap = busy_peak > busy_peak_before ? busy_peak : busy_peak_before;
+
+	if (cap > cfg.max_runs)
+		cap = cfg.max_runs;
+	return cap < RUNNERS_IDLE_MIN ? RUNNERS_IDLE_MIN : cap;
+}
 
 static void runner_discard(struct runner *r)
 {
@@ -169,7 +224,7 @@ static void *spawner_main(void *arg)
 		struct runner *r;
 
 		if (n_idle >= RUNNERS_SPARE && n_idle >= n_waiting) {
-			pthread_cond_wait(&changed, &lock);
+			pthread_cond_wait(&spawn_cv, &lock);
 			continue;
 		}
 		pthread_mutex_unlock(&lock);
@@ -179,13 +234,11 @@ static void *spawner_main(void *arg)
 			daemon_log("cannot start a runner (%s: %s): runs go on in cordond itself",
 				   exe, strerror(errno));
 			enabled = false;
-			pthread_cond_broadcast(&changed);
+			pthread_cond_broadcast(&avail_cv);
 			break;
 		}
-		r->next = idle;
-		idle = r;
-		n_idle++;
-		pthread_cond_broadcast(&changed);
+		atomic_fetch_add(&metrics.runners_started, 1);
+		add_idle(r);
 	}
 	pthread_mutex_unlock(&lock);
 	return NULL;
@@ -253,7 +306,8 @@ void runners_stop(void)
 {
 	pthread_mutex_lock(&lock);
 	stopping = true;
-	pthread_cond_broadcast(&changed);
+	pthread_cond_broadcast(&spawn_cv);
+	pthread_cond_broadcast(&avail_cv);
 	pthread_mutex_unlock(&lock);
 	if (spawner_started)
 		pthread_join(spawner, NULL);
@@ -278,20 +332,35 @@ static struct runner *runner_take(void)
 	deadline.tv_sec += RUNNER_WAIT_S;
 	pthread_mutex_lock(&lock);
 	n_waiting++;
-	pthread_cond_broadcast(&changed);
+	if (enabled && !stopping && !idle) {
+		atomic_fetch_add(&metrics.runner_waits, 1);
+		poke_spawner();
+	}
 	while (enabled && !stopping && !idle)
-		if (pthread_cond_timedwait(&changed, &lock, &deadline) == ETIMEDOUT)
+		if (pthread_cond_timedwait(&avail_cv, &lock, &deadline) == ETIMEDOUT)
 			break;
 	n_waiting--;
 	if (enabled && !stopping && idle) {
 		r = idle;
 		idle = r->next;
 		n_idle--;
+		atomic_store(&metrics.runners_idle, (long)n_idle);
 		r->next = NULL;
-		pthread_cond_broadcast(&changed); /* the spawner keeps a spare ready */
+		if (++n_busy > busy_peak)
+			busy_peak = n_busy;
+		poke_spawner(); /* it keeps a spare ready */
 	}
 	pthread_mutex_unlock(&lock);
 	return r;
+}
+
+/* A runner taken by runner_take is discarded (it died, or failed). */
+static void runner_lost(struct runner *r)
+{
+	pthread_mutex_lock(&lock);
+	n_busy--;
+	pthread_mutex_unlock(&lock);
+	runner_discard(r);
 }
 
 struct runner *runner_get(void)
@@ -311,7 +380,7 @@ struct runner *runner_get(void)
 		if (poll(&pfd, 1, 0) == 0)
 			return r;
 		daemon_log("runner %d: gone while idle; replaced", (int)r->pid);
-		runner_discard(r);
+		runner_lost(r);
 	}
 	return NULL;
 }
@@ -359,7 +428,7 @@ int runner_run(struct runner *r, const struct job *j, bool session, const char *
 	hs = h ? json_dumps(h, JSON_COMPACT) : NULL;
 	json_decref(h);
 	if (!hs) {
-		runner_discard(r);
+		runner_lost(r);
 		return cordon_err(e, ENOMEM, "out of memory");
 	}
 	if (frame_send(r->fd, hs, body, n, j->workdir_fd) < 0)
@@ -391,7 +460,7 @@ broken:
 	json_decref(reply);
 	daemon_log("runner %d: %s", (int)r->pid,
 		   errno ? strerror(errno) : "broke the protocol or died");
-	runner_discard(r);
+	runner_lost(r);
 	return cordon_err(e, EPROTO, "run: the runner failed");
 }
 
@@ -408,18 +477,42 @@ void runner_put(struct runner *r)
 	if (wait_readable(r, NULL, RUNNER_DONE_S) < 0 ||
 	    frame_recv(r->fd, &rh, &payload, &pn, NULL) <= 0 || strcmp(rh, "{\"done\":true}")) {
 		daemon_log("runner %d: no end of its run's teardown; killed", (int)r->pid);
-		runner_discard(r);
+		runner_lost(r);
 		return;
 	}
 	pthread_mutex_lock(&lock);
-	keep = enabled && !stopping && n_idle < RUNNERS_IDLE_MAX;
-	if (keep) {
-		r->next = idle;
-		idle = r;
-		n_idle++;
-		pthread_cond_broadcast(&changed);
-	}
+	n_busy--;
+	keep = enabled && !stopping && n_idle < idle_cap();
+	if (keep)
+		add_idle(r);
 	pthread_mutex_unlock(&lock);
 	if (!keep)
 		runner_discard(r);
+}
+
+void runners_trim(void)
+{
+	double now = mono_s();
+
+	pthread_mutex_lock(&lock);
+	if (now - window_start >= cfg.runner_idle) {
+		busy_peak_before = busy_peak;
+		busy_peak = n_busy;
+		window_start = now;
+	}
+	for (int k = 0; k < RUNNERS_TRIM_STEP && n_idle > idle_cap() && idle; k++) {
+		struct runner **last = &idle, *r;
+
+		/* The one idle longest: runner_take takes the newest. */
+		while ((*last)->next)
+			last = &(*last)->next;
+		r = *last;
+		*last = NULL;
+		n_idle--;
+		atomic_store(&metrics.runners_idle, (long)n_idle);
+		pthread_mutex_unlock(&lock);
+		runner_discard(r);
+		pthread_mutex_lock(&lock);
+	}
+	pthread_mutex_unlock(&lock);
 }

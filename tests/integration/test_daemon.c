@@ -1690,6 +1690,155 @@ Test(daemon, no_leaks, .timeout = 120)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+/*
+ * One reply on a keep-alive connection: the head, then Content-Length bytes of body. The body
+ * (malloc'd) or NULL.
+ */
+static char *read_one_reply(int fd)
+{
+	char head[8192], *cl, *body;
+	size_t n = 0, len;
+
+	while (n < sizeof(head) - 1) {
+		if (read(fd, head + n, 1) != 1)
+			return NULL;
+		head[++n] = '\0';
+		if (n >= 4 && !memcmp(head + n - 4, "\r\n\r\n", 4))
+			break;
+	}
+	cl = strcasestr(head, "Content-Length:");
+	if (!cl)
+		return NULL;
+	len = strtoul(cl + 15, NULL, 10);
+	body = calloc(1, len + 1);
+	if (body && !read_full(fd, body, len)) {
+		free(body);
+		return NULL;
+	}
+	return body;
+}
+
+/*
+ * A run's teardown goes on after its answer, while the connection reads its next request
+ * (http.c, teardown_start), but a connection never has more than one: when the answer of run
+ * i arrives, the temp workdir of run i-2 is gone; a request other than a run waits for the
+ * last run's teardown. And once the connection is closed, every one of them is gone, with
+ * nothing left behind. As a member, whose temp workdirs cordond
+ * makes (and removes) as the member, so that they can be seen from here.
+ */
+Test(daemon, keep_alive_teardowns_are_bounded, .timeout = 60)
+{
+	enum { RUNS = 8 };
+	struct passwd *pw;
+	struct daemon d;
+	char line[RUNS][PATH_MAX];
+	int p[2], st, lines = 0, older_left[RUNS], last_left = -1;
+	FILE *f;
+	pid_t pid;
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	cr_assert(pw);
+	daemon_start(&d, NULL);
+	cr_assert(pipe(p) == 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		static const char req[] = "POST /v1/run HTTP/1.1\r\nHost: cordond\r\n"
+					  "Content-Type: application/json\r\n"
+					  "Content-Length: 17\r\n\r\n{\"command\":\"pwd\"}";
+		/*
+		 * The last run leaves 3,000 files in its workdir: removing them (after the
+		 * runner's teardown) takes long enough that a request not waiting for it would
+		 * be answered first.
+		 */
+		static const char last[] = "POST /v1/run HTTP/1.1\r\nHost: cordond\r\n"
+					   "Content-Type: application/json\r\n"
+					   "Content-Length: 36\r\n\r\n"
+					   "{\"command\":\"pwd; touch $(seq 3000)\"}";
+		char wd[RUNS][PATH_MAX];
+		FILE *out;
+		int fd;
+
+		close(p[0]);
+		out = fdopen(p[1], "w");
+		if (!out || initgroups(MEMBER, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+		    setuid(pw->pw_uid) < 0 || (fd = connect_to(d.sock)) < 0)
+			_exit(3);
+		for (int i = 0; i < RUNS; i++) {
+			char *body, *w, *end;
+
+			if (i == RUNS - 1)
+				write_all(fd, last, sizeof(last) - 1);
+			else
+				write_all(fd, req, sizeof(req) - 1);
+			body = read_one_reply(fd);
+			w = body ? strstr(body, "\"workdir\": \"") : NULL;
+			end = w ? strchr(w + 12, '"') : NULL;
+			if (!end) {
+				fprintf(stderr, "reply %d: %s\n", i, body ? body : "(none)");
+				_exit(4);
+			}
+			*end = '\0';
+			snprintf(wd[i], sizeof(wd[i]), "%s", w + 12);
+			/* The member can see its own temp workdirs: /tmp/cordon-XXXXXX, theirs. */
+			fprintf(out, "%s %d\n", wd[i], i >= 2 ? access(wd[i - 2], F_OK) == 0 : 0);
+			free(body);
+		}
+		/* Anything but a run waits for the last run's teardown: its workdir is gone. */
+		{
+			static const char health[] =
+				"GET /v1/health HTTP/1.1\r\nHost: cordond\r\n\r\n";
+			char *body;
+
+			write_all(fd, health, sizeof(health) - 1);
+			body = read_one_reply(fd);
+			if (!body)
+				_exit(5);
+			fprintf(out, "after-health %d\n", access(wd[RUNS - 1], F_OK) == 0);
+			free(body);
+		}
+		close(fd);
+		fclose(out);
+		_exit(0);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	cr_assert(f);
+	while (lines < RUNS && fscanf(f, "%4095s %d", line[lines], &older_left[lines]) == 2)
+		lines++;
+	cr_expect(fscanf(f, " after-health %d", &last_left) == 1);
+	fclose(f);
+	cr_assert(waitpid(pid, &st, 0) == pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the client failed: %x", st);
+	cr_assert_eq(lines, RUNS);
+	for (int i = 0; i < RUNS; i++) {
+		cr_expect(strncmp(line[i], "/tmp/cordon-", 12) == 0, "run %d: %s", i, line[i]);
+		cr_expect_eq(older_left[i], 0,
+			     "run %d answered with run %d's workdir %s still there", i, i - 2,
+			     i >= 2 ? line[i - 2] : "");
+		for (int j = 0; j < i; j++)
+			cr_expect(strcmp(line[i], line[j]), "runs %d and %d share %s", j, i,
+				  line[i]);
+	}
+	cr_expect_eq(last_left, 0,
+		     "a request after the last run was answered with its workdir there");
+	/* The last ones go once the connection is closed (cordond notices the close first). */
+	for (double t0 = now(); now() - t0 < 10;) {
+		bool any = false;
+
+		for (int i = 0; i < RUNS; i++)
+			any |= access(line[i], F_OK) == 0;
+		if (!any)
+			break;
+		usleep(20000);
+	}
+	for (int i = 0; i < RUNS; i++)
+		cr_expect(access(line[i], F_OK) != 0, "temp workdir %s left behind", line[i]);
+	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
 /* ---- runners ---- */
 
 /* The host pid of the process whose command line starts with marker, or -1. */
@@ -1800,6 +1949,103 @@ static void expect_gone(const char *list, const char *what)
 	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		cr_expect(access(l, F_OK) != 0, "%s %s left after a restart", what, l);
 	free(copy);
+}
+
+/* The value of a counter or gauge in a /metrics reply, or -1. */
+static long metric(const struct res *r, const char *name)
+{
+	char key[128];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n%s ", name);
+	p = strstr(r->body, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+/*
+ * The runner pool follows the load (runners.c): CLIENTS clients sending run after run on
+ * keep-alive connections keep at most two runners busy each (one running, one tearing down
+ * the client's last run), and as many idle ones are kept as were busy at once, so the pool
+ * stops growing there. A fixed cap of 4 idle runners started a runner for about one run in
+ * five under such a load (and discarded as many): far more than this bound. Once the load
+ * is over (--runner-idle 1: the pool remembers the last 1 to 2 s), the extra idle runners
+ * are stopped, back to 4, with nothing of them left.
+ */
+Test(daemon, runner_pool_follows_the_load, .timeout = 90)
+{
+	enum { CLIENTS = 6, RUNS = 30 };
+	const char *const args[] = { "--runner-idle", "1", NULL };
+	struct daemon d;
+	struct res r;
+	pid_t kids[CLIENTS];
+	long started, idle;
+
+	daemon_start(&d, args);
+	for (int k = 0; k < CLIENTS; k++) {
+		kids[k] = fork();
+		cr_assert_geq(kids[k], 0);
+		if (kids[k] == 0) {
+			static const char req[] =
+				"POST /v1/run HTTP/1.1\r\nHost: cordond\r\n"
+				"Content-Type: application/json\r\n"
+				"Content-Length: 18\r\n\r\n{\"command\":\"true\"}";
+			int fd = connect_to(d.sock);
+
+			if (fd < 0)
+				_exit(3);
+			for (int i = 0; i < RUNS; i++) {
+				char *body;
+
+				write_all(fd, req, sizeof(req) - 1);
+				body = read_one_reply(fd);
+				if (!body || !strstr(body, "\"exit_code\": 0"))
+					_exit(4);
+				free(body);
+			}
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < CLIENTS; k++) {
+		int st;
+
+		cr_assert(waitpid(kids[k], &st, 0) == kids[k]);
+		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "client %d: %x", k, st);
+	}
+	cr_assert(http(d.sock, "GET", "/metrics", NULL, &r) == 0);
+	cr_assert_eq(r.status, 200);
+	started = metric(&r, "cordond_runners_started_total");
+	idle = metric(&r, "cordond_runners_idle");
+	cr_expect_eq(metric(&r, "cordond_runs_total"), CLIENTS * RUNS, "%s", r.body);
+	cr_expect_gt(started, 0, "%s", r.body);
+	/* Each client's two, the spare, and one more that a waiting request may have asked for. */
+	cr_expect_leq(started, 2 * CLIENTS + 2, "%ld runners started for %d runs", started,
+		      CLIENTS * RUNS);
+	cr_expect_geq(idle, 1, "%s", r.body);
+	cr_expect_leq(idle, started, "%s", r.body);
+	cr_expect_geq(metric(&r, "cordond_runner_waits_total"), 0, "%s", r.body);
+	res_free(&r);
+	/* The load is over: down to 4 idle runners within a few seconds. */
+	for (double t0 = now(); now() - t0 < 20; usleep(100 * 1000)) {
+		cr_assert(http(d.sock, "GET", "/metrics", NULL, &r) == 0);
+		idle = metric(&r, "cordond_runners_idle");
+		res_free(&r);
+		if (idle <= 4)
+			break;
+	}
+	cr_expect_eq(idle, 4, "idle runners after the load");
+	{
+		char *held = held_by(d.pid, "cordond-runner-");
+		int dirs = 0;
+
+		for (char *c = held; *c; c++)
+			dirs += *c == '\n';
+		free(held);
+		/* The stopped ones are reaped, and their directories gone: one of each per runner. */
+		cr_expect_eq(children_of(d.pid, true, NULL, NULL), 4);
+		cr_expect_eq(dirs, 4, "runner directories held by cordond");
+	}
+	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
+	cr_expect_eq(daemon_stop(&d), 0);
 }
 
 /*
@@ -2178,6 +2424,17 @@ Test(daemon, stale_socket_and_refusals, .timeout = 60)
 		tu_exec(&run, NULL, NULL, (char *const *)argv);
 		cr_expect_eq(run.status, 2);
 		cr_expect(strstr(run.err, "--max-runs"), "%s", run.err);
+		tu_run_free(&run);
+	}
+	{
+		const char *const argv[] = { cordond_bin(), "--runner-idle", "0", NULL };
+
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		cr_expect_eq(run.status, 2);
+		cr_expect(strstr(run.err,
+				 "cordond: --runner-idle: expected a number of seconds > 0, "
+				 "got '0'"),
+			  "%s", run.err);
 		tu_run_free(&run);
 	}
 	tu_rmtree(d.dir);

@@ -69,8 +69,10 @@ dockerd_release() {
 		kill -0 "$CORDON_DOCKERD_PID" 2>/dev/null || break
 		sleep 0.2
 	done
-	kill -KILL "$CORDON_DOCKERD_PID" 2>/dev/null
-	wait "$CORDON_DOCKERD_PID" 2>/dev/null
+	# Gone by now, as a rule: neither may fail a caller's `set -e` (its EXIT trap would make
+	# the whole script exit 1 after everything went well).
+	kill -KILL "$CORDON_DOCKERD_PID" 2>/dev/null || true
+	wait "$CORDON_DOCKERD_PID" 2>/dev/null || true
 	CORDON_DOCKERD_PID=
 }
 

@@ -1,6 +1,5 @@
 """HTTP/1.1 + JSON over cordond's Unix socket (SPEC section 7), with the standard library only."""
 
-import http.client
 import json
 import os
 import socket
@@ -38,10 +37,40 @@ class CordonError(Exception):
         self.message = message
 
 
-class _UnixConnection(http.client.HTTPConnection):
+class _ProtocolError(ConnectionError):
+    """The connection ended, or the answer is not HTTP/1.x, before a whole answer was read."""
+
+
+class _Answer:
+    __slots__ = ("status", "reason", "headers", "body", "close")
+
+    def __init__(self, status: int, reason: str, headers: Dict[str, str], body: bytes, close: bool):
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.body = body
+        self.close = close
+
+
+def _has_token(value: str, token: str) -> bool:
+    return any(t.strip().lower() == token for t in value.split(","))
+
+
+class _UnixConnection:
+    """One keep-alive HTTP/1.1 connection to cordond's socket.
+
+    Lean on purpose: http.client parses every answer's headers with the email package, which
+    took more of the client's time than the rest of a run's round trip (bench/DAEMON.md).
+    cordond's answers carry a Content-Length; chunked and close-delimited bodies are read too.
+    """
+
+    _MAX_HEAD = 65536
+
     def __init__(self, path: str, timeout: Optional[float]):
-        super().__init__("cordond", timeout=timeout)
         self._path = path
+        self.timeout = timeout
+        self.sock: Optional[socket.socket] = None
+        self._buf = bytearray()
 
     def connect(self) -> None:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -53,6 +82,98 @@ class _UnixConnection(http.client.HTTPConnection):
             s.close()
             raise
         self.sock = s
+        self._buf = bytearray()
+
+    def close(self) -> None:
+        s, self.sock = self.sock, None
+        self._buf = bytearray()
+        if s is not None:
+            s.close()
+
+    def _more(self) -> bool:
+        assert self.sock is not None
+        data = self.sock.recv(65536)
+        if not data:
+            return False
+        self._buf += data
+        return True
+
+    def _take(self, n: int) -> bytes:
+        while len(self._buf) < n:
+            if not self._more():
+                raise _ProtocolError("the connection ended in the middle of an answer")
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        return out
+
+    def _line(self) -> bytes:
+        while True:
+            i = self._buf.find(b"\r\n")
+            if i >= 0:
+                return self._take(i + 2)[:-2]
+            if len(self._buf) > self._MAX_HEAD or not self._more():
+                raise _ProtocolError("the connection ended in the middle of an answer")
+
+    def exchange(self, method: str, path: str, body: Optional[bytes],
+                 headers: Mapping[str, str]) -> _Answer:
+        """Send one request and read its answer. Raises _ProtocolError (nothing read yet:
+        got_nothing is set on it) or OSError."""
+        if any(c <= " " or c >= "\x7f" for c in path):
+            raise ValueError(f"URL can't contain control characters or spaces: {path!r}")
+        if self.sock is None:
+            self.connect()
+        head = [f"{method} {path} HTTP/1.1", "Host: cordond"]
+        head += [f"{k}: {v}" for k, v in headers.items()]
+        if body is not None or method in ("POST", "PUT"):
+            head.append(f"Content-Length: {len(body or b'')}")
+        assert self.sock is not None
+        self.sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b""))
+        while True:
+            end = self._buf.find(b"\r\n\r\n")
+            if end >= 0:
+                break
+            if len(self._buf) > self._MAX_HEAD:
+                raise _ProtocolError("an answer's head is too large")
+            got_any = bool(self._buf)
+            if not self._more():
+                e = _ProtocolError(
+                    "the connection ended in the middle of an answer" if got_any
+                    else "Remote end closed connection without response")
+                e.got_nothing = not got_any  # type: ignore[attr-defined]
+                raise e
+        lines = self._take(end + 4)[:-4].decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+            raise _ProtocolError(f"not an HTTP answer: {lines[0][:80]!r}")
+        status, reason = int(parts[1]), parts[2] if len(parts) > 2 else ""
+        hdrs: Dict[str, str] = {}
+        for line in lines[1:]:
+            k, sep, v = line.partition(":")
+            if sep:
+                hdrs[k.strip().lower()] = v.strip()
+        close = _has_token(hdrs.get("connection", ""), "close") or (
+            parts[0] == "HTTP/1.0" and not _has_token(hdrs.get("connection", ""), "keep-alive"))
+        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            data = b""
+        elif _has_token(hdrs.get("transfer-encoding", ""), "chunked"):
+            chunks = []
+            while True:
+                size = int(self._line().split(b";", 1)[0].strip() or b"x", 16)
+                if size == 0:
+                    while self._line():  # trailers, up to the empty line
+                        pass
+                    break
+                chunks.append(self._take(size))
+                self._take(2)
+            data = b"".join(chunks)
+        elif "content-length" in hdrs:
+            data = self._take(int(hdrs["content-length"]))
+        else:
+            while self._more():
+                pass
+            data, close = bytes(self._buf), True
+            self._buf = bytearray()
+        return _Answer(status, reason, hdrs, data, close)
 
 
 def _default_socket() -> str:
@@ -130,20 +251,21 @@ class Cordon:
             conn = self._conn()
             reused = conn.sock is not None
             try:
-                conn.request(method, path, body=data, headers=headers)
-                resp = conn.getresponse()
-                payload = resp.read()
+                resp = conn.exchange(method, path, data, headers)
+                payload = resp.body
                 break
-            except (ConnectionError, http.client.RemoteDisconnected, http.client.BadStatusLine) as e:
+            except ConnectionError as e:
                 self._drop()
                 # A kept-alive connection the daemon had already closed (its idle timeout):
-                # nothing was processed, so one retry on a fresh connection is safe.
-                if not reused:
+                # nothing was processed, so one retry on a fresh connection is safe. Not once
+                # part of an answer came: the request was served.
+                nothing = not isinstance(e, _ProtocolError) or getattr(e, "got_nothing", False)
+                if not (reused and nothing):
                     raise CordonError(0, f"{self.socket}: {e}") from e
             except OSError as e:
                 self._drop()
                 raise CordonError(0, f"{self.socket}: {e.strerror or e}") from e
-        if resp.getheader("Connection", "").lower() == "close":
+        if resp.close:
             self._drop()
         if resp.status >= 400:
             try:

@@ -340,5 +340,150 @@ class TestAuthorisation(DaemonCase):
             os.chmod(self.daemon.socket, 0o660)
 
 
+class FakeServer:
+    """A Unix socket server that answers each request with the next of the given raw answers:
+    bytes (the connection stays open), (bytes, "close") (closed after it), or None (closed
+    without an answer). It records the requests."""
+
+    def __init__(self, answers):
+        import threading
+        self.dir = tempfile.mkdtemp(prefix="cordon-py-fake-")
+        self.path = os.path.join(self.dir, "s")
+        self.answers = list(answers)
+        self.requests = []
+        self.connections = 0
+        self.srv = socket.socket(socket.AF_UNIX)
+        self.srv.bind(self.path)
+        self.srv.listen(4)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _read_request(self, c):
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            d = c.recv(65536)
+            if not d:
+                return None
+            buf += d
+        head, _, body = buf.partition(b"\r\n\r\n")
+        n = 0
+        for line in head.split(b"\r\n")[1:]:
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"content-length":
+                n = int(v)
+        while len(body) < n:
+            body += c.recv(65536)
+        return head.decode() + "\n\n" + body.decode()
+
+    def _serve(self):
+        while self.answers:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with c:
+                while self.answers:
+                    req = self._read_request(c)
+                    if req is None:
+                        break
+                    self.requests.append(req)
+                    a = self.answers.pop(0)
+                    if a is None:
+                        break
+                    if isinstance(a, tuple):
+                        c.sendall(a[0])
+                        break
+                    c.sendall(a)
+
+    def close(self):
+        self.srv.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class TestHttp(unittest.TestCase):
+    """The client's own HTTP/1.1 (cordon/client.py, _UnixConnection), against a fake server."""
+
+    def fake(self, *answers):
+        f = FakeServer(answers)
+        self.addCleanup(f.close)
+        return f, Cordon(f.path, timeout=5)
+
+    def test_content_length_keep_alive(self):
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{\"status\":1}"
+        f, c = self.fake(ok, ok)
+        self.assertEqual(c.health(), {"status": 1})
+        self.assertEqual(c.request("POST", "/v1/run", {"command": "x"}), {"status": 1})
+        self.assertEqual(f.connections, 1)
+        self.assertTrue(f.requests[0].startswith("GET /v1/health HTTP/1.1\r\n"), f.requests[0])
+        self.assertIn("\r\nContent-Length: 16\n", f.requests[1])
+        self.assertTrue(f.requests[1].endswith('{"command": "x"}'), f.requests[1])
+        c.close()
+
+    def test_chunked(self):
+        f, c = self.fake(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"4\r\n{\"a\"\r\n3;x=y\r\n: 1\r\n1\r\n}\r\n0\r\nTrailer: t\r\n\r\n")
+        self.assertEqual(c.health(), {"a": 1})
+        c.close()
+
+    def test_close_delimited_and_connection_close(self):
+        f, c = self.fake((b"HTTP/1.1 200 OK\r\n\r\n{\"b\": 2}", "close"),
+                         (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}",
+                          "close"),
+                         (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", "close"))
+        self.assertEqual(c.health(), {"b": 2})
+        self.assertEqual(c.health(), {})
+        self.assertEqual(c.health(), {})
+        self.assertEqual(f.connections, 3)  # a new connection after each closing answer
+        c.close()
+
+    def test_error_status(self):
+        body = b'{"error":"command: missing"}\n'
+        f, c = self.fake(b"HTTP/1.1 400 Bad Request\r\nContent-Length: %d\r\n\r\n" % len(body)
+                         + body)
+        with self.assertRaises(CordonError) as cm:
+            c.run("x")
+        self.assertEqual((cm.exception.status, cm.exception.message), (400, "command: missing"))
+        c.close()
+
+    def test_stale_keep_alive_is_retried_once(self):
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+        # The server closes the kept connection without answering (its idle timeout).
+        f, c = self.fake(ok, None, ok)
+        self.assertEqual(c.health(), {})
+        self.assertEqual(c.health(), {})
+        self.assertEqual(f.connections, 2)
+        self.assertEqual(len(f.requests), 3)
+        c.close()
+
+    def test_no_retry_on_a_fresh_connection_or_a_partial_answer(self):
+        f, c = self.fake(None)
+        with self.assertRaises(CordonError) as cm:
+            c.health()
+        self.assertEqual(cm.exception.status, 0)
+        self.assertIn("closed connection without response", cm.exception.message)
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+        f, c = self.fake(ok, (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{\"a\"", "close"),
+                         ok)
+        self.assertEqual(c.health(), {})
+        with self.assertRaises(CordonError) as cm:
+            c.health()
+        self.assertIn("in the middle of an answer", cm.exception.message)
+        self.assertEqual(len(f.requests), 2)  # not sent again: it was served
+        c.close()
+
+    def test_not_http(self):
+        f, c = self.fake(b"SSH-2.0-OpenSSH\r\n\r\n")
+        with self.assertRaises(CordonError) as cm:
+            c.health()
+        self.assertIn("not an HTTP answer", cm.exception.message)
+        c.close()
+
+    def test_bad_path(self):
+        f, c = self.fake()
+        with self.assertRaises(ValueError):
+            c.request("GET", "/v1/a b")
+
+
 if __name__ == "__main__":
     unittest.main()
