@@ -73,5 +73,7 @@ void local_proc_kill(struct local_proc *p);
  */
 int local_proc_wait(struct local_proc *p, int *ret_wstatus, struct local_usage *ret_usage,
 		    cordon_error *e);
+/* With CORDON_TRACE_SETUP, print a teardown step with its time since the start began. */
+void local_proc_trace(const struct local_proc *p, const char *what);
 /* Kill, reap and tear down whatever is left (cgroup, mounts). NULL-safe. */
 void local_proc_free(struct local_proc *p);

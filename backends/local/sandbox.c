@@ -74,6 +74,9 @@ struct local_proc {
 	int wd_fd;
 	struct sb_placeholder *ph;
 	size_t nph;
+	/* CORDON_TRACE_SETUP: the teardown's steps are traced too, on the start's clock. */
+	bool trace;
+	double t0;
 };
 
 static const char *const step_names[SB_STEP__MAX] = {
@@ -853,6 +856,8 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	p->status_fd = TAKE_FD(x.status[0]);
 	p->cg = TAKE_PTR(x.cg);
 	p->wd_fd = -1;
+	p->trace = x.trace;
+	p->t0 = x.t0;
 	if (x.hides.nph) {
 		p->wd_fd = fcntl(x.wd_fd, F_DUPFD_CLOEXEC, 3);
 		p->ph = TAKE_PTR(x.hides.ph);
@@ -875,6 +880,12 @@ out_kill:
 out:
 	prep_free(&x);
 	return rc;
+}
+
+void local_proc_trace(const struct local_proc *p, const char *what)
+{
+	if (p && p->trace)
+		fprintf(stderr, "cordon: setup %8.3f ms  %s\n", now_ms() - p->t0, what);
 }
 
 int local_proc_pidfd(const struct local_proc *p)
@@ -990,8 +1001,10 @@ void local_proc_free(struct local_proc *p)
 			local_proc_kill(p);
 		reap(p->pid, &p->wstatus, &p->ru);
 		p->reaped = true;
+		local_proc_trace(p, "teardown: sandbox reaped");
 	}
 	cgroup_run_destroy(p->cg);
+	local_proc_trace(p, "teardown: cgroup removed");
 	/* The sandbox is gone: its mounts over the placeholders with it. */
 	local_proc_drop_placeholders(p);
 	closep(&p->pidfd);
