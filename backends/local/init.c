@@ -129,6 +129,35 @@ static char gate(const struct sb_plan *pl)
 	return c;
 }
 
+/* The same, for a byte that may come with an fd (sandbox.c: send_gate); *ret_fd -1 if none. */
+static char gate_fd(const struct sb_plan *pl, int *ret_fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	char c = 0;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*ret_fd = -1;
+	do
+		n = recvmsg(pl->go_fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(125);
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(ret_fd, CMSG_DATA(cm), sizeof(int));
+	return c;
+}
+
 static int write_proc_self(const char *name, const char *text)
 {
 	char path[64] = "/proc/self/";
@@ -472,7 +501,7 @@ void sb_child_main(const struct sb_plan *pl)
 	mode_t old_umask;
 	bool mem_cg;
 	pid_t pid;
-	int r, err_fd;
+	int r, err_fd, netns;
 
 	sb_trace(pl, SB_STEP_START);
 	/*
@@ -518,7 +547,7 @@ void sb_child_main(const struct sb_plan *pl)
 
 	if (sethostname("cordon", 6) < 0)
 		die_step(pl, SB_STEP_HOSTNAME, errno, "cordon");
-	if (pl->netns && pl->netns_fd < 0) {
+	if (pl->netns && pl->netns_fd < 0 && !pl->netns_at_gate2) {
 		if (sb_loopback_up() < 0)
 			die_step(pl, SB_STEP_LOOPBACK, errno, "lo");
 		sb_trace(pl, SB_STEP_LOOPBACK);
@@ -530,8 +559,22 @@ void sb_child_main(const struct sb_plan *pl)
 	 * nothing of the command's may run before that is done. The byte says whether the
 	 * cgroup bounds memory.
 	 */
-	mem_cg = gate(pl) == 'c';
+	mem_cg = gate_fd(pl, &netns) == 'c';
 	sb_trace(pl, SB_STEP_GATE2);
+	/*
+	 * The network namespace the parent made meanwhile (lo up): entered before anything of
+	 * the command's can exist. None given when one is due: refuse to go on in the host's.
+	 */
+	if (pl->netns_at_gate2) {
+		if (netns < 0)
+			die_step(pl, SB_STEP_NETNS, EPROTO,
+				 "no network namespace at the second gate");
+		if (setns(netns, CLONE_NEWNET) < 0)
+			die_step(pl, SB_STEP_NETNS, errno, "setns");
+		sb_trace(pl, SB_STEP_NETNS);
+	}
+	if (netns >= 0)
+		(void)close(netns);
 
 	/*
 	 * A cgroup namespace rooted at the cgroup we are now in (the run's), so

@@ -395,16 +395,15 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 	}
 	sb_trace(pl, SB_STEP_PRIVATE);
 
-	if (workdir_tree(pl, f, m) < 0)
-		return -1;
 	if (pl->workdir_tmpfs) {
 		/*
 		 * A temp workdir that nobody keeps is a tmpfs of tmp_size inside, the command's
 		 * own: what it writes is bounded (ENOSPC at the limit, in memory the run's cgroup
 		 * counts) and never reaches the host's disk, whose root-reserved blocks a run could
-		 * otherwise fill. The host directory under it stays empty.
+		 * otherwise fill. The host directory is not bound at all (its mount point is made
+		 * in the sandbox's own /tmp): a clone of it, dropped unattached, would cost an RCU
+		 * grace period (issue 15).
 		 */
-		close_fd(&f->wd_tree);
 		f->wd_tree =
 			new_fs("tmpfs", pl->tmp_size, "0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 		if (f->wd_tree < 0 ||
@@ -414,6 +413,8 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 			sb_fail_set(m, SB_STEP_NEW_TMPFS, errno, pl->workdir);
 			return -1;
 		}
+	} else if (workdir_tree(pl, f, m) < 0) {
+		return -1;
 	}
 	sb_trace(pl, SB_STEP_OPEN_WORKDIR);
 

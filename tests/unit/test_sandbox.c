@@ -1215,6 +1215,48 @@ Test(sandbox, staged_netns_serves_one_run)
 	cordon_profile_free(p);
 }
 
+/*
+ * As root with nothing staged, the parent makes the run's network namespace while the child
+ * builds its root and hands it over at the second gate (sandbox.c): the command is in a
+ * namespace of its own (not the host's), lo up, with no fd of it, and the parent keeps none.
+ */
+Test(sandbox, netns_made_meanwhile_is_the_runs_own)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char host[64] = "", *wd;
+	ssize_t k;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	cordon_unstage();
+	k = readlink("/proc/self/ns/net", host, sizeof(host) - 1);
+	cr_assert_gt(k, 0);
+	for (int i = 0; i < 2; i++) {
+		sbx_run(&r, p, wd, true, netns_cmd);
+		cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+		cr_assert(strncmp(r.out, "net:[", 5) == 0 &&
+				  strncmp(r.out, host, strlen(host)) != 0,
+			  "the host's network namespace: %s", r.out);
+		cr_assert(strstr(r.out, "]\nlo\n") && atoi(strstr(r.out, "]\nlo\n") + 5) != 0,
+			  "only lo, up: %s", r.out);
+		cr_assert(strstr(r.out, "\n0 1 2 3 ") != NULL, "fds: %s", r.out);
+		sbx_free(&r);
+		cr_assert_eq(held_netns(), 0, "the parent kept the run's network namespace");
+	}
+	/* Still our own namespace (the parent made the run's one in a thread of ours). */
+	{
+		char now[64] = "";
+
+		cr_assert_gt(readlink("/proc/self/ns/net", now, sizeof(now) - 1), 0);
+		cr_assert_str_eq(now, host);
+	}
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
 Test(sandbox, staged_cgroup_gets_the_runs_limits)
 {
 	struct cordon_profile *p;
