@@ -673,6 +673,36 @@ Test(sandbox, ignored_and_masked_hidden)
 	cordon_profile_free(p);
 }
 
+/*
+ * The covers' source (an empty file and directory, and their mode-0 twins for /proc) lives
+ * beneath the /dev/shm mount point (mounts.c): the command finds /dev/shm empty and every
+ * cover read-only, nosuid, nodev and noexec, and cannot reach the source's files.
+ */
+Test(sandbox, mask_source_out_of_reach)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default(); /* masks .env */
+	wd = tu_tmpdir();
+	tu_write_file(wd, ".env", "SECRET=1\n");
+	sbx_run(&r, p, wd, false,
+		"ls -A /dev/shm | wc -l; ls -A /dev; "
+		"grep ' /dev/shm ' /proc/self/mountinfo | cut -d' ' -f4; "
+		"grep '/.env ' /proc/self/mountinfo | cut -d' ' -f6; "
+		"cat .env; : > /dev/shm/f && echo shm-writable");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out,
+			 "0\nfd\nfull\nnull\nrandom\nshm\nstderr\nstdin\nstdout\nurandom\nzero\n"
+			 "/\nro,nosuid,nodev,noexec,relatime\nshm-writable\n");
+	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
 Test(sandbox, ignored_and_masked_hidden_as_user)
 {
 	char *wd = become_user();
