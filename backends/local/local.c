@@ -272,6 +272,7 @@ static void local_finish(void *pending)
 
 const struct cordon_backend_ops backend_local = {
 	.name = "local",
+	.temp_workdir_inside = true,
 	.open = local_open,
 	.exec = local_exec,
 	.close = local_close,

@@ -16,7 +16,7 @@ struct local_spec {
 	const char *workdir;  /* absolute path of an existing directory */
 	int workdir_fd;	      /* an fd of that directory (opened by the caller), or -1 */
 	bool workdir_is_temp; /* cordon's own temp dir: may be chowned to the command's uid */
-	bool workdir_tmpfs;   /* ...and not kept: a tmpfs of tmp_size is mounted over it inside */
+	bool workdir_tmpfs;   /* ...and not kept: only a tmpfs of tmp_size at that path inside */
 	int stdin_fd;	      /* the command's stdin; -1 means /dev/null */
 	int stdout_fd;	      /* write ends of the capture pipes */
 	int stderr_fd;

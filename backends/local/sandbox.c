@@ -291,6 +291,20 @@ static int prep_workdir(struct prep *x, const struct local_spec *s, struct stat 
 		return cordon_err(e, EINVAL, "sandbox: workdir '%s': not an absolute path",
 				  given ? given : "");
 	/*
+	 * A temp workdir that exists only inside (cordon_run named it; a tmpfs is mounted at
+	 * that path in the sandbox's own /tmp): nothing to open on the host. It is root's as far
+	 * as identity goes: the command runs as SB_NOBODY, who owns the tmpfs.
+	 */
+	if (s->workdir_tmpfs) {
+		if (strncmp(given, "/tmp/", 5) != 0 || strchr(given + 5, '/') || given[5] == '.' ||
+		    strlen(given) >= sizeof(x->workdir))
+			return cordon_err(e, EINVAL, "sandbox: temp workdir '%s': not /tmp/NAME",
+					  given);
+		strcpy(x->workdir, given);
+		*ret_st = (struct stat){ .st_mode = S_IFDIR | 0700 };
+		return 0;
+	}
+	/*
 	 * A caller that already opened (and checked) the directory passes its fd: the daemon
 	 * opens a client's workdir with the client's identity, and a path re-walked here, as
 	 * root, could lead elsewhere if a symlink were swapped in meanwhile. Then the fd is
@@ -358,7 +372,9 @@ static int prep_identity(struct prep *x, const struct local_spec *s, const struc
 	} else {
 		x->pl.uid = SB_NOBODY;
 		x->pl.gid = SB_NOBODY;
-		if (s->workdir_is_temp) {
+		if (s->workdir_tmpfs) {
+			/* nothing on the host: the tmpfs inside is made the command's */
+		} else if (s->workdir_is_temp) {
 			if (fchownat(x->wd_fd, "", x->pl.uid, x->pl.gid, AT_EMPTY_PATH) < 0)
 				return cordon_err(e, errno, "sandbox: chown temp workdir '%s'",
 						  x->workdir);
