@@ -383,14 +383,62 @@ static void forward_signal(int sig)
 		(void)kill(pid, sig);
 }
 
+/* The 64-bit hex mask after "name:\t" in /proc/self/status's text; false if absent. */
+static bool status_mask(const char *text, const char *name, uint64_t *ret)
+{
+	size_t n = strlen(name);
+	const char *p = text;
+	uint64_t v = 0;
+	int digits = 0;
+
+	for (; (p = strstr(p, name)) != NULL; p++)
+		if ((p == text || p[-1] == '\n') && p[n] == ':')
+			break;
+	if (!p)
+		return false;
+	for (p += n + 1; *p == '\t' || *p == ' '; p++)
+		;
+	for (; digits < 16; p++, digits++) {
+		int d = *p >= '0' && *p <= '9'	 ? *p - '0'
+			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+						 : -1;
+
+		if (d < 0)
+			break;
+		v = v << 4 | (uint64_t)d;
+	}
+	*ret = v;
+	return digits == 16;
+}
+
 static void signals_reset(void)
 {
 	struct sigaction sa = { .sa_handler = SIG_DFL };
+	uint64_t ign = 0, cgt = 0, which = ~0ULL;
+	char text[4096];
 	sigset_t none;
+	ssize_t n = -1;
+	int fd;
 
-	/* cordon may ignore SIGPIPE (or block signals): the command must not inherit that. */
-	for (int s = 1; s < NSIG; s++)
-		(void)sigaction(s, &sa, NULL);
+	/*
+	 * cordon may ignore SIGPIPE, catch SIGINT (or block signals): neither init nor the
+	 * command may inherit that. Only the signals whose disposition is not the default need
+	 * a call (SigIgn and SigCgt of /proc/self/status, our new proc): one or a few, not 64.
+	 * Without that file, every signal.
+	 */
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		(void)close(fd);
+	}
+	if (n > 0) {
+		text[n] = '\0';
+		if (status_mask(text, "SigIgn", &ign) && status_mask(text, "SigCgt", &cgt))
+			which = ign | cgt;
+	}
+	for (int s = 1; s < NSIG && s <= 64; s++)
+		if (which & (1ULL << (s - 1)))
+			(void)sigaction(s, &sa, NULL);
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 }

@@ -703,6 +703,40 @@ Test(sandbox, mask_source_out_of_reach)
 	cordon_profile_free(p);
 }
 
+/*
+ * Whatever cordon ignores or blocks (SIGPIPE, a nohup's SIGHUP, a real-time signal) reaches the
+ * command as the default: init resets exactly the dispositions that are not (init.c:
+ * signals_reset reads them from /proc/self/status) and clears the blocked mask.
+ */
+Test(sandbox, command_gets_default_signals)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old[3];
+	int which[3] = { SIGPIPE, SIGHUP, SIGRTMIN + 5 };
+	struct cordon_profile *p;
+	sigset_t block, was;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(sigaction(which[i], &ign, &old[i]), 0);
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR2);
+	cr_assert_eq(sigprocmask(SIG_BLOCK, &block, &was), 0);
+	sbx_run(&r, p, wd, true, "grep -E '^Sig(Blk|Ign):' /proc/self/status");
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	for (int i = 0; i < 3; i++)
+		sigaction(which[i], &old[i], NULL);
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
 Test(sandbox, ignored_and_masked_hidden_as_user)
 {
 	char *wd = become_user();
