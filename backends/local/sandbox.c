@@ -158,6 +158,8 @@ struct prep {
 	bool idmap_fallback; /* ...but its file system cannot be idmapped: bound as it is */
 	uid_t disk_uid;	     /* with idmap: the workdir's owner on the disk */
 	gid_t disk_gid;
+	/* The idmap's helper process, killed but reaped only before clone (idmap.h). */
+	struct idmap_helper idh;
 	int rep[2], go[2], status[2];
 	struct cgroup_run *cg;
 	bool trace;
@@ -172,6 +174,7 @@ static void fd_close(int *fd)
 
 static void prep_free(struct prep *x)
 {
+	idmap_helper_reap(&x->idh);
 	for (size_t i = 0; i < x->nbinds; i++)
 		free(x->binds[i].link);
 	free(x->binds);
@@ -422,8 +425,8 @@ static int prep_workdir_tree(struct prep *x, bool readonly, cordon_error *e)
 	if (x->wd_tree < 0)
 		return cordon_err(e, errno, "sandbox: bind workdir '%s'", x->workdir);
 	if (x->idmap) {
-		if (idmap_userns_open(x->disk_uid, x->pl.uid, x->disk_gid, x->pl.gid, &userns, e) <
-		    0)
+		if (idmap_userns_start(x->disk_uid, x->pl.uid, x->disk_gid, x->pl.gid, &x->idh,
+				       &userns, e) < 0)
 			return cordon_err_prefix(e, "sandbox: workdir");
 		a.attr_set |= MOUNT_ATTR_IDMAP;
 		a.userns_fd = (uint64_t)userns;
@@ -631,6 +634,8 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	 */
 	if (seccomp_prog_compile(p, &x->bpf, e) < 0)
 		return cordon_err_prefix(e, "sandbox: seccomp");
+	/* Dead by now (killed before the hide scan): no wait, and no zombie in the clone. */
+	idmap_helper_reap(&x->idh);
 	trace_line(x, "prepare: seccomp compiled", now_ms());
 	pl->landlock_abi = landlock_abi();
 	if (pl->landlock_abi == 0 && list_has(&p->require, "landlock"))
