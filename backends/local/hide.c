@@ -301,8 +301,15 @@ static int placeholder(struct walk *w, const char *rel)
 		}
 		if (ph_link(w->tmpfiles[i].fd, dfd, name) == 0)
 			break;
+		if (errno == EEXIST)
+			return 0; /* made meanwhile by a concurrent run: the caller takes that one */
+		/*
+		 * Another mount (EXDEV): the next inode, or a new one in this directory. Any
+		 * other refusal (a file system that takes O_TMPFILE but not a link to it): a
+		 * named file, so that the name is blocked all the same.
+		 */
 		if (errno != EXDEV)
-			return 0;
+			return ph_named(w, dfd, rel, name);
 	}
 	st = (struct stat){ .st_dev = w->tmpfiles[i].dev,
 			    .st_ino = w->tmpfiles[i].ino,
