@@ -413,7 +413,17 @@ static bool status_mask(const char *text, const char *name, uint64_t *ret)
 
 static void signals_reset(void)
 {
-	struct sigaction sa = { .sa_handler = SIG_DFL };
+	/*
+	 * The kernel's struct sigaction, for the raw call: glibc's sigaction() refuses signals
+	 * 32 and 33, which it keeps for itself, yet a caller may have them ignored (criterion's
+	 * workers do), and an ignored signal survives exec.
+	 */
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} dfl = { .handler = SIG_DFL };
 	uint64_t ign = 0, cgt = 0, which = ~0ULL;
 	char text[4096];
 	sigset_t none;
@@ -436,9 +446,9 @@ static void signals_reset(void)
 		if (status_mask(text, "SigIgn", &ign) && status_mask(text, "SigCgt", &cgt))
 			which = ign | cgt;
 	}
-	for (int s = 1; s < NSIG && s <= 64; s++)
-		if (which & (1ULL << (s - 1)))
-			(void)sigaction(s, &sa, NULL);
+	for (int s = 1; s <= 64; s++)
+		if ((which & (1ULL << (s - 1))) && s != SIGKILL && s != SIGSTOP)
+			(void)syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof(dfl.mask));
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
