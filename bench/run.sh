@@ -174,7 +174,7 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "## Where the start goes"
 	echo
 	echo "\`CORDON_TRACE_SETUP=1 cordon run ...\` prints each setup step with its time, the teardown"
-	echo "included. What made the start fast on this kind of VM (page faults cost ~14 us): the CLI"
+	echo "included. What made the start fast on this kind of VM: the CLI"
 	echo "is linked static-pie (no dynamic loading), the seccomp program is compiled at build time,"
 	echo "the parent makes the run's network namespace (as root) and cgroup while the child builds"
 	echo "its root, the empty \`cordon\` parent cgroups are kept, the command's process is spawned"
@@ -183,10 +183,15 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "What is left, measured on this VM (a nested, paravirtualised guest: every CPUID and every"
 	echo "wake-up of an idle vCPU is an exit to the hypervisor): glibc's start-up, about 0.5 ms of"
 	echo "CPUID in each of cordon's CLI and the command (the floors above; bwrap pays it twice too);"
-	echo "a wake-up across the two vCPUs, about 60 us (a pipe round trip: 117 us across, 2 us on one"
-	echo "vCPU), several of which a sandbox's handshake needs; the unmounts' RCU grace periods"
-	echo "(pivot_root's detach of the old root, the mount namespace's teardown); the JIT of the"
-	echo "seccomp program (~0.15 ms); the mounts themselves (~0.5 ms); and the exec of the command."
+	echo "the network namespace, about 0.3 ms of CPU to make (sysctl tables, lo) and more to tear"
+	echo "down in a kworker; the run's cgroup in four v1 hierarchies (mkdir, attach, rmdir each);"
+	echo "the unmounts' RCU grace periods (pivot_root's detach of the old root, the mount"
+	echo "namespace's teardown); about 100 mount calls (the /proc masks, the hidden names); loading"
+	echo "the seccomp program (~0.06 ms); and the exec of the command. The scheduler here packs the"
+	echo "parent and the child on one vCPU (a wake-up across the two costs about 60 us: a pipe round"
+	echo "trip is 117 us across, 2 us on one), so what the parent does while the child builds its"
+	echo "root overlaps the child's waits, not its work. bwrap's row does none of cordon's cgroup,"
+	echo "/proc masking, hidden names, Landlock or seccomp."
 	echo
 	echo "## Daemon"
 	echo
