@@ -14,7 +14,11 @@ struct cordon_exec {
 	const char *workdir;
 	int workdir_fd;	      /* -1, or an fd of workdir opened by the caller (mounted as is) */
 	bool workdir_is_temp; /* cordon's own temp dir (it may chown it) */
-	bool workdir_tmpfs;   /* a temp dir nobody keeps: the sandbox works in a tmpfs there */
+	/*
+	 * A temp dir nobody keeps, of a backend with temp_workdir_inside: the sandbox works in a
+	 * tmpfs at that path, and nothing of it exists on the host.
+	 */
+	bool workdir_tmpfs;
 	const struct cordon_profile *profile;
 	int stdin_fd; /* -1: /dev/null */
 	bool run_as;  /* run as uid/gid (daemon callers) */
@@ -30,6 +34,11 @@ struct cordon_exec {
 
 struct cordon_backend_ops {
 	const char *name;
+	/*
+	 * A temp workdir nobody keeps exists only inside the sandbox (a tmpfs at its path): no
+	 * directory is made on the host for it (cordon_run).
+	 */
+	bool temp_workdir_inside;
 	int (*open)(const struct cordon_profile *p, const char *workdir, void **ret_h,
 		    cordon_error *e);
 	/* Fill r's output, exit, signal, timing and usage fields. */

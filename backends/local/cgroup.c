@@ -808,7 +808,29 @@ void cgroup_run_destroy(struct cgroup_run *cg)
 	if (!cg)
 		return;
 	start = cg_now_ms();
-	/* The common case: the run is over and its cgroup already empty; then no kill at all. */
+	/*
+	 * The common case: the run is over and its cgroups are empty, so removing each is all
+	 * there is to do (rmdir refuses a cgroup with a process in it: EBUSY). At the first that
+	 * is not empty, the others are emptied first (kill), then removed.
+	 */
+	for (size_t i = 0; i < cg->nd; i++) {
+		struct cg_dir *d = &cg->d[i];
+
+		if (!d->path)
+			continue;
+		if (rmdir(d->path) < 0) {
+			if (errno == EBUSY)
+				break;
+			continue; /* gone already, or not ours to remove: cg_remove_dirs tries again */
+		}
+		if (d->fd >= 0)
+			(void)close(d->fd);
+		d->fd = -1;
+		free(d->path);
+		free(d->parent);
+		d->path = d->parent = NULL;
+	}
+	/* Then: no kill at all when what is left is empty. */
 	while (cg->nd > 0 && !cg_empty(cg)) {
 		long elapsed = cg_now_ms() - start;
 

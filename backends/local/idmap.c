@@ -32,11 +32,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-struct helper_args {
-	int rfd; /* read end: EOF when we are done (or dead) */
-	int wfd; /* its copy of the write end, closed first */
-};
-
 /*
  * The helper shares our memory with the other threads of cordon (the daemon runs many), so it
  * only makes raw system calls on its own stack: no libc state, no errno (it would be the
@@ -47,7 +42,7 @@ struct helper_args {
  */
 static int helper_main(void *arg)
 {
-	const struct helper_args *a = arg;
+	const struct idmap_helper *a = arg;
 	uint64_t all = ~0ULL;
 	char c;
 
@@ -97,28 +92,25 @@ int idmap_probe_dir(int dirfd)
 	return 0;
 }
 
-int idmap_userns_open(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid, int *ret_fd,
-		      cordon_error *e)
+int idmap_userns_start(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid,
+		       struct idmap_helper *h, int *ret_fd, cordon_error *e)
 {
-	/*
-	 * The helper's stack lives in this frame: we do not return before it is reaped, and the
-	 * calls we make meanwhile use the stack below this frame, never this buffer.
-	 */
-	char stack[8192] __attribute__((aligned(64)));
-	struct helper_args a;
 	int pfd[2], fd = -1, rc = -1;
 	char path[64];
 	pid_t pid;
 
+	h->pid = 0;
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return cordon_err(e, errno, "idmap: pipe");
-	a.rfd = pfd[0];
-	a.wfd = pfd[1];
-	pid = clone(helper_main, stack + sizeof(stack), CLONE_NEWUSER | CLONE_VM | SIGCHLD, &a);
+	h->rfd = pfd[0]; /* read end: EOF when we are done (or dead) */
+	h->wfd = pfd[1]; /* its copy of the write end, closed first */
+	pid = clone(helper_main, h->stack + sizeof(h->stack), CLONE_NEWUSER | CLONE_VM | SIGCHLD,
+		    h);
 	if (pid < 0) {
 		cordon_err(e, errno, "idmap: clone a user namespace");
 		goto out;
 	}
+	h->pid = pid;
 	if (write_map(pid, "uid_map", (unsigned)disk_uid, (unsigned)run_uid, e) < 0 ||
 	    write_map(pid, "gid_map", (unsigned)disk_gid, (unsigned)run_gid, e) < 0)
 		goto out_kill;
@@ -131,12 +123,31 @@ int idmap_userns_open(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_g
 	rc = 0;
 out_kill:
 	(void)kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-		;
 out:
+	/* The helper has its own copy of the fd table: closing ours does not close its ends. */
 	(void)close(pfd[0]);
 	(void)close(pfd[1]);
 	if (rc == 0)
 		*ret_fd = fd;
+	return rc;
+}
+
+void idmap_helper_reap(struct idmap_helper *h)
+{
+	if (!h || h->pid <= 0)
+		return;
+	while (waitpid(h->pid, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	h->pid = 0;
+}
+
+int idmap_userns_open(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid, int *ret_fd,
+		      cordon_error *e)
+{
+	struct idmap_helper h;
+	int rc = idmap_userns_start(disk_uid, run_uid, disk_gid, run_gid, &h, ret_fd, e);
+
+	/* The helper's stack lives in this frame: it is reaped before we return. */
+	idmap_helper_reap(&h);
 	return rc;
 }

@@ -17,6 +17,21 @@
  */
 int idmap_userns_open(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid, int *ret_fd,
 		      cordon_error *e);
+
+/*
+ * The same, without waiting for the helper process that held the namespace to be gone: it is
+ * killed, and idmap_helper_reap() reaps it later (the sandbox's start does other work
+ * meanwhile; waiting for a process to die is a wake-up across CPUs, ~50 us on a VM). The
+ * helper runs on h's stack and shares our memory: h must stay where it is until reaped.
+ */
+struct idmap_helper {
+	char stack[8192] __attribute__((aligned(64)));
+	int rfd, wfd; /* the helper's pipe ends, as numbers: it reads them when it runs */
+	pid_t pid;    /* 0: none to reap */
+};
+int idmap_userns_start(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid,
+		       struct idmap_helper *h, int *ret_fd, cordon_error *e);
+void idmap_helper_reap(struct idmap_helper *h);
 /*
  * Whether the file system of the directory open at dirfd takes an idmapped mount: the real
  * test (a detached clone of its mount, idmapped, then dropped), as root. 0 when it does, else

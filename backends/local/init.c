@@ -129,6 +129,35 @@ static char gate(const struct sb_plan *pl)
 	return c;
 }
 
+/* The same, for a byte that may come with an fd (sandbox.c: send_gate); *ret_fd -1 if none. */
+static char gate_fd(const struct sb_plan *pl, int *ret_fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	char c = 0;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*ret_fd = -1;
+	do
+		n = recvmsg(pl->go_fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(125);
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(ret_fd, CMSG_DATA(cm), sizeof(int));
+	return c;
+}
+
 static int write_proc_self(const char *name, const char *text)
 {
 	char path[64] = "/proc/self/";
@@ -354,14 +383,72 @@ static void forward_signal(int sig)
 		(void)kill(pid, sig);
 }
 
+/* The 64-bit hex mask after "name:\t" in /proc/self/status's text; false if absent. */
+static bool status_mask(const char *text, const char *name, uint64_t *ret)
+{
+	size_t n = strlen(name);
+	const char *p = text;
+	uint64_t v = 0;
+	int digits = 0;
+
+	for (; (p = strstr(p, name)) != NULL; p++)
+		if ((p == text || p[-1] == '\n') && p[n] == ':')
+			break;
+	if (!p)
+		return false;
+	for (p += n + 1; *p == '\t' || *p == ' '; p++)
+		;
+	for (; digits < 16; p++, digits++) {
+		int d = *p >= '0' && *p <= '9'	 ? *p - '0'
+			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+						 : -1;
+
+		if (d < 0)
+			break;
+		v = v << 4 | (uint64_t)d;
+	}
+	*ret = v;
+	return digits == 16;
+}
+
 static void signals_reset(void)
 {
-	struct sigaction sa = { .sa_handler = SIG_DFL };
+	/*
+	 * The kernel's struct sigaction, for the raw call: glibc's sigaction() refuses signals
+	 * 32 and 33, which it keeps for itself, yet a caller may have them ignored (criterion's
+	 * workers do), and an ignored signal survives exec.
+	 */
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} dfl = { .handler = SIG_DFL };
+	uint64_t ign = 0, cgt = 0, which = ~0ULL;
+	char text[4096];
 	sigset_t none;
+	ssize_t n = -1;
+	int fd;
 
-	/* cordon may ignore SIGPIPE (or block signals): the command must not inherit that. */
-	for (int s = 1; s < NSIG; s++)
-		(void)sigaction(s, &sa, NULL);
+	/*
+	 * cordon may ignore SIGPIPE, catch SIGINT (or block signals): neither init nor the
+	 * command may inherit that. Only the signals whose disposition is not the default need
+	 * a call (SigIgn and SigCgt of /proc/self/status, our new proc): one or a few, not 64.
+	 * Without that file, every signal.
+	 */
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		(void)close(fd);
+	}
+	if (n > 0) {
+		text[n] = '\0';
+		if (status_mask(text, "SigIgn", &ign) && status_mask(text, "SigCgt", &cgt))
+			which = ign | cgt;
+	}
+	for (int s = 1; s <= 64; s++)
+		if ((which & (1ULL << (s - 1))) && s != SIGKILL && s != SIGSTOP)
+			(void)syscall(SYS_rt_sigaction, s, &dfl, NULL, sizeof(dfl.mask));
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
@@ -472,7 +559,7 @@ void sb_child_main(const struct sb_plan *pl)
 	mode_t old_umask;
 	bool mem_cg;
 	pid_t pid;
-	int r, err_fd;
+	int r, err_fd, netns;
 
 	sb_trace(pl, SB_STEP_START);
 	/*
@@ -518,7 +605,7 @@ void sb_child_main(const struct sb_plan *pl)
 
 	if (sethostname("cordon", 6) < 0)
 		die_step(pl, SB_STEP_HOSTNAME, errno, "cordon");
-	if (pl->netns && pl->netns_fd < 0) {
+	if (pl->netns && pl->netns_fd < 0 && !pl->netns_at_gate2) {
 		if (sb_loopback_up() < 0)
 			die_step(pl, SB_STEP_LOOPBACK, errno, "lo");
 		sb_trace(pl, SB_STEP_LOOPBACK);
@@ -530,8 +617,22 @@ void sb_child_main(const struct sb_plan *pl)
 	 * nothing of the command's may run before that is done. The byte says whether the
 	 * cgroup bounds memory.
 	 */
-	mem_cg = gate(pl) == 'c';
+	mem_cg = gate_fd(pl, &netns) == 'c';
 	sb_trace(pl, SB_STEP_GATE2);
+	/*
+	 * The network namespace the parent made meanwhile (lo up): entered before anything of
+	 * the command's can exist. None given when one is due: refuse to go on in the host's.
+	 */
+	if (pl->netns_at_gate2) {
+		if (netns < 0)
+			die_step(pl, SB_STEP_NETNS, EPROTO,
+				 "no network namespace at the second gate");
+		if (setns(netns, CLONE_NEWNET) < 0)
+			die_step(pl, SB_STEP_NETNS, errno, "setns");
+		sb_trace(pl, SB_STEP_NETNS);
+	}
+	if (netns >= 0)
+		(void)close(netns);
 
 	/*
 	 * A cgroup namespace rooted at the cgroup we are now in (the run's), so

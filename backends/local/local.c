@@ -218,6 +218,8 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 			local_proc_kill(proc);
 		}
 	}
+	local_proc_trace(proc, reported ? "teardown: the command's end reported"
+					: "teardown: the command's end");
 	/* Killed: collect what is already in the pipes, without waiting for more. */
 	if (out_open)
 		(void)drain(out_r, cap_out, buf);
@@ -229,6 +231,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	if (!reported && local_proc_wait(proc, &wstatus, &usage, e) < 0)
 		goto out;
 	local_proc_drop_placeholders(proc);
+	local_proc_trace(proc, "teardown: placeholders removed");
 
 	r->duration_ms = now_ms() - start;
 	r->cpu_ms = usage.cpu_ms;
@@ -269,6 +272,7 @@ static void local_finish(void *pending)
 
 const struct cordon_backend_ops backend_local = {
 	.name = "local",
+	.temp_workdir_inside = true,
 	.open = local_open,
 	.exec = local_exec,
 	.close = local_close,

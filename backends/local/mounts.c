@@ -395,16 +395,15 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 	}
 	sb_trace(pl, SB_STEP_PRIVATE);
 
-	if (workdir_tree(pl, f, m) < 0)
-		return -1;
 	if (pl->workdir_tmpfs) {
 		/*
 		 * A temp workdir that nobody keeps is a tmpfs of tmp_size inside, the command's
 		 * own: what it writes is bounded (ENOSPC at the limit, in memory the run's cgroup
 		 * counts) and never reaches the host's disk, whose root-reserved blocks a run could
-		 * otherwise fill. The host directory under it stays empty.
+		 * otherwise fill. The host directory is not bound at all (its mount point is made
+		 * in the sandbox's own /tmp): a clone of it, dropped unattached, would cost an RCU
+		 * grace period (issue 15).
 		 */
-		close_fd(&f->wd_tree);
 		f->wd_tree =
 			new_fs("tmpfs", pl->tmp_size, "0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 		if (f->wd_tree < 0 ||
@@ -414,6 +413,8 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 			sb_fail_set(m, SB_STEP_NEW_TMPFS, errno, pl->workdir);
 			return -1;
 		}
+	} else if (workdir_tree(pl, f, m) < 0) {
+		return -1;
 	}
 	sb_trace(pl, SB_STEP_OPEN_WORKDIR);
 
@@ -483,27 +484,30 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 		return -1;
 	}
 	/*
-	 * The mask source: one tmpfs holding an empty file "f" (0444) and an empty directory "d"
-	 * (0555) for the workdir's hidden paths, and their inaccessible twins "F" and "D" (0000)
-	 * for /proc; then made read-only. Every cover is a clone of one of them, so covering a
-	 * thousand paths costs one superblock. In the workdir, empty and readable rather than
-	 * inaccessible: a hidden secret reads as nothing, and a hidden .git/config, .bashrc or
-	 * .vscode still works as an empty one (git, shells and editors do not fail on it). In
-	 * /proc, where nothing depends on them, opening kcore or kpageflags simply fails.
+	 * The mask source: an empty file "f" (0444) and an empty directory "d" (0555) for the
+	 * workdir's hidden paths, and their inaccessible twins "F" and "D" (0000) for /proc.
+	 * Every cover is a clone of one of them, so covering a thousand paths costs no
+	 * superblock at all. They live in /dev's tmpfs, in the directory /dev/shm is mounted on,
+	 * so nothing in the sandbox can see them (beneath a mount point), and the clones, all
+	 * taken after /dev is made read-only (layout), are read-only, nosuid, nodev and noexec
+	 * like it. (A tmpfs of their own would never be attached: dropping it at the end is an
+	 * unmount, which waits for an RCU grace period.) In the workdir, empty and readable
+	 * rather than inaccessible: a hidden secret reads as nothing, and a hidden .git/config,
+	 * .bashrc or .vscode still works as an empty one (git, shells and editors do not fail
+	 * on it). In /proc, where nothing depends on them, opening kcore or kpageflags simply
+	 * fails. f->mask is an O_PATH fd of that directory, which still reaches them once
+	 * /dev/shm is mounted over it.
 	 */
-	f->mask = new_fs("tmpfs", "4k", "0755", 0);
-	if (f->mask < 0) {
-		sb_fail_set(m, SB_STEP_NEW_TMPFS, errno, "mask");
-		return -1;
-	}
+	if (mkdirat(f->dev_mnt, "shm", 01777) < 0)
+		goto mask_fail;
+	f->mask = openat(f->dev_mnt, "shm", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (f->mask < 0)
+		goto mask_fail;
 	fd = openat(f->mask, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 	if (fd < 0 || close(fd) < 0 || mkdirat(f->mask, "d", 0555) < 0)
 		goto mask_fail;
 	fd = openat(f->mask, "F", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
-	if (fd < 0 || close(fd) < 0 || mkdirat(f->mask, "D", 0) < 0 ||
-	    sys_mount_setattr(f->mask, "", AT_EMPTY_PATH,
-			      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-				      MOUNT_ATTR_NOEXEC) < 0) {
+	if (fd < 0 || close(fd) < 0 || mkdirat(f->mask, "D", 0) < 0) {
 mask_fail:
 		sb_fail_set(m, SB_STEP_NEW_TMPFS, errno, "mask");
 		return -1;
@@ -595,7 +599,6 @@ static int layout(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
 	    symlinkat("/proc/self/fd/0", f->dev_mnt, "stdin") < 0 ||
 	    symlinkat("/proc/self/fd/1", f->dev_mnt, "stdout") < 0 ||
 	    symlinkat("/proc/self/fd/2", f->dev_mnt, "stderr") < 0 ||
-	    mkdirat(f->dev_mnt, "shm", 01777) < 0 ||
 	    sys_move_mount(f->shm, "", f->dev_mnt, "shm", MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 		sb_fail_set(m, SB_STEP_DEV, errno, "/dev");
 		return -1;

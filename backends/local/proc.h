@@ -16,7 +16,7 @@ struct local_spec {
 	const char *workdir;  /* absolute path of an existing directory */
 	int workdir_fd;	      /* an fd of that directory (opened by the caller), or -1 */
 	bool workdir_is_temp; /* cordon's own temp dir: may be chowned to the command's uid */
-	bool workdir_tmpfs;   /* ...and not kept: a tmpfs of tmp_size is mounted over it inside */
+	bool workdir_tmpfs;   /* ...and not kept: only a tmpfs of tmp_size at that path inside */
 	int stdin_fd;	      /* the command's stdin; -1 means /dev/null */
 	int stdout_fd;	      /* write ends of the capture pipes */
 	int stderr_fd;
@@ -73,5 +73,7 @@ void local_proc_kill(struct local_proc *p);
  */
 int local_proc_wait(struct local_proc *p, int *ret_wstatus, struct local_usage *ret_usage,
 		    cordon_error *e);
+/* With CORDON_TRACE_SETUP, print a teardown step with its time since the start began. */
+void local_proc_trace(const struct local_proc *p, const char *what);
 /* Kill, reap and tear down whatever is left (cgroup, mounts). NULL-safe. */
 void local_proc_free(struct local_proc *p);

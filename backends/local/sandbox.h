@@ -160,6 +160,11 @@ struct sb_plan {
 
 	bool netns;
 	int netns_fd; /* a staged network namespace (stage.c) to enter instead of a new one; -1 */
+	/*
+	 * As root with nothing staged: clone3 makes no network namespace; the parent makes one
+	 * (lo up) while the child builds its root and hands it over with the second gate.
+	 */
+	bool netns_at_gate2;
 	bool trace;
 
 	/* exec */

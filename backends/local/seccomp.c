@@ -487,6 +487,16 @@ int seccomp_prog_build(const struct cordon_profile *p, struct sock_fprog **ret, 
 	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	if (rc < 0)
 		return cordon_err(e, -rc, "seccomp: clear NNP attribute");
+	/*
+	 * A binary search on the syscall number rather than one comparison after the other.
+	 * Loading the filter is where this counts: the kernel runs the program once for every
+	 * syscall number to fill its cache of always-allowed calls (seccomp_cache_prepare), with
+	 * interrupts off, on the start's path. With the linear chain that took about 0.1 ms;
+	 * each syscall of the command is decided in fewer steps too.
+	 */
+	rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (rc < 0)
+		return cordon_err(e, -rc, "seccomp: binary tree optimization");
 
 	for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
 		if (sc_add_rule(ctx, &rules[i], e) < 0)

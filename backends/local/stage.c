@@ -51,7 +51,7 @@ static struct cgroup_run *staged_cg;
  * namespace when this returns. Not being able to go back would leave the thread in the wrong
  * network namespace for everything it does later: that aborts (a runner is replaced by cordond).
  */
-static int stage_netns(cordon_error *e)
+int stage_new_netns(cordon_error *e)
 {
 	_cleanup_close_ int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	int fd, err = 0;
@@ -84,7 +84,7 @@ int cordon_stage_next(cordon_error *e)
 		return 0;
 	pthread_mutex_lock(&stage_lock);
 	if (staged_netns < 0) {
-		fd = stage_netns(e);
+		fd = stage_new_netns(e);
 		if (fd < 0)
 			r = -1;
 		else

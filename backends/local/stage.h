@@ -9,6 +9,11 @@
 
 struct cgroup_run;
 
+/*
+ * A new network namespace with lo up, as an fd (root only); the calling thread stays in its
+ * own. What staging makes ahead, made now.
+ */
+int stage_new_netns(cordon_error *e);
 /* The staged network namespace (lo up), now the caller's; -1 when none is staged. */
 int stage_take_netns(void);
 /*

@@ -763,9 +763,11 @@ Test(cli, simple_command_through_sh_when_sh_is_unknown)
 }
 
 /*
- * A SIGKILLed `cordon run` cannot remove its temp workdir; the next run made in the same
- * TMPDIR does, once it is a minute old and nobody holds it. A kept workdir (--keep), and a
- * marked one that is recent, are left alone.
+ * A SIGKILLed `cordon run --keep` (a temp workdir on the host, still marked: the run never
+ * got to keep it) cannot remove it; the next run that makes one in the same TMPDIR does, once
+ * it is a minute old and nobody holds it. A kept workdir (--keep, ended), and a marked one
+ * that is recent, are left alone. (A temp workdir nobody keeps is only inside the sandbox:
+ * nothing of it is on the host to sweep, cli/temp_workdir_is_bounded.)
  */
 static int count_entries(const char *dir, const char *prefix, char *first, size_t n)
 {
@@ -808,8 +810,8 @@ Test(cli, killed_runs_temp_workdir_is_swept, .timeout = 60)
 
 		dup2(null, 1);
 		dup2(null, 2);
-		execle(tu_cordon(), "cordon", "run", "--via", "direct", "--", "sleep 60", NULL,
-		       envv);
+		execle(tu_cordon(), "cordon", "run", "--via", "direct", "--keep", "--", "sleep 60",
+		       NULL, envv);
 		_exit(127);
 	}
 	for (int i = 0; i < 250 && count_entries(tmp, "cordon-", killed, sizeof(killed)) == 0; i++)
@@ -842,11 +844,11 @@ Test(cli, killed_runs_temp_workdir_is_swept, .timeout = 60)
 	cr_assert_eq(mkdir(fresh, 01700), 0);
 	cr_assert_eq(chmod(fresh, 01700), 0);
 
-	/* The killed run's sandbox dies with it; the next run sweeps. */
+	/* The killed run's sandbox dies with it; the next run that makes one sweeps. */
 	for (int i = 0; i < 50 && access(killed, F_OK) == 0; i++) {
 		tu_exec(&r, NULL, envv,
-			(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--", "true",
-				    NULL });
+			(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--keep", "--",
+				    "true", NULL });
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		tu_run_free(&r);
 		if (access(killed, F_OK) == 0)
@@ -886,8 +888,10 @@ Test(cli, sweep_takes_only_own_temp_workdirs, .timeout = 60)
 	cr_assert_eq(chmod(other, 01700), 0);
 	age(other);
 
+	/* --keep: a run that makes a temp workdir on the host, and so sweeps first. */
 	tu_exec(&r, NULL, envv,
-		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--", "true", NULL });
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--keep", "--", "true",
+			    NULL });
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	tu_run_free(&r);
 	cr_expect(access(inner, F_OK) == 0, "root's run swept another user's %s", other);
@@ -975,8 +979,8 @@ Test(cli, supplementary_groups, .timeout = 60)
 
 /*
  * A temp workdir nobody keeps is a tmpfs of tmp_size inside the sandbox: a disk fill stops at
- * the limit (ENOSPC) and nothing reaches the host's disk; the host directory under it stays
- * empty and is removed. With --keep the files are on the host, as the user asked.
+ * the limit (ENOSPC) and nothing reaches the host's disk; nothing of it exists on the host, not
+ * even during the run. With --keep the files are on the host, as the user asked.
  */
 Test(cli, temp_workdir_is_bounded, .timeout = 60)
 {
@@ -999,6 +1003,35 @@ Test(cli, temp_workdir_is_bounded, .timeout = 60)
 		  "the file is not cut at the limit: %s", r.out);
 	cr_expect_eq(count_entries(tmp, "cordon-", NULL, 0), 0, "the temp workdir is left");
 	tu_run_free(&r);
+
+	/* Not on the host during the run either: it is named in the sandbox's own /tmp. */
+	{
+		int out[2], st;
+		char buf[256] = "";
+		ssize_t n;
+		pid_t pid;
+
+		cr_assert_eq(pipe(out), 0);
+		pid = fork();
+		cr_assert(pid >= 0);
+		if (pid == 0) {
+			dup2(out[1], 1);
+			execle(tu_cordon(), "cordon", "run", "--via", "direct", "--",
+			       "pwd; sleep 0.5; echo x > f; pwd", NULL, envv);
+			_exit(127);
+		}
+		close(out[1]);
+		n = read(out[0], buf, sizeof(buf) - 1);
+		cr_expect(n > 0 && strncmp(buf, "/tmp/cordon-", 12) == 0, "pwd: %s", buf);
+		cr_expect_eq(count_entries(tmp, "cordon-", NULL, 0), 0,
+			     "the temp workdir is on the host during the run");
+		while (read(out[0], buf, sizeof(buf)) > 0)
+			;
+		close(out[0]);
+		waitpid(pid, &st, 0);
+		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+		cr_expect_eq(count_entries(tmp, "cordon-", NULL, 0), 0, "the temp workdir is left");
+	}
 
 	tu_exec(&r, NULL, envv,
 		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--keep", "--",

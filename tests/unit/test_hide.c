@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "backends/local/sandbox.h"
@@ -153,6 +154,166 @@ Test(hide, many_patterns_hide_what_each_pattern_would)
 		check_same(p, wd);
 		cordon_profile_free(p);
 	}
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/*
+ * The placeholders of absent literal masks (hide.c: placeholder), parent side: what a scan
+ * makes in the workdir, what a concurrent scan takes over, and what removal leaves.
+ */
+static struct cordon_profile *mask_profile(const char *const *masks, size_t n)
+{
+	struct cordon_profile *p = NULL;
+	cordon_error e;
+
+	cr_assert_eq(cordon_profile_load("default", &p, &e), 0, "%s", e.msg);
+	cordon_list_free(&p->mask);
+	cordon_list_free(&p->ignore);
+	for (size_t i = 0; i < n; i++)
+		add(&p->mask, masks[i]);
+	return p;
+}
+
+static void scan(int fd, const char *wd, const struct cordon_profile *p, struct sb_hide_list *l)
+{
+	cordon_error e;
+
+	*l = (struct sb_hide_list){ 0 };
+	cr_assert_eq(hide_scan(fd, wd, p, true, l, &e), 0, "hide_scan: %s", e.msg);
+}
+
+/* What the run does once its sandbox is gone. */
+static void drop(int fd, struct sb_hide_list *l)
+{
+	hide_placeholders_remove(fd, l->ph, l->nph);
+	l->ph = NULL;
+	l->nph = 0;
+	hide_list_free(l);
+}
+
+static bool exists_at(const char *wd, const char *rel, struct stat *st)
+{
+	char p[4096];
+	struct stat ignored;
+
+	(void)snprintf(p, sizeof(p), "%s/%s", wd, rel);
+	return lstat(p, st ? st : &ignored) == 0;
+}
+
+static const char *const ABSENT[] = { ".bashrc", ".vscode", ".mcp.json", ".git/hooks",
+				      ".git/config" };
+#define NABSENT (sizeof(ABSENT) / sizeof(ABSENT[0]))
+
+/*
+ * Every absent name a scan makes is a hard link of one inode (one inode allocation per run,
+ * not one per name), empty, read-only and marked, hidden by the scan, and held: each name
+ * appears complete. Removal leaves nothing behind, not even an unnamed file.
+ */
+Test(hide, absent_masks_share_one_placeholder_inode)
+{
+	struct cordon_profile *p = mask_profile(ABSENT, NABSENT);
+	char *wd = tu_tmpdir(), git[4096], mark[4];
+	_cleanup_close_ int fd = -1;
+	struct sb_hide_list l;
+	struct stat first, st;
+
+	(void)snprintf(git, sizeof(git), "%s/.git", wd);
+	cr_assert_eq(mkdir(git, 0755), 0);
+	fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	scan(fd, wd, p, &l);
+	cr_assert_eq(l.nph, NABSENT, "placeholders: %zu", l.nph);
+	cr_expect_eq(l.n, NABSENT, "hidden: %zu", l.n);
+	cr_assert(exists_at(wd, ABSENT[0], &first));
+	for (size_t i = 0; i < NABSENT; i++) {
+		char path[4096];
+
+		cr_assert(exists_at(wd, ABSENT[i], &st), "%s was not made", ABSENT[i]);
+		cr_expect(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0444 && st.st_size == 0,
+			  "%s: mode %o size %lld", ABSENT[i], st.st_mode, (long long)st.st_size);
+		cr_expect(st.st_dev == first.st_dev && st.st_ino == first.st_ino,
+			  "%s is an inode of its own", ABSENT[i]);
+		(void)snprintf(path, sizeof(path), "%s/%s", wd, ABSENT[i]);
+		cr_expect_eq(lgetxattr(path, "user.cordon.placeholder", mark, sizeof(mark)), 1,
+			     "%s is not marked", ABSENT[i]);
+	}
+	cr_expect_eq(first.st_nlink, NABSENT, "links: %ju", (uintmax_t)first.st_nlink);
+	drop(fd, &l);
+	for (size_t i = 0; i < NABSENT; i++)
+		cr_expect(!exists_at(wd, ABSENT[i], NULL), "%s left after the run", ABSENT[i]);
+	cr_expect(exists_at(wd, ".git", &st) && S_ISDIR(st.st_mode), ".git was touched");
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/*
+ * A second scan in the workdir takes the first's placeholders over (masks them as found,
+ * holds them): the first's removal then leaves them, the second's removes them. Taking them
+ * over walks nothing: a placeholder's other names are placeholders, not hard links to a
+ * secret (hide_one's second pass is for those).
+ */
+Test(hide, concurrent_scan_takes_over_and_last_removes)
+{
+	struct cordon_profile *p = mask_profile(ABSENT, 3);
+	char *wd = tu_tmpdir();
+	_cleanup_close_ int fd = -1;
+	struct sb_hide_list a, b;
+	struct stat st;
+
+	fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	scan(fd, wd, p, &a);
+	cr_assert_eq(a.nph, 3);
+	scan(fd, wd, p, &b);
+	cr_expect_eq(b.nph, 3, "the second scan holds %zu names", b.nph);
+	cr_expect_eq(b.n, 3, "the second scan hides %zu names", b.n);
+	cr_expect_eq(b.visited, 0, "taking placeholders over walked %zu entries", b.visited);
+	for (size_t i = 0; i < b.nph; i++)
+		cr_expect(b.ph[i].dev == a.ph[0].dev && b.ph[i].ino == a.ph[0].ino,
+			  "%s: the second scan made its own", b.ph[i].rel);
+	drop(fd, &a);
+	for (size_t i = 0; i < 3; i++)
+		cr_expect(exists_at(wd, ABSENT[i], &st), "%s removed while another run masks it",
+			  ABSENT[i]);
+	drop(fd, &b);
+	for (size_t i = 0; i < 3; i++)
+		cr_expect(!exists_at(wd, ABSENT[i], NULL), "%s left after both runs", ABSENT[i]);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/*
+ * A run that masks fewer names, ending last, removes its own; the names only the first run
+ * masked stay until the next run that masks them, which takes them over and removes them
+ * (as it does after a cordon that was SIGKILLed: its lock is gone with it).
+ */
+Test(hide, leftover_placeholders_removed_by_the_next_run)
+{
+	struct cordon_profile *all = mask_profile(ABSENT, 3), *one = mask_profile(ABSENT, 1);
+	char *wd = tu_tmpdir();
+	_cleanup_close_ int fd = -1;
+	struct sb_hide_list a, b, c;
+
+	fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	scan(fd, wd, all, &a);
+	scan(fd, wd, one, &b);
+	cr_assert_eq(b.nph, 1);
+	drop(fd, &a);
+	drop(fd, &b);
+	cr_expect(!exists_at(wd, ABSENT[0], NULL), "%s left", ABSENT[0]);
+	cr_expect(exists_at(wd, ABSENT[1], NULL), "%s: removed by a run that does not mask it",
+		  ABSENT[1]);
+	/* A killed cordon: its fds, and with them its lock, are gone; its names are not. */
+	scan(fd, wd, all, &a);
+	hide_list_free(&a);
+	scan(fd, wd, all, &c);
+	cr_expect_eq(c.nph, 3, "the next run holds %zu names", c.nph);
+	drop(fd, &c);
+	for (size_t i = 0; i < 3; i++)
+		cr_expect(!exists_at(wd, ABSENT[i], NULL), "%s left after the next run", ABSENT[i]);
+	cordon_profile_free(all);
+	cordon_profile_free(one);
 	tu_rmtree(wd);
 	free(wd);
 }

@@ -673,6 +673,79 @@ Test(sandbox, ignored_and_masked_hidden)
 	cordon_profile_free(p);
 }
 
+/*
+ * The covers' source (an empty file and directory, and their mode-0 twins for /proc) lives
+ * beneath the /dev/shm mount point (mounts.c): the command finds /dev/shm empty and every
+ * cover read-only, nosuid, nodev and noexec, and cannot reach the source's files.
+ */
+Test(sandbox, mask_source_out_of_reach)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default(); /* masks .env */
+	wd = tu_tmpdir();
+	tu_write_file(wd, ".env", "SECRET=1\n");
+	sbx_run(&r, p, wd, false,
+		"ls -A /dev/shm | wc -l; ls -A /dev; "
+		"grep ' /dev/shm ' /proc/self/mountinfo | cut -d' ' -f4; "
+		"grep '/.env ' /proc/self/mountinfo | cut -d' ' -f6; "
+		"cat .env; : > /dev/shm/f && echo shm-writable");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out,
+			 "0\nfd\nfull\nnull\nrandom\nshm\nstderr\nstdin\nstdout\nurandom\nzero\n"
+			 "/\nro,nosuid,nodev,noexec,relatime\nshm-writable\n");
+	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+/*
+ * Whatever cordon ignores or blocks (SIGPIPE, a nohup's SIGHUP, a real-time signal, and 32,
+ * one of glibc's own, which criterion's workers ignore) reaches the command as the default:
+ * init resets exactly the dispositions that are not (init.c: signals_reset reads them from
+ * /proc/self/status) and clears the blocked mask.
+ */
+Test(sandbox, command_gets_default_signals)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old[3];
+	int which[3] = { SIGPIPE, SIGHUP, SIGRTMIN + 5 };
+	struct cordon_profile *p;
+	sigset_t block, was;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(sigaction(which[i], &ign, &old[i]), 0);
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR2);
+	cr_assert_eq(sigprocmask(SIG_BLOCK, &block, &was), 0);
+	/* 32: through the raw call (glibc's sigaction refuses it); restored below. */
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} ign32 = { .handler = SIG_IGN }, old32;
+	cr_assert_eq(syscall(SYS_rt_sigaction, 32, &ign32, &old32, sizeof(ign32.mask)), 0);
+	sbx_run(&r, p, wd, true, "grep -E '^Sig(Blk|Ign):' /proc/self/status");
+	syscall(SYS_rt_sigaction, 32, &old32, NULL, sizeof(old32.mask));
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	for (int i = 0; i < 3; i++)
+		sigaction(which[i], &old[i], NULL);
+	tu_rmtree(wd);
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+	free(wd);
+	cordon_profile_free(p);
+}
+
 Test(sandbox, ignored_and_masked_hidden_as_user)
 {
 	char *wd = become_user();
@@ -1105,8 +1178,11 @@ Test(sandbox, result_before_teardown)
 		cr_assert_str_eq(r.output, want_output[i]);
 		cr_assert_not_null(td, "%s: no teardown left", cmds[i]);
 		cr_assert_neq(td, (void *)1);
-		/* Left to do, really: the workdir and the cgroup are still there. */
-		cr_assert_eq(stat(r.workdir, &st), 0, "%s: %s", r.workdir, strerror(errno));
+		/*
+		 * Left to do, really: the cgroup is still there. (The temp workdir is only
+		 * inside the sandbox: never on the host.)
+		 */
+		cr_assert_eq(stat(r.workdir, &st), -1, "%s is on the host", r.workdir);
 		cr_assert_geq(own_run_cgroups(), 1);
 		cr_assert_eq(cordon_teardown_finish(td, &e), 0, "%s", e.msg);
 		cr_assert_eq(stat(r.workdir, &st), -1);
@@ -1210,6 +1286,48 @@ Test(sandbox, staged_netns_serves_one_run)
 	cordon_unstage();
 	cr_assert_eq(held_netns(), 0);
 	cr_assert_eq(tu_run_cgroups(getpid(), NULL, 0), 0);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+/*
+ * As root with nothing staged, the parent makes the run's network namespace while the child
+ * builds its root and hands it over at the second gate (sandbox.c): the command is in a
+ * namespace of its own (not the host's), lo up, with no fd of it, and the parent keeps none.
+ */
+Test(sandbox, netns_made_meanwhile_is_the_runs_own)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char host[64] = "", *wd;
+	ssize_t k;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	cordon_unstage();
+	k = readlink("/proc/self/ns/net", host, sizeof(host) - 1);
+	cr_assert_gt(k, 0);
+	for (int i = 0; i < 2; i++) {
+		sbx_run(&r, p, wd, true, netns_cmd);
+		cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+		cr_assert(strncmp(r.out, "net:[", 5) == 0 &&
+				  strncmp(r.out, host, strlen(host)) != 0,
+			  "the host's network namespace: %s", r.out);
+		cr_assert(strstr(r.out, "]\nlo\n") && atoi(strstr(r.out, "]\nlo\n") + 5) != 0,
+			  "only lo, up: %s", r.out);
+		cr_assert(strstr(r.out, "\n0 1 2 3 ") != NULL, "fds: %s", r.out);
+		sbx_free(&r);
+		cr_assert_eq(held_netns(), 0, "the parent kept the run's network namespace");
+	}
+	/* Still our own namespace (the parent made the run's one in a thread of ours). */
+	{
+		char now[64] = "";
+
+		cr_assert_gt(readlink("/proc/self/ns/net", now, sizeof(now) - 1), 0);
+		cr_assert_str_eq(now, host);
+	}
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(p);
