@@ -69,11 +69,18 @@ ratio() { echo "scale=2; $1 / $2" | bc; }
 	echo "| output relay, through Docker's exec API | ${api_relay} MB/s | \`docker exec\` ${de_relay} MB/s | $(ratio "$api_relay" "$de_relay") |"
 	echo "| a whole run: container create, start, exec, remove (median of ${R}) | ${cr} ms | \`docker run --rm\` ${dr} ms | $(ratio "$cr" "$dr") |"
 	echo
-	echo "Goals (issue 10): exec start ≤ 0.5× \`docker exec\`, relay ≥ 10× \`docker exec\`: met"
-	echo "through the agent (backends/docker/agent.h), which starts commands itself in the"
-	echo "container and hands them pipes to cordon. Through Docker's exec API they are out of"
-	echo "reach for any client: dockerd, containerd and runc take about 35 ms per exec here"
-	echo "(cordon's own calls, exec create, start and inspect, take about 1.3 ms of it), and"
-	echo "dockerd copies and frames every byte of output. Relay figures vary by 2x between runs"
-	echo "on a shared machine; compare rows of one invocation only."
+	start_ok=$(echo "$co_exec <= 0.5 * $de_exec" | bc)
+	relay_ok=$(echo "$co_relay >= 10 * $de_relay" | bc)
+	verdict() { [ "$1" = 1 ] && echo "met" || echo "**not met** in this run"; }
+	echo "Goals (issue 10), through the agent (backends/docker/agent.h), which starts commands"
+	echo "itself in the container and hands them pipes to cordon: exec start ≤ 0.5× \`docker"
+	echo "exec\`: $(verdict "$start_ok"); relay ≥ 10× \`docker exec\`: $(verdict "$relay_ok")."
+	echo "The relay goal depends on \`docker exec\`'s own speed, which varies between runs on"
+	echo "this VM (146 to 447 MB/s seen): 10× of it is $(echo "scale=0; 10 * $de_relay / 1" | bc) MB/s"
+	echo "in this run, more than a bare pipe moves here at times (the relay rows above: cordon's"
+	echo "own relay is at pipe speed, so the agent's figure is the pipe's, not cordon's limit)."
+	echo "Through Docker's exec API the goals are out of reach for any client: dockerd,"
+	echo "containerd and runc take about 35 ms per exec here (cordon's own calls, exec create,"
+	echo "start and inspect, take about 1.3 ms of it), and dockerd copies and frames every byte"
+	echo "of output. Compare rows of one invocation only."
 } >>bench/RESULTS.md
