@@ -29,3 +29,6 @@ void fsutil_temp_release(int fd, bool kept);
 int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, uid_t also);
 /* write(2) until everything is written or a real error (EINTR is retried); 0 or -1/errno. */
 int fsutil_write_all(int fd, const void *buf, size_t n);
+/* A field of /proc/self/mountinfo in place: the kernel escapes space, tab, newline and
+ * backslash as \ooo. */
+void fsutil_unescape_mountinfo(char *s);

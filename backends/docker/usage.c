@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "backends/docker/usage.h"
 #include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,23 +55,6 @@ static bool has_word(const char *list, const char *word)
 	return false;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-	char *w = s;
-
-	for (char *r = s; *r; r++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-		    r[3] >= '0' && r[3] <= '7') {
-			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-			r += 3;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*w = 0;
-}
-
 /*
  * The directory where the hierarchy holding ctrl (a v1 controller, or NULL for the v2 one)
  * shows cgroup path: its mount point plus path below the mount's root. NULL when no such
@@ -107,8 +91,8 @@ static char *mounted_dir(const char *ctrl, const char *path)
 			f[i++] = tok;
 		if (i < 5)
 			continue;
-		unescape(f[3]);
-		unescape(f[4]);
+		fsutil_unescape_mountinfo(f[3]);
+		fsutil_unescape_mountinfo(f[4]);
 		rl = strlen(f[3]);
 		if (strcmp(f[3], "/")) {
 			if (strncmp(path, f[3], rl) || (path[rl] != '/' && path[rl]))

@@ -38,6 +38,7 @@
 
 #include "backends/local/proc.h"
 #include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -237,23 +238,6 @@ static void cg_host_free(struct cg_host *h)
 	memset(h, 0, sizeof(*h));
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void cg_unescape(char *s)
-{
-	char *w = s;
-
-	for (char *r = s; *r; r++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-		    r[3] >= '0' && r[3] <= '7') {
-			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-			r += 3;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*w = 0;
-}
-
 static int cg_host_read(struct cg_host *h, char *why, size_t whyn)
 {
 	_cleanup_fclose_ FILE *mi = fopen("/proc/self/mountinfo", "re");
@@ -290,8 +274,8 @@ static int cg_host_read(struct cg_host *h, char *why, size_t whyn)
 		if (!nm)
 			return -1;
 		h->m = nm;
-		cg_unescape(f[3]);
-		cg_unescape(f[4]);
+		fsutil_unescape_mountinfo(f[3]);
+		fsutil_unescape_mountinfo(f[4]);
 		h->m[h->nm] = (struct cg_mount){ .point = strdup(f[4]),
 						 .root = strdup(f[3]),
 						 .super = strdup(super ? super : ""),

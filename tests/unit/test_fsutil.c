@@ -99,3 +99,16 @@ Test(fsutil, rmtree_leaves_mounts_and_says_so)
 	cr_expect(access(top, F_OK) != 0);
 	free(top);
 }
+
+Test(fsutil, unescape_mountinfo)
+{
+	char a[] = "/a\\040b\\011c\\012d\\134e", b[] = "/plain", c[] = "/x\\08\\4y\\";
+
+	fsutil_unescape_mountinfo(a);
+	cr_assert_str_eq(a, "/a b\tc\nd\\e");
+	fsutil_unescape_mountinfo(b);
+	cr_assert_str_eq(b, "/plain");
+	/* not an escape: left as it is */
+	fsutil_unescape_mountinfo(c);
+	cr_assert_str_eq(c, "/x\\08\\4y\\");
+}
