@@ -356,39 +356,57 @@ static bool remote_handoff; /* this process is cordon-remote, exec'd by cordon *
 extern int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_error *e)
 	__attribute__((weak));
 
-static int exec_remote(const char *backend)
+/*
+ * The usable cordon-remote: an O_PATH fd of it, its path in path (PATH_MAX + 32 bytes), and in
+ * dir the directory searched first; -1 when there is none.
+ */
+static int find_remote(char *path, char *dir)
 {
-	char self[PATH_MAX], dir[PATH_MAX], cand[2][PATH_MAX + 32];
+	char self[PATH_MAX], cand[2][PATH_MAX + 32];
 	struct stat me, st;
 	ssize_t n;
 
-	if (remote_handoff)
-		return cli_fail("backend '%s' is not available in this build (cordon-remote lacks "
-				"it too)",
-				backend);
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0 || stat("/proc/self/exe", &me) < 0)
-		return cli_fail("backend '%s': cannot find this program: %s", backend,
-				strerror(errno));
+		return -1;
 	self[n] = '\0';
 	memcpy(dir, self, (size_t)n + 1);
 	*strrchr(dir, '/') = '\0';
 	(void)snprintf(cand[0], sizeof(cand[0]), "%s/cordon-remote", dir);
 	(void)snprintf(cand[1], sizeof(cand[1]), "%s/cordon-remote", CORDON_LIBEXECDIR);
 	for (int i = 0; i < 2; i++) {
-		_cleanup_close_ int fd = open(cand[i], O_PATH | O_CLOEXEC);
+		int fd = open(cand[i], O_PATH | O_CLOEXEC);
 
-		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    !(st.st_mode & S_IXUSR) || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
-		    (st.st_uid != 0 && st.st_uid != me.st_uid))
+		if (fd < 0)
 			continue;
-		if (setenv("CORDON_REMOTE_HANDOFF", "1", 1) < 0)
-			break;
-		(void)syscall(SYS_execveat, fd, "", main_argv, environ, AT_EMPTY_PATH);
-		return cli_fail("backend '%s': exec %s: %s", backend, cand[i], strerror(errno));
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & S_IXUSR) &&
+		    !(st.st_mode & (S_IWGRP | S_IWOTH)) &&
+		    (st.st_uid == 0 || st.st_uid == me.st_uid)) {
+			memcpy(path, cand[i], sizeof(cand[i]));
+			return fd;
+		}
+		close(fd);
 	}
-	return cli_fail("backend '%s' needs cordon-remote, which is not in %s nor in %s", backend,
-			dir, CORDON_LIBEXECDIR);
+	return -1;
+}
+
+static int exec_remote(const char *backend)
+{
+	char path[PATH_MAX + 32], dir[PATH_MAX] = "?";
+	_cleanup_close_ int fd = -1;
+
+	if (remote_handoff)
+		return cli_fail("backend '%s' is not available in this build (cordon-remote lacks "
+				"it too)",
+				backend);
+	fd = find_remote(path, dir);
+	if (fd < 0)
+		return cli_fail("backend '%s' needs cordon-remote, which is not in %s nor in %s",
+				backend, dir, CORDON_LIBEXECDIR);
+	if (setenv("CORDON_REMOTE_HANDOFF", "1", 1) < 0)
+		return cli_fail("out of memory");
+	(void)syscall(SYS_execveat, fd, "", main_argv, environ, AT_EMPTY_PATH);
+	return cli_fail("backend '%s': exec %s: %s", backend, path, strerror(errno));
 }
 
 /* Load the profile and put the command line on top of it. */
@@ -766,6 +784,23 @@ static int cmd_doctor(int argc, char **argv)
 				       "commands go through Docker's exec API)\n");
 		} else
 			printf("docker: unavailable (%s)\n", cordon_err_str(&de, buf, sizeof(buf)));
+	}
+	{
+		/* The Daytona backend: its program and configuration, without a request (nor
+		 * the key: only whether there is one). */
+		char path[PATH_MAX + 32], dir[PATH_MAX] = "?";
+		const char *key = getenv("DAYTONA_API_KEY"), *url = getenv("DAYTONA_API_URL");
+		int fd = find_remote(path, dir);
+
+		if (fd < 0) {
+			printf("daytona: unavailable (no cordon-remote in %s nor in %s)\n", dir,
+			       CORDON_LIBEXECDIR);
+		} else {
+			close(fd);
+			printf("daytona: %s; DAYTONA_API_KEY %s; API %s (backend daytona)\n", path,
+			       key && *key ? "set" : "not set (required)",
+			       url && *url ? url : "https://app.daytona.io/api (the default)");
+		}
 	}
 	return 0;
 }

@@ -590,6 +590,19 @@ Test(cli, doctor)
 	/* This machine type has every facility (README): anything less is a regression. */
 	cr_expect(strstr(r.out, "full isolation available"), "%s", r.out);
 	tu_run_free(&r);
+	{
+		/* The Daytona line: cordon-remote found beside cordon, whether a key is set, and
+		 * never the key itself. */
+		char *const env[] = { "DAYTONA_API_KEY=dtn_doctor_secret", "PATH=/usr/bin:/bin",
+				      NULL };
+		char *const argv[] = { (char *)tu_cordon(), "doctor", NULL };
+
+		tu_exec(&r, NULL, env, argv);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.out, "/cordon-remote; DAYTONA_API_KEY set; API "), "%s", r.out);
+		cr_expect_null(strstr(r.out, "dtn_doctor_secret"), "%s", r.out);
+		tu_run_free(&r);
+	}
 	tu_cordon_run(&r, A("doctor", "--bogus"));
 	cr_expect_eq(r.status, 125);
 	cr_expect(strstr(r.err, "--bogus"), "%s", r.err);
