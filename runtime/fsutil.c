@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -338,4 +339,18 @@ void fsutil_unescape_mountinfo(char *s)
 		}
 	}
 	*w = 0;
+}
+
+void fsutil_attach_fds(struct msghdr *mh, void *buf, size_t buflen, const int *fds, size_t n)
+{
+	struct cmsghdr *c;
+
+	memset(buf, 0, buflen);
+	mh->msg_control = buf;
+	mh->msg_controllen = CMSG_SPACE(n * sizeof(int));
+	c = CMSG_FIRSTHDR(mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
 }

@@ -29,6 +29,12 @@ void fsutil_temp_release(int fd, bool kept);
 int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, uid_t also);
 /* write(2) until everything is written or a real error (EINTR is retried); 0 or -1/errno. */
 int fsutil_write_all(int fd, const void *buf, size_t n);
+/*
+ * Attach fds[0..n) to mh as one SCM_RIGHTS control message kept in buf, which holds at least
+ * CMSG_SPACE(n * sizeof(int)) bytes aligned for struct cmsghdr.
+ */
+struct msghdr;
+void fsutil_attach_fds(struct msghdr *mh, void *buf, size_t buflen, const int *fds, size_t n);
 /* A field of /proc/self/mountinfo in place: the kernel escapes space, tab, newline and
  * backslash as \ooo. */
 void fsutil_unescape_mountinfo(char *s);

@@ -18,6 +18,7 @@
 #include "backends/docker/agent.h"
 #include "backends/docker/usage.h"
 #include "runtime/capture.h"
+#include "runtime/fsutil.h"
 #include "runtime/cleanup.h"
 
 #include <elf.h>
@@ -350,21 +351,13 @@ static int send_run(int fd, const char *msg, size_t len, int out_w, int err_w)
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int fds[2] = { out_w, err_w };
 	/* An agent that does not read is stuck: give up well before any command's deadline. */
 	double end = now_ms() + 5000;
 	size_t sent = 0;
 
-	memset(u.buf, 0, sizeof(u.buf));
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	fsutil_attach_fds(&mh, u.buf, sizeof(u.buf), fds, 2);
 	while (sent < len) {
 		ssize_t n = sent ? send(fd, msg + sent, len - sent, MSG_NOSIGNAL)
 				 : sendmsg(fd, &mh, MSG_NOSIGNAL);

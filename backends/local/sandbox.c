@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "backends/local/cgroup.h"
+#include "runtime/fsutil.h"
 #include "backends/local/idmap.h"
 #include "backends/local/landlock.h"
 #include "backends/local/proc.h"
@@ -745,17 +746,8 @@ static int send_gate(int sock, char c, int fd)
 	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
+	if (fd >= 0)
+		fsutil_attach_fds(&mh, u.buf, sizeof(u.buf), &fd, 1);
 	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 

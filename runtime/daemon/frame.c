@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
+#include "runtime/fsutil.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -28,18 +29,8 @@ static int send_all(int fd, const char *buf, size_t n, int pass_fd)
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 		ssize_t k;
 
-		if (first && pass_fd >= 0) {
-			struct cmsghdr *c;
-
-			memset(&u, 0, sizeof(u));
-			mh.msg_control = u.buf;
-			mh.msg_controllen = sizeof(u.buf);
-			c = CMSG_FIRSTHDR(&mh);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-		}
+		if (first && pass_fd >= 0)
+			fsutil_attach_fds(&mh, u.buf, sizeof(u.buf), &pass_fd, 1);
 		k = sendmsg(fd, &mh, MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
 			continue;

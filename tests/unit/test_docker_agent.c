@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "backends/docker/agent.h"
 #include "runtime/capture.h"
+#include "runtime/fsutil.h"
 #include "tests/lib/testutil.h"
 
 #include <criterion/criterion.h>
@@ -79,18 +80,8 @@ static void fake_send(int fd, uint32_t type, uint32_t arg, int pass_fd)
 	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-	if (pass_fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(u.buf, 0, sizeof(u.buf));
-		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
+	if (pass_fd >= 0)
+		fsutil_attach_fds(&mh, u.buf, sizeof(u.buf), &pass_fd, 1);
 	(void)sendmsg(fd, &mh, MSG_NOSIGNAL);
 }
 
