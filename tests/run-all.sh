@@ -103,41 +103,31 @@ run_criterion unit "$B/tests/unit"
 run_criterion integration "$B/tests/integration"
 run_criterion escape "$B/tests/escape"
 
-# The Docker backend against a real dockerd (tests/docker/run.sh gets one, and stops only a
-# dockerd it started); its last line is "N passed, M failed".
-if [ -x "$B/tests/docker" ]; then
-	echo "== docker"
-	tests/docker/run.sh "$B" >"$log" 2>&1
+# A suite script whose last line is "N passed, M failed": its counts join the totals.
+run_counted() { # run_counted NAME SCRIPT
+	local line p f rc
+	echo "== $1"
+	"$2" "$B" >"$log" 2>&1
 	rc=$?
 	cat "$log"
 	line=$(tail -1 "$log")
 	p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' <<<"$line")
 	f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' <<<"$line")
 	if [ -z "$p" ]; then
-		echo "docker: no closing line (exit $rc)"
+		echo "$1: no closing line (exit $rc)"
 		fail=$((fail + 1))
 	else
 		pass=$((pass + p))
 		fail=$((fail + f))
 	fi
-fi
+}
 
+# The Docker backend against a real dockerd (tests/docker/run.sh gets one, and stops only a
+# dockerd it started).
+[ -x "$B/tests/docker" ] && run_counted docker tests/docker/run.sh
 # The Daytona backend offline: a fake behind Prism (tests/daytona/run.sh installs Prism when
-# missing and starts everything); its last line is "N passed, M failed".
-echo "== daytona"
-tests/daytona/run.sh "$B" >"$log" 2>&1
-rc=$?
-cat "$log"
-line=$(tail -1 "$log")
-p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' <<<"$line")
-f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' <<<"$line")
-if [ -z "$p" ]; then
-	echo "daytona: no closing line (exit $rc)"
-	fail=$((fail + 1))
-else
-	pass=$((pass + p))
-	fail=$((fail + f))
-fi
+# missing and starts everything).
+run_counted daytona tests/daytona/run.sh
 
 # Python client tests (stdlib unittest), when present.
 if [ -d clients/python/tests ]; then
