@@ -572,6 +572,49 @@ Test(cli, profiles_list_and_show)
 	}
 }
 
+/* cordon gc: every bad argument is one line, exit 125, and nothing removed or contacted. */
+Test(cli, gc_bad_arguments)
+{
+	static const struct {
+		const char *args[6];
+		const char *msg;
+	} gc_cases[] = {
+		{ { "gc", "--bogus" }, "gc: unexpected argument '--bogus'" },
+		{ { "gc", "--backend" }, "gc: unexpected argument '--backend'" },
+		{ { "gc", "--backend", "local" }, "gc: invalid backend 'local'" },
+		{ { "gc", "--profile", "default" }, "gc: --profile is for --backend daytona" },
+		{ { "gc", "--backend", "daytona", "--profile", "no-such-profile" },
+		  "no-such-profile" },
+	};
+
+	for (size_t i = 0; i < sizeof(gc_cases) / sizeof(gc_cases[0]); i++) {
+		struct tu_run r;
+		const char *argv[8] = { tu_cordon() };
+		char *const env[] = { "PATH=/usr/bin:/bin", NULL };
+		size_t n = 1;
+
+		for (size_t k = 0; gc_cases[i].args[k]; k++)
+			argv[n++] = gc_cases[i].args[k];
+		tu_exec(&r, NULL, env, (char *const *)argv);
+		cr_expect_eq(r.status, 125, "%s: status %d", gc_cases[i].msg, r.status);
+		cr_expect(strstr(r.err, gc_cases[i].msg), "want '%s' in: %s", gc_cases[i].msg,
+			  r.err);
+		cr_expect_str_eq(r.out, "");
+		tu_run_free(&r);
+	}
+	{
+		/* Daytona without a key: said before any request. */
+		struct tu_run r;
+		char *const env[] = { "PATH=/usr/bin:/bin", NULL };
+		char *const argv[] = { (char *)tu_cordon(), "gc", "--backend", "daytona", NULL };
+
+		tu_exec(&r, NULL, env, argv);
+		cr_expect_eq(r.status, 125);
+		cr_expect(strstr(r.err, "DAYTONA_API_KEY is not set"), "%s", r.err);
+		tu_run_free(&r);
+	}
+}
+
 Test(cli, doctor)
 {
 	struct tu_run r;
