@@ -8,6 +8,14 @@ export CORDON_BIN="$PWD/$B/cordon"
 export CORDON_SOCKET=${CORDON_TEST_SOCKET:-/nonexistent/cordon.sock}
 pass=0 fail=0
 log=$(mktemp /tmp/cordon-testlog.XXXXXX)
+# Every failure line of every suite, printed again just before the closing line: CI shows only
+# the tail of the output, and that must name what failed.
+fails=$(mktemp /tmp/cordon-testfails.XXXXXX)
+note_failures() { # note_failures SUITE: the failure lines of $log
+	grep -aE '^\[FAIL\]|^\[----\].*(Assertion Failed|CRASH|Timed out|signal)|^FAIL[: ]|^ERROR: |^not ok|^[^ ]+: (no synthesis line|no closing line|no result line|exited [0-9]+$)|a skip is a failure|^daytona: commands still running' "$log" |
+		sed "s/^/$1: /" >>"$fails"
+}
+say_failure() { echo "$*" | tee -a "$fails"; }
 
 # The users and the group the suites create when missing (tests/*: useradd, groupadd): those
 # that did not exist before this run are removed at its end, whatever happens (EXIT, INT, TERM),
@@ -47,7 +55,7 @@ if [ "$(id -u)" = 0 ] && ! setpriv --reuid=65534 --regid=65534 --clear-groups \
 	export CORDON_PYTHONPATH="$stage/python"
 	echo "== $PWD is not reachable by other users: cordon and the profiles staged in $stage"
 fi
-trap 'rm -f "$log"; remove_test_ids; [ -z "$stage" ] || rm -rf "$stage"' EXIT
+trap 'rm -f "$log" "$fails"; remove_test_ids; [ -z "$stage" ] || rm -rf "$stage"' EXIT
 trap 'exit 130' INT TERM
 
 # Every test removes the /tmp/cordon-test-* dirs it makes (tu_tmpdir, the escape suite's
@@ -74,10 +82,11 @@ run_criterion() {
 	"$bin" --jobs 2 >"$log" 2>&1
 	local rc=$?
 	cat "$log"
+	note_failures "$name"
 	local line t p f c
 	line=$(grep -a 'Synthesis:' "$log" | tail -1)
 	if [ -z "$line" ]; then
-		echo "$name: no synthesis line (exit $rc)"
+		say_failure "$name: no synthesis line (exit $rc)"
 		fail=$((fail + 1))
 		return
 	fi
@@ -90,11 +99,11 @@ run_criterion() {
 	# Criterion counts skipped tests in Tested but not in Passing or Failing.
 	local skipped=$((t - p - f))
 	if [ "$skipped" -gt 0 ] && [ "${CI:-}" = true ]; then
-		echo "$name: $skipped skipped test(s): a skip is a failure under CI=true"
+		say_failure "$name: $skipped skipped test(s): a skip is a failure under CI=true"
 		fail=$((fail + skipped))
 	fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && [ "$c" -eq 0 ]; then
-		echo "$name: exited $rc"
+		say_failure "$name: exited $rc"
 		fail=$((fail + 1))
 	fi
 }
@@ -110,11 +119,12 @@ run_counted() { # run_counted NAME SCRIPT
 	"$2" "$B" >"$log" 2>&1
 	rc=$?
 	cat "$log"
+	note_failures "$1"
 	line=$(tail -1 "$log")
 	p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' <<<"$line")
 	f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' <<<"$line")
 	if [ -z "$p" ]; then
-		echo "$1: no closing line (exit $rc)"
+		say_failure "$1: no closing line (exit $rc)"
 		fail=$((fail + 1))
 	else
 		pass=$((pass + p))
@@ -138,6 +148,7 @@ if [ -d clients/python/tests ]; then
 		pass=$((pass + ${n:-0}))
 	else
 		cat "$log"
+		note_failures python
 		fail=$((fail + 1))
 	fi
 fi
@@ -155,7 +166,7 @@ if [ "$rc" -eq 77 ]; then
 elif [ "$rc" -eq 0 ]; then
 	pass=$((pass + 1))
 else
-	echo "ag2: exited $rc"
+	say_failure "ag2: exited $rc"
 	fail=$((fail + 1))
 fi
 
@@ -163,12 +174,13 @@ fi
 echo "== package"
 tests/package/run.sh "$B" >"$log" 2>&1
 cat "$log"
+note_failures package
 line=$(grep -a '^package: [0-9]* passed, [0-9]* failed' "$log" | tail -1)
 if [ -n "$line" ]; then
 	pass=$((pass + $(sed 's/^package: \([0-9]*\) passed.*/\1/' <<<"$line")))
 	fail=$((fail + $(sed 's/.*passed, \([0-9]*\) failed/\1/' <<<"$line")))
 else
-	echo "package: no result line"
+	say_failure "package: no result line"
 	fail=$((fail + 1))
 fi
 
@@ -181,8 +193,10 @@ if python3 tests/readme_tour.py README.md >"$log" 2>&1; then
 	pass=$((pass + 1))
 else
 	fail=$((fail + 1))
+	echo "readme tour: failed" >>"$fails"
 fi
 cat "$log"
+note_failures "readme tour"
 $proj_existed || rm -rf /tmp/proj
 
 # A test dir that is new since the start was left behind by this run.
@@ -194,6 +208,7 @@ if [ -n "$left" ]; then
 		echo "  $d $(stat -c '%U %a' "$d" 2>/dev/null): $(find "$d" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null)"
 	done <<<"$left"
 	fail=$((fail + 1))
+	echo "leftovers: $(wc -l <<<"$left") test dir(s) in /tmp" >>"$fails"
 fi
 
 # A run cgroup that is new since the start (given a moment for a teardown still going on).
@@ -207,6 +222,12 @@ if [ -n "$cg_left" ]; then
 	echo "the run left $(wc -l <<<"$cg_left") run cgroup director(y/ies):"
 	sed 's/^/  /' <<<"$cg_left"
 	fail=$((fail + 1))
+	echo "leftover cgroups: $(wc -l <<<"$cg_left")" >>"$fails"
+fi
+
+if [ -s "$fails" ]; then
+	echo "== failures (again, from the suites above)"
+	tail -n 60 "$fails"
 fi
 
 echo "$pass passed, $fail failed"
