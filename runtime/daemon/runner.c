@@ -166,6 +166,16 @@ int runner_main(int fd)
 		private_tmp = strdup(getenv("TMPDIR"));
 	/* Many runs from one process, as in cordond: the cgroup layout is read once. */
 	cordon_cache_host_layout();
+	/*
+	 * One run at a time, from one thread: the next run's sandbox is pre-built while we wait
+	 * (docs/daemon.md, "Pre-built sandboxes"). CORDON_PREBUILD=0 turns that off (make bench
+	 * measures both).
+	 */
+	{
+		const char *pb = getenv("CORDON_PREBUILD");
+
+		cordon_stage_prebuild(!pb || strcmp(pb, "0") != 0);
+	}
 	{
 		cordon_error e = { 0 };
 
