@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 /* The arena's size: sparse (a memfd), so only the pages a plan writes cost memory. */
-#define ARENA_SIZE (64ull << 20)
+#define ARENA_SIZE (8ull << 20)
 /* A pre-built sandbox older than this is not used: its root is a copy of a minute-old host. */
 #define PREBUILT_MAX_AGE_MS 60000.0
 
@@ -69,6 +69,7 @@ struct prebuilt {
 
 /* One process, one run at a time: no lock (cordon_stage_prebuild's contract). */
 static bool enabled;
+static bool noting; /* ever enabled: the runs' mounts are noted, for when it is again */
 static struct pb_key last;
 static struct prebuilt *pb;
 
@@ -103,10 +104,10 @@ static void key_free(struct pb_key *k)
 void prebuilt_enable(bool on)
 {
 	enabled = on;
-	if (!on) {
+	if (on)
+		noting = true;
+	else
 		prebuilt_drop();
-		key_free(&last);
-	}
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -164,7 +165,7 @@ void prebuilt_note(const struct sb_plan *pl)
 {
 	struct pb_key k;
 
-	if (!enabled || pl->userns || (last.binds && key_fits(&last, pl)))
+	if (!noting || pl->userns || (last.binds && key_fits(&last, pl)))
 		return;
 	if (key_of(&k, pl) < 0)
 		return;
