@@ -453,9 +453,10 @@ int prebuilt_start(const struct sb_plan *pl, const struct cordon_profile *p,
 		pb_destroy(b); /* a plan beyond the arena (megabytes of argv): built as usual */
 		return 0;
 	}
+	/* Its cgroup gone meanwhile (an administrator): built as usual, which says what is wrong. */
 	if (b->cg && cgroup_run_adopt(b->cg, p, e) < 0) {
 		pb_destroy(b);
-		return cordon_err_prefix(e, "sandbox: cgroup");
+		return 0;
 	}
 	if (pl->stdin_fd >= 0) {
 		rq.fds |= SB_REQ_STDIN;
@@ -471,10 +472,10 @@ int prebuilt_start(const struct sb_plan *pl, const struct cordon_profile *p,
 	rq.plan_size = a.used;
 	rq.mem_cg = b->cg ? 'c' : 'n';
 	fsutil_attach_fds(&mh, u.buf, sizeof(u.buf), fds, nfds);
+	/* Nothing sent: it died since the check above. Built as usual. */
 	if (sendmsg(b->go_fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(rq)) {
-		cordon_err(e, errno, "sandbox: gate");
 		pb_destroy(b);
-		return -1;
+		return 0;
 	}
 	/* The child has its own mapping of the plan: ours is done with. */
 	(void)munmap(b->arena, ARENA_SIZE);

@@ -32,8 +32,8 @@ int prebuilt_make(cordon_error *e);
 /*
  * Start pl in the pre-built sandbox when there is one and it was built for pl's mounts (else
  * it is dropped): its cgroup gets p's limits, pl is copied into its arena, and the request
- * goes with pl's stdio and workdir tree. 1: *ret is the run's; 0: no pre-built sandbox fits,
- * build one as usual; -1: it failed (*e), and is gone.
+ * goes with pl's stdio and workdir tree. 1: *ret is the run's; 0: none fits (or it died, or
+ * its cgroup is gone meanwhile): build one as usual.
  */
 int prebuilt_start(const struct sb_plan *pl, const struct cordon_profile *p,
 		   struct prebuilt_run *ret, cordon_error *e);
