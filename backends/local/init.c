@@ -552,14 +552,14 @@ static __attribute__((noreturn)) void init_loop(const struct sb_plan *pl, pid_t 
 	}
 }
 
-void sb_child_main(const struct sb_plan *pl)
+/*
+ * The child's start, up to its root built: all of it for a run (with_workdir), all but the
+ * workdir for a pre-built sandbox, whose run is not known yet (mounts_base).
+ */
+static void child_begin(const struct sb_plan *pl, bool with_workdir, struct sb_mounts *f)
 {
-	static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	struct sb_msg m = { 0 };
 	mode_t old_umask;
-	bool mem_cg;
-	pid_t pid;
-	int r, err_fd, netns;
 
 	sb_trace(pl, SB_STEP_START);
 	/*
@@ -599,7 +599,7 @@ void sb_child_main(const struct sb_plan *pl)
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 
 	old_umask = umask(0); /* modes of /tmp, /dev/shm and the masks exactly as written */
-	if (mounts_apply(pl, &m) < 0)
+	if (mounts_base(pl, with_workdir, f, &m) < 0)
 		die(pl, &m, 125);
 	(void)umask(old_umask);
 
@@ -610,6 +610,30 @@ void sb_child_main(const struct sb_plan *pl)
 			die_step(pl, SB_STEP_LOOPBACK, errno, "lo");
 		sb_trace(pl, SB_STEP_LOOPBACK);
 	}
+}
+
+/* The rest of the root: the workdir, its hides, / read-only (mounts_finish). */
+static void child_workdir(const struct sb_plan *pl, bool have_workdir, struct sb_mounts *f)
+{
+	struct sb_msg m = { 0 };
+	mode_t old_umask = umask(0);
+
+	if (mounts_finish(pl, have_workdir, f, &m) < 0)
+		die(pl, &m, 125);
+	(void)umask(old_umask);
+}
+
+static __attribute__((noreturn)) void child_run(const struct sb_plan *pl, bool mem_cg, int netns);
+
+void sb_child_main(const struct sb_plan *pl)
+{
+	struct sb_mounts f;
+	bool mem_cg;
+	int netns;
+
+	mounts_init(&f);
+	child_begin(pl, true, &f);
+	child_workdir(pl, true, &f);
 
 	/*
 	 * The second gate: the parent moves us into the run's cgroup while we build the root (a
@@ -619,6 +643,76 @@ void sb_child_main(const struct sb_plan *pl)
 	 */
 	mem_cg = gate_fd(pl, &netns) == 'c';
 	sb_trace(pl, SB_STEP_GATE2);
+	child_run(pl, mem_cg, netns);
+}
+
+/*
+ * A pre-built sandbox (sandbox.c, "Pre-built sandboxes"): the root without the workdir, made
+ * ahead; then the run's plan, which the parent writes into `arena` (shared with us since our
+ * clone) once its request has come, and a message on the gate that names what else comes with
+ * it: the cgroup's kind ('c' or 'n'), and the run's stdio and workdir tree (SCM_RIGHTS).
+ */
+void sb_prebuilt_main(const struct sb_plan *base, void *arena, size_t arena_size)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(SB_REQ_MAX_FDS * sizeof(int))];
+	} u;
+	struct sb_request rq = { 0 };
+	struct iovec iov = { .iov_base = &rq, .iov_len = sizeof(rq) };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	int fds[SB_REQ_MAX_FDS], nfds = 0, k = 0;
+	struct sb_plan *pl = arena;
+	struct sb_mounts f;
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	mounts_init(&f);
+	child_begin(base, false, &f);
+	do
+		n = recvmsg(base->go_fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(rq))
+		_exit(125); /* the parent is gone, or dropped us unused */
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len <= CMSG_LEN(sizeof(fds)) && nfds == 0) {
+			nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
+		}
+	if (rq.magic != SB_REQUEST_MAGIC || rq.plan_size > arena_size ||
+	    rq.plan_size < sizeof(*pl) || __builtin_popcount(rq.fds) != nfds)
+		die_step(base, SB_STEP_GATE2, EPROTO,
+			 "a malformed request for a pre-built sandbox");
+	/* Ours, not the plan's: the sockets and pipe made with us, the fds that came just now. */
+	pl->report_fd = base->report_fd;
+	pl->go_fd = base->go_fd;
+	pl->status_fd = base->status_fd;
+	pl->netns_fd = -1;
+	pl->netns_at_gate2 = false;
+	pl->netns = base->netns;
+	pl->userns = false;
+	pl->stdin_fd = rq.fds & SB_REQ_STDIN ? fds[k++] : -1;
+	pl->stdout_fd = rq.fds & SB_REQ_STDOUT ? fds[k++] : -1;
+	pl->stderr_fd = rq.fds & SB_REQ_STDERR ? fds[k++] : -1;
+	pl->wd_tree_fd = rq.fds & SB_REQ_WD_TREE ? fds[k++] : -1;
+	if (pl->stdout_fd < 0 || pl->stderr_fd < 0)
+		die_step(base, SB_STEP_GATE2, EPROTO, "a request without stdout or stderr");
+	sb_trace(pl, SB_STEP_GATE);
+	child_workdir(pl, false, &f);
+	sb_trace(pl, SB_STEP_GATE2);
+	child_run(pl, rq.mem_cg == 'c', -1);
+}
+
+static void child_run(const struct sb_plan *pl, bool mem_cg, int netns)
+{
+	static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	pid_t pid;
+	int r, err_fd;
+
 	/*
 	 * The network namespace the parent made meanwhile (lo up): entered before anything of
 	 * the command's can exist. None given when one is due: refuse to go on in the host's.
@@ -647,7 +741,7 @@ void sb_child_main(const struct sb_plan *pl)
 	 * (an ordinary user on a host that delegates none): in our own user namespace
 	 * RLIMIT_NPROC counts only this run's processes, so it stands in for the pids limit.
 	 */
-	r = limits_apply(pl->profile, mem_cg, !mem_cg && pl->userns);
+	r = limits_apply(&pl->limits, mem_cg, !mem_cg && pl->userns);
 	if (r < 0)
 		die_step(pl, SB_STEP_RLIMITS, -r, "setrlimit");
 	sb_trace(pl, SB_STEP_RLIMITS);

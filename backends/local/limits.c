@@ -47,7 +47,18 @@ static int lim_set(int resource, uint64_t value)
 	return 0;
 }
 
-int limits_apply(const struct cordon_profile *p, bool memory_in_cgroup, bool pids_by_nproc)
+struct sb_limits limits_of(const struct cordon_profile *p)
+{
+	if (!p)
+		return (struct sb_limits){ 0 };
+	return (struct sb_limits){ .cpu_time = p->cpu_time,
+				   .file_size = p->file_size,
+				   .open_files = p->open_files,
+				   .memory = p->memory,
+				   .pids = p->pids };
+}
+
+int limits_apply(const struct sb_limits *p, bool memory_in_cgroup, bool pids_by_nproc)
 {
 	const struct {
 		int resource;

@@ -52,8 +52,6 @@ extern int umount2(const char *target, int flags);
 #define MNT_DETACH 2
 #endif
 
-#define SB_MAX_BINDS 64
-
 static int sys_open_tree(int dfd, const char *path, unsigned int flags)
 {
 	return (int)syscall(SYS_open_tree, dfd, path, flags);
@@ -309,16 +307,10 @@ static int pin_all(const struct sb_plan *pl, int wd_tree, struct sb_msg *m)
 	return 0;
 }
 
-static const char *const dev_nodes[] = { "null", "zero", "full", "random", "urandom" };
-#define N_DEV (sizeof(dev_nodes) / sizeof(dev_nodes[0]))
+static const char *const dev_nodes[SB_N_DEV] = { "null", "zero", "full", "random", "urandom" };
+#define N_DEV SB_N_DEV
 
-struct mnt_fds {
-	int bind[SB_MAX_BINDS];
-	int dev[N_DEV];
-	int wd, wd_tree, root, tmp, dev_mnt, shm, proc, mask;
-};
-
-static void mnt_fds_close(struct mnt_fds *f, size_t nbinds)
+static void mnt_fds_close(struct sb_mounts *f, size_t nbinds)
 {
 	for (size_t i = 0; i < nbinds && i < SB_MAX_BINDS; i++)
 		close_fd(&f->bind[i]);
@@ -342,7 +334,7 @@ static void mnt_fds_close(struct mnt_fds *f, size_t nbinds)
  * passed the canonical path; no symlink is allowed on the way (a swapped component fails with
  * ELOOP), and the inode must be the parent's (anything renamed into place fails with ESTALE).
  */
-static int workdir_tree(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
+static int workdir_tree(const struct sb_plan *pl, struct sb_mounts *f, struct sb_msg *m)
 {
 	struct stat st;
 
@@ -378,23 +370,13 @@ static int workdir_tree(const struct sb_plan *pl, struct mnt_fds *f, struct sb_m
 	return 0;
 }
 
-/* Phase 1, on the host's tree: clone every source and create every new file system. */
-static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
+/*
+ * The workdir's tree, held by f->wd_tree until layout_workdir attaches it. In a user namespace
+ * this looks the host's path up, so it must come before pivot_root; as root it only takes the
+ * parent's tree (or makes the tmpfs), which a pre-built sandbox does after its request came.
+ */
+static int collect_workdir(const struct sb_plan *pl, struct sb_mounts *f, struct sb_msg *m)
 {
-	struct stat st;
-	char dev_path[32];
-	int fd;
-
-	/*
-	 * Nothing we mount may propagate back to the host's mount namespace (or to any peer):
-	 * make the whole copied tree private before the first mount.
-	 */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		sb_fail_set(m, SB_STEP_PRIVATE, errno, "/");
-		return -1;
-	}
-	sb_trace(pl, SB_STEP_PRIVATE);
-
 	if (pl->workdir_tmpfs) {
 		/*
 		 * A temp workdir that nobody keeps is a tmpfs of tmp_size inside, the command's
@@ -417,6 +399,15 @@ static int collect(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m
 		return -1;
 	}
 	sb_trace(pl, SB_STEP_OPEN_WORKDIR);
+	return 0;
+}
+
+/* Phase 1, on the host's tree: clone every source and create every new file system. */
+static int collect(const struct sb_plan *pl, struct sb_mounts *f, struct sb_msg *m)
+{
+	struct stat st;
+	char dev_path[32];
+	int fd;
 
 	/* ro_bind: read-only, nosuid, nodev, recursively (a submount must not stay writable). */
 	for (size_t i = 0; i < pl->nbinds; i++) {
@@ -525,7 +516,7 @@ mask_fail:
 	return 0;
 }
 
-static int pivot(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
+static int pivot(const struct sb_plan *pl, struct sb_mounts *f, struct sb_msg *m)
 {
 	static const char *const bases[] = { "/tmp", "/mnt", "/" };
 	int r = -1;
@@ -557,7 +548,7 @@ static int attach(int tree, const char *path, bool file, int step, struct sb_msg
 	return 0;
 }
 
-static int layout(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
+static int layout(const struct sb_plan *pl, struct sb_mounts *f, struct sb_msg *m)
 {
 	char parent[PATH_MAX];
 
@@ -615,6 +606,11 @@ static int layout(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
 		return -1;
 	sb_trace(pl, SB_STEP_PROC_MASK);
 
+	return 0;
+}
+
+static int layout_workdir(const struct sb_plan *pl, struct sb_mounts *f, struct sb_msg *m)
+{
 	/*
 	 * The workdir last: it may live below /tmp (cordon's temp dirs do) or below a ro_bind,
 	 * and must then sit on top of them. Its hidden entries go on top of it.
@@ -642,27 +638,75 @@ static int layout(const struct sb_plan *pl, struct mnt_fds *f, struct sb_msg *m)
 	return 0;
 }
 
-int mounts_apply(const struct sb_plan *pl, struct sb_msg *m)
+void mounts_init(struct sb_mounts *f)
 {
-	struct mnt_fds f;
+	for (size_t i = 0; i < SB_MAX_BINDS; i++)
+		f->bind[i] = -1;
+	for (size_t i = 0; i < N_DEV; i++)
+		f->dev[i] = -1;
+	f->wd = f->wd_tree = f->root = f->tmp = f->dev_mnt = f->shm = f->proc = f->mask = -1;
+}
+
+int mounts_base(const struct sb_plan *pl, bool with_workdir, struct sb_mounts *f, struct sb_msg *m)
+{
 	int r;
 
 	if (pl->nbinds > SB_MAX_BINDS) {
 		sb_fail_set(m, SB_STEP_RO_BIND, E2BIG, "too many ro_bind entries");
 		return -1;
 	}
-	for (size_t i = 0; i < SB_MAX_BINDS; i++)
-		f.bind[i] = -1;
-	for (size_t i = 0; i < N_DEV; i++)
-		f.dev[i] = -1;
-	f.wd = f.wd_tree = f.root = f.tmp = f.dev_mnt = f.shm = f.proc = f.mask = -1;
-
-	r = collect(pl, &f, m);
+	/*
+	 * Nothing we mount may propagate back to the host's mount namespace (or to any peer):
+	 * make the whole copied tree private before the first mount.
+	 */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		sb_fail_set(m, SB_STEP_PRIVATE, errno, "/");
+		return -1;
+	}
+	sb_trace(pl, SB_STEP_PRIVATE);
+	r = with_workdir ? collect_workdir(pl, f, m) : 0;
 	if (r == 0)
-		r = pivot(pl, &f, m);
+		r = collect(pl, f, m);
 	if (r == 0)
-		r = layout(pl, &f, m);
-	/* init keeps running after this: drop our references to the trees (they stay mounted). */
-	mnt_fds_close(&f, pl->nbinds);
+		r = pivot(pl, f, m);
+	if (r == 0)
+		r = layout(pl, f, m);
+	if (r < 0)
+		mnt_fds_close(f, pl->nbinds);
 	return r;
+}
+
+int mounts_finish(const struct sb_plan *pl, bool have_workdir, struct sb_mounts *f,
+		  struct sb_msg *m)
+{
+	int r = 0;
+
+	if (pl->nbinds > SB_MAX_BINDS) {
+		sb_fail_set(m, SB_STEP_RO_BIND, E2BIG, "too many ro_bind entries");
+		r = -1;
+	}
+	if (r == 0 && !have_workdir) {
+		/* Only as root: a user namespace's workdir is looked up on the host's tree. */
+		if (pl->wd_tree_fd < 0 && !pl->workdir_tmpfs) {
+			sb_fail_set(m, SB_STEP_OPEN_WORKDIR, EINVAL, pl->workdir);
+			r = -1;
+		} else {
+			r = collect_workdir(pl, f, m);
+		}
+	}
+	if (r == 0)
+		r = layout_workdir(pl, f, m);
+	/* init keeps running after this: drop our references to the trees (they stay mounted). */
+	mnt_fds_close(f, pl->nbinds);
+	return r;
+}
+
+int mounts_apply(const struct sb_plan *pl, struct sb_msg *m)
+{
+	struct sb_mounts f;
+
+	mounts_init(&f);
+	if (mounts_base(pl, true, &f, m) < 0)
+		return -1;
+	return mounts_finish(pl, true, &f, m);
 }

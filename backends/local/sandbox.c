@@ -24,6 +24,7 @@
 #include "runtime/fsutil.h"
 #include "backends/local/idmap.h"
 #include "backends/local/landlock.h"
+#include "backends/local/prebuilt.h"
 #include "backends/local/proc.h"
 #include "backends/local/sandbox.h"
 #include "backends/local/stage.h"
@@ -684,7 +685,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	pl->path_env = x->lookup_path;
 	if (prep_fast(x, s, e) < 0)
 		return -1;
-	pl->profile = p;
+	pl->limits = limits_of(p);
 	pl->bpf = x->bpf;
 	/*
 	 * Landlock: everything of the new root may be read and executed (the mounts already made
@@ -815,6 +816,40 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	x.t0 = now_ms();
 	if (prepare(&x, s, e) < 0)
 		goto out;
+	prebuilt_note(&x.pl);
+
+	/* A sandbox pre-built for these mounts (prebuilt.c): it only needs the plan. */
+	{
+		struct prebuilt_run pr;
+		int r = prebuilt_start(&x.pl, s->profile, &pr, e);
+
+		if (r < 0)
+			goto out;
+		if (r > 0) {
+			pid = pr.pid;
+			pidfd = pr.pidfd;
+			fd_close(&x.rep[0]);
+			fd_close(&x.rep[1]);
+			fd_close(&x.go[0]);
+			fd_close(&x.go[1]);
+			fd_close(&x.status[0]);
+			fd_close(&x.status[1]);
+			fd_close(&x.wd_tree);
+			x.rep[0] = pr.report_fd;
+			x.go[1] = pr.go_fd;
+			x.status[0] = pr.status_fd;
+			x.cg = pr.cg;
+			if (x.trace) {
+				char what[96];
+
+				(void)snprintf(what, sizeof(what),
+					       "pre-built sandbox taken (built %.1f ms before)",
+					       pr.age_ms);
+				trace_line(&x, what, now_ms());
+			}
+			goto started;
+		}
+	}
 
 	/*
 	 * As root, a network namespace staged ahead (stage.c) saves making one in clone3; with
@@ -878,6 +913,7 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	 * notice our death in the one window PR_SET_PDEATHSIG does not cover (see init.c).
 	 */
 
+started:
 	if (read_report(&x, &err) < 0) {
 		cordon_err(e, errno, "sandbox: read report");
 		err.kind = -1;

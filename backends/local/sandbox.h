@@ -13,6 +13,8 @@
  */
 #pragma once
 
+#include "backends/local/limits.h"
+
 #include <cordon/cordon.h>
 #include <linux/filter.h>
 #include <stdbool.h>
@@ -182,7 +184,7 @@ struct sb_plan {
 	const char *fast_pwd_cwd; /* "PWD=<workdir>" otherwise */
 
 	/* confinement */
-	const struct cordon_profile *profile;
+	struct sb_limits limits;
 	const struct sock_fprog *bpf;
 	int landlock_abi;
 	const char *ll_ro[4];
@@ -203,8 +205,46 @@ int hide_match_ignore(const char *pattern, const char *rel, const char *name, co
 /* mounts.c: in the child, build the new root and pivot into it. Returns 0 or -1 with *m. */
 int mounts_apply(const struct sb_plan *pl, struct sb_msg *m);
 
+/*
+ * The same in two halves, with the mount fds held in between: a pre-built sandbox (sandbox.c)
+ * does the first before its run is known, the second once its request has come.
+ *  mounts_base: everything that depends on the profile only (the private tree, the ro_binds,
+ *               /dev, /tmp, /proc and its masks, pivot_root); with_workdir: the workdir's
+ *               tree is taken too (a user namespace must, before pivot_root).
+ *  mounts_finish: the workdir (taken now unless have_workdir), its pins and hides, the root
+ *               read-only, chdir. Closes every fd of *f, whatever happens.
+ */
+#define SB_MAX_BINDS 64
+#define SB_N_DEV 5
+struct sb_mounts {
+	int bind[SB_MAX_BINDS];
+	int dev[SB_N_DEV];
+	int wd, wd_tree, root, tmp, dev_mnt, shm, proc, mask;
+};
+void mounts_init(struct sb_mounts *f);
+int mounts_base(const struct sb_plan *pl, bool with_workdir, struct sb_mounts *f, struct sb_msg *m);
+int mounts_finish(const struct sb_plan *pl, bool have_workdir, struct sb_mounts *f,
+		  struct sb_msg *m);
+
 /* init.c: the child, from clone to exec. Never returns. */
 __attribute__((noreturn)) void sb_child_main(const struct sb_plan *pl);
+
+/*
+ * A pre-built sandbox's child (init.c): base is the plan it was built from (its profile's
+ * mounts, its sockets); the run's plan comes later, deep-copied by the parent into `arena`, a
+ * shared mapping both have at the same address, and announced by one sb_request on the gate.
+ */
+#define SB_REQUEST_MAGIC 0x636f7264u /* "cord" */
+enum { SB_REQ_STDIN = 1, SB_REQ_STDOUT = 2, SB_REQ_STDERR = 4, SB_REQ_WD_TREE = 8 };
+#define SB_REQ_MAX_FDS 4
+struct sb_request {
+	uint32_t magic;
+	uint32_t fds;	    /* SB_REQ_*: which fds come with it, in that order */
+	uint64_t plan_size; /* bytes of the arena the plan uses; the plan is at its start */
+	char mem_cg;	    /* 'c': the run's cgroup bounds memory; 'n': no cgroup */
+};
+__attribute__((noreturn)) void sb_prebuilt_main(const struct sb_plan *base, void *arena,
+						size_t arena_size);
 
 /* Child-side helpers (async-signal-safe). */
 void sb_fail_set(struct sb_msg *m, int step, int err, const char *detail);

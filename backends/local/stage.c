@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "backends/local/cgroup.h"
 #include "backends/local/proc.h"
+#include "backends/local/prebuilt.h"
 #include "backends/local/sandbox.h"
 #include "backends/local/stage.h"
 #include "runtime/cleanup.h"
@@ -75,13 +76,11 @@ int stage_new_netns(cordon_error *e)
 	return fd;
 }
 
-int cordon_stage_next(cordon_error *e)
+static int stage_fill(cordon_error *e)
 {
 	struct cgroup_run *cg = NULL;
 	int r = 0, fd;
 
-	if (geteuid() != 0)
-		return 0;
 	pthread_mutex_lock(&stage_lock);
 	if (staged_netns < 0) {
 		fd = stage_new_netns(e);
@@ -100,8 +99,37 @@ int cordon_stage_next(cordon_error *e)
 	return r;
 }
 
+int cordon_stage_next(cordon_error *e)
+{
+	if (geteuid() != 0)
+		return 0;
+	if (stage_fill(e) < 0)
+		return -1;
+	/*
+	 * A process that asked for them (cordon_stage_prebuild): the next run's sandbox, built
+	 * with what was just staged, which is then staged again for a run the pre-built sandbox
+	 * does not fit.
+	 */
+	if (!prebuilt_enabled())
+		return 0;
+	if (prebuilt_make(e) < 0)
+		return cordon_err_prefix(e, "stage: pre-built sandbox");
+	return stage_fill(e);
+}
+
+struct cgroup_run *stage_take_cgroup_staged(void)
+{
+	struct cgroup_run *cg;
+
+	pthread_mutex_lock(&stage_lock);
+	cg = TAKE_PTR(staged_cg);
+	pthread_mutex_unlock(&stage_lock);
+	return cg;
+}
+
 void cordon_unstage(void)
 {
+	prebuilt_drop();
 	pthread_mutex_lock(&stage_lock);
 	closep(&staged_netns);
 	staged_netns = -1;

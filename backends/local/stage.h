@@ -21,3 +21,5 @@ int stage_take_netns(void);
  * usable, else one made now (cgroup_run_create, with its rules and errors).
  */
 int stage_take_cgroup(const struct cordon_profile *p, struct cgroup_run **ret, cordon_error *e);
+/* The staged cgroup as it is (no limits), now the caller's; NULL when none is staged. */
+struct cgroup_run *stage_take_cgroup_staged(void);

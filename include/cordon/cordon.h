@@ -241,6 +241,14 @@ CORDON_PUBLIC void cordon_cache_host_layout(void);
 CORDON_PUBLIC int cordon_stage_next(cordon_error *e);
 CORDON_PUBLIC void cordon_unstage(void);
 /*
+ * For a process that makes runs one at a time from one thread (a cordond runner): from now
+ * on cordon_stage_next() also pre-builds the next run's sandbox from the last run's mounts
+ * (its clone, namespaces, cgroup and root but the workdir), which the next cordon_run takes
+ * when its mounts are the same (docs/daemon.md, "Pre-built sandboxes"). false: stop, and
+ * kill the one that waits. Root only (elsewhere nothing is pre-built).
+ */
+CORDON_PUBLIC void cordon_stage_prebuild(bool on);
+/*
  * pid, a process that made runs for us (a runner), died without cordon_unstage(), SIGKILLed:
  * remove the cgroups it left (what it staged, a run it could not tear down), waiting up to 2 s
  * for a killed run's processes to be gone. Call it while pid is still an unreaped zombie, so

@@ -110,6 +110,8 @@ static int sanitize_environment(void)
 	const char *lang = getenv("LANG"), *ns = getenv("NOTIFY_SOCKET");
 	const char *profile_path = getenv("CORDON_PROFILE_PATH");
 	const char *trace = getenv("CORDON_TRACE_SETUP");
+	const char *prebuild = getenv("CORDON_PREBUILD");
+	_cleanup_free_ char *prebuild_copy = prebuild ? strdup(prebuild) : NULL;
 	_cleanup_free_ char *lang_copy = lang ? strdup(lang) : NULL;
 	_cleanup_free_ char *pp_copy = profile_path ? strdup(profile_path) : NULL;
 	_cleanup_free_ char *trace_copy = trace ? strdup(trace) : NULL;
@@ -126,6 +128,9 @@ static int sanitize_environment(void)
 		return -1;
 	/* The per-step setup timeline on stderr (docs/daemon.md), a diagnostic. */
 	if (trace_copy && setenv("CORDON_TRACE_SETUP", trace_copy, 1) < 0)
+		return -1;
+	/* CORDON_PREBUILD=0: the runners build every sandbox on demand (docs/daemon.md). */
+	if (prebuild_copy && setenv("CORDON_PREBUILD", prebuild_copy, 1) < 0)
 		return -1;
 	return 0;
 }

@@ -37,6 +37,8 @@ static volatile int runner_cancel;
  * mid-run, say). A run asked to keep its temp workdir makes it in /tmp instead.
  */
 static char *private_tmp;
+/* CORDON_PREBUILD=0 in our environment: no sandbox is pre-built (docs/daemon.md). */
+static bool prebuild_allowed;
 
 static void on_cancel(int sig)
 {
@@ -94,13 +96,13 @@ static int serve_one(int fd, const char *header, const char *body, size_t n, int
 	_cleanup_free_ char *js = NULL;
 	const char *profile = NULL, *name = NULL, *home = NULL, *workdir = NULL;
 	json_int_t uid = -1, gid = -1, cap = 0;
-	int session = 0, status = 400, r;
+	int session = 0, prebuild = 1, status = 400, r;
 	bool parsed = false, ran = false;
 
 	if (!h ||
-	    json_unpack_ex(h, &je, 0, "{s:s,s:b,s:I,s:I,s:I,s?s,s?s,s?s}", "profile", &profile,
+	    json_unpack_ex(h, &je, 0, "{s:s,s:b,s:I,s:I,s:I,s?s,s?s,s?s,s?b}", "profile", &profile,
 			   "session", &session, "uid", &uid, "gid", &gid, "cap", &cap, "name",
-			   &name, "home", &home, "workdir", &workdir) < 0 ||
+			   &name, "home", &home, "workdir", &workdir, "prebuild", &prebuild) < 0 ||
 	    uid < 0 || gid < 0 || (workdir != NULL) != (wd_fd >= 0)) {
 		status = 500;
 		cordon_err(&e, EPROTO, "runner: a malformed request from cordond");
@@ -143,7 +145,11 @@ reply:
 		runner_log(&e);
 	if (r < 0)
 		return -1;
-	/* Before "done": cordond hands us the next run only once we are ready for it. */
+	/*
+	 * Before "done": cordond hands us the next run only once we are ready for it. The next
+	 * sandbox is pre-built only when cordond says there are idle CPUs for it (prebuild).
+	 */
+	cordon_stage_prebuild(prebuild_allowed && prebuild);
 	stage(&e);
 	return frame_send(fd, "{\"done\":true}", NULL, 0, -1);
 }
@@ -166,6 +172,17 @@ int runner_main(int fd)
 		private_tmp = strdup(getenv("TMPDIR"));
 	/* Many runs from one process, as in cordond: the cgroup layout is read once. */
 	cordon_cache_host_layout();
+	/*
+	 * One run at a time, from one thread: the next run's sandbox is pre-built while we wait
+	 * (docs/daemon.md, "Pre-built sandboxes"). CORDON_PREBUILD=0 turns that off (make bench
+	 * measures both).
+	 */
+	{
+		const char *pb = getenv("CORDON_PREBUILD");
+
+		prebuild_allowed = !pb || strcmp(pb, "0") != 0;
+		cordon_stage_prebuild(prebuild_allowed);
+	}
 	{
 		cordon_error e = { 0 };
 

@@ -410,15 +410,34 @@ static int wait_readable(const struct runner *r, volatile int *cancel, double li
 	}
 }
 
+/*
+ * Should the runner pre-build its next sandbox after this run (docs/daemon.md, "Pre-built
+ * sandboxes")? Only while there are idle CPUs to do it on: with more runs in flight than
+ * CPUs, a sandbox built ahead is work moved, not saved, and its bookkeeping (a clone that
+ * shares the runner's pages for longer, one more process's exit) costs throughput.
+ */
+static bool prebuild_now(void)
+{
+	static long cpus;
+
+	if (cpus <= 0) {
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		if (cpus <= 0)
+			cpus = 1;
+	}
+	return atomic_load(&metrics.in_flight) <= cpus;
+}
+
 int runner_run(struct runner *r, const struct job *j, bool session, const char *body, size_t n,
 	       int *ret_status, char **ret_json, bool *ret_refused, bool *ret_timed_out,
 	       cordon_error *e)
 {
 	_cleanup_free_ char *hs = NULL, *rh = NULL;
-	json_t *h = json_pack("{s:s,s:b,s:I,s:I,s:I,s:s*,s:s*,s:s*}", "profile", j->profile,
-			      "session", session, "uid", (json_int_t)j->uid, "gid",
-			      (json_int_t)j->gid, "cap", (json_int_t)cfg.max_output_cap, "name",
-			      j->name, "home", j->home, "workdir", j->workdir);
+	json_t *h =
+		json_pack("{s:s,s:b,s:I,s:I,s:I,s:s*,s:s*,s:s*,s:b}", "profile", j->profile,
+			  "session", session, "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid,
+			  "cap", (json_int_t)cfg.max_output_cap, "name", j->name, "home", j->home,
+			  "workdir", j->workdir, "prebuild", prebuild_now());
 	json_t *reply = NULL;
 	json_error_t je;
 	char *payload = NULL;

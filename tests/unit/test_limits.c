@@ -43,7 +43,8 @@ static char tmpfile_path[64];
 
 static void apply_or_fail(void)
 {
-	int r = limits_apply(&prof, in_cgroup, nproc);
+	struct sb_limits l = limits_of(&prof);
+	int r = limits_apply(&l, in_cgroup, nproc);
 
 	CHECK(r == 0, "limits_apply: %s", strerror(-r));
 }
@@ -235,7 +236,7 @@ Test(limits, zero_means_unlimited, .init = setup, .fini = teardown)
 	for (int r = 0; r < RLIM_NLIMITS; r++)
 		getrlimit(r, &before[r]);
 	assert_child_ok(run_child(zero_means_unchanged));
-	cr_assert_eq(limits_apply(NULL, false, true), 0); /* NULL profile: only core 0 */
+	cr_assert_eq(limits_apply(NULL, false, true), 0); /* no limits: only core 0 */
 }
 
 static void burn_cpu(void)

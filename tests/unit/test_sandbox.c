@@ -1428,3 +1428,209 @@ Test(sandbox, reap_after_a_killed_stager)
 	cr_assert_eq(tu_run_cgroups(pid, NULL, 0), 0, "the killed process's staged cgroup is left");
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pre-built sandboxes (prebuilt.c): made ahead by a runner, one run each                     */
+
+/* Our one child process (the pre-built sandbox's init); 0 when we have none. */
+static pid_t only_child(void)
+{
+	char path[64], buf[256];
+	pid_t pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)syscall(SYS_gettid));
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	if (fgets(buf, sizeof(buf), f)) {
+		char *end;
+
+		pid = (pid_t)strtol(buf, &end, 10);
+		end += strspn(end, " \n");
+		cr_assert(*end == '\0', "more than one child: %s", buf);
+	}
+	fclose(f);
+	return pid;
+}
+
+static void ns_of(pid_t pid, const char *ns, char *buf, size_t n)
+{
+	char path[64];
+	ssize_t k;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, ns);
+	k = readlink(path, buf, n - 1);
+	cr_assert_gt(k, 0, "%s: %s", path, strerror(errno));
+	buf[k] = '\0';
+}
+
+/* What a run shows of its sandbox: the same whichever way the sandbox was made. */
+static const char *probe_cmd =
+	"id; grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "
+	"/proc/self/status; "
+	"hostname; pwd; ls -a / /tmp /dev; cat /proc/self/cgroup; ulimit -c; "
+	"grep -c . /proc/self/mountinfo; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; "
+	"echo made > made.txt; touch /tmp/leftover; ls /proc/self/fd | tr '\\n' ' '; "
+	"(touch /x || echo ro) 2>/dev/null";
+
+Test(sandbox, prebuilt_serves_one_run_the_same_as_on_demand)
+{
+	struct cordon_profile *p;
+	struct sbx a, b;
+	cordon_error e;
+	char pidns[64], mine[64], netns[64], file[PATH_MAX], *wd;
+	pid_t pb;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	/* Built on demand (nothing noted yet, so nothing pre-built). */
+	cordon_stage_prebuild(true);
+	cr_assert_eq(only_child(), 0);
+	sbx_run(&a, p, wd, false, probe_cmd);
+	cr_assert(ok(&a), "%s %s", a.e.msg, a.err);
+	snprintf(file, sizeof(file), "%s/made.txt", wd);
+	cr_assert_eq(unlink(file), 0, "the on-demand run did not write its workdir");
+	/* Staging now pre-builds one for the mounts of that run: our only child. */
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	pb = only_child();
+	cr_assert_gt(pb, 0, "nothing pre-built");
+	ns_of(pb, "pid_for_children", pidns, sizeof(pidns));
+	ns_of(getpid(), "pid", mine, sizeof(mine));
+	cr_assert_str_neq(pidns, mine);
+	ns_of(pb, "net", netns, sizeof(netns));
+	ns_of(getpid(), "net", mine, sizeof(mine));
+	cr_assert_str_neq(netns, mine, "the pre-built sandbox is in the host's network namespace");
+	/* The next run is that sandbox (its pid namespace and network namespace)... */
+	{
+		char cmd[1024];
+
+		snprintf(cmd, sizeof(cmd), "readlink /proc/self/ns/pid /proc/self/ns/net; %s",
+			 probe_cmd);
+		sbx_run(&b, p, wd, false, cmd);
+	}
+	cr_assert(ok(&b), "%s %s", b.e.msg, b.err);
+	{
+		size_t n = strlen(pidns) + 1 + strlen(netns) + 1;
+		char want[160];
+
+		snprintf(want, sizeof(want), "%s\n%s\n", strstr(pidns, "pid:["), netns);
+		cr_assert(strncmp(b.out, want, strlen(want)) == 0,
+			  "not the pre-built sandbox: %.*s vs %s", (int)n, b.out, want);
+		/* ...and shows exactly what the one built on demand showed. */
+		cr_assert_str_eq(b.out + strlen(want), a.out);
+	}
+	cr_assert_str_eq(b.err, a.err);
+	cr_assert_eq(unlink(file), 0, "the pre-built run did not write its workdir");
+	/* It served one run: nothing is left of it, and nothing new until staging again. */
+	cr_assert_eq(only_child(), 0);
+	cr_assert_eq(kill(pb, 0), -1);
+	sbx_free(&a);
+	sbx_free(&b);
+	cordon_unstage();
+	cr_assert_eq(tu_run_cgroups(getpid(), NULL, 0), 0);
+	cordon_stage_prebuild(false);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, prebuilt_not_taken_by_other_mounts)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	cordon_error e;
+	char pidns[64], *wd;
+	pid_t pb;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	cordon_stage_prebuild(true);
+	sbx_run(&r, p, wd, false, "true");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	sbx_free(&r);
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	pb = only_child();
+	cr_assert_gt(pb, 0, "nothing pre-built");
+	ns_of(pb, "pid_for_children", pidns, sizeof(pidns));
+	/* Another /tmp size: the pre-built one is killed, and the run built as usual. */
+	p->tmp_size = 8 << 20;
+	sbx_run(&r, p, wd, false, "readlink /proc/self/ns/pid; df -k /tmp | tail -1");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert(strncmp(r.out, strstr(pidns, "pid:["), strlen(strstr(pidns, "pid:["))) != 0,
+		  "a sandbox pre-built for other mounts was taken: %s", r.out);
+	cr_assert(strstr(r.out, " 8192 ") != NULL, "not the run's /tmp: %s", r.out);
+	sbx_free(&r);
+	cr_assert_eq(only_child(), 0);
+	cr_assert_eq(kill(pb, 0), -1, "the unfit pre-built sandbox lives on");
+	/* The next one is built for the new mounts, and taken by them. */
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	pb = only_child();
+	cr_assert_gt(pb, 0, "nothing pre-built");
+	ns_of(pb, "pid_for_children", pidns, sizeof(pidns));
+	sbx_run(&r, p, wd, false, "readlink /proc/self/ns/pid; df -k /tmp | tail -1");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert(strncmp(r.out, strstr(pidns, "pid:["), strlen(strstr(pidns, "pid:["))) == 0,
+		  "the fitting pre-built sandbox was not taken: %s", r.out);
+	cr_assert(strstr(r.out, " 8192 ") != NULL, "not the run's /tmp: %s", r.out);
+	sbx_free(&r);
+	/* Unstaging kills a waiting one and removes its cgroup. */
+	cr_assert_eq(cordon_stage_next(&e), 0, "%s", e.msg);
+	pb = only_child();
+	cr_assert_gt(pb, 0);
+	cordon_unstage();
+	cr_assert_eq(only_child(), 0);
+	cr_assert_eq(kill(pb, 0), -1);
+	cr_assert_eq(tu_run_cgroups(getpid(), NULL, 0), 0);
+	cordon_stage_prebuild(false);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+/* Its maker SIGKILLed: the pre-built sandbox dies too (PR_SET_PDEATHSIG), leaving nothing. */
+Test(sandbox, prebuilt_dies_with_its_maker)
+{
+	struct cordon_profile *p;
+	int ready[2];
+	pid_t maker, pb = 0;
+	siginfo_t si;
+	char *wd;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	cr_assert_eq(pipe2(ready, O_CLOEXEC), 0);
+	maker = fork();
+	cr_assert_geq(maker, 0);
+	if (maker == 0) {
+		struct sbx r;
+		cordon_error e;
+
+		cordon_stage_prebuild(true);
+		sbx_run(&r, p, wd, false, "true");
+		if (!ok(&r) || cordon_stage_next(&e) < 0)
+			_exit(1);
+		pb = only_child();
+		(void)!write(ready[1], &pb, sizeof(pb));
+		pause();
+		_exit(2);
+	}
+	close(ready[1]);
+	cr_assert_eq(read(ready[0], &pb, sizeof(pb)), (ssize_t)sizeof(pb), "the maker failed");
+	close(ready[0]);
+	cr_assert_gt(pb, 0);
+	cr_assert_eq(kill(pb, 0), 0);
+	kill(maker, SIGKILL);
+	cr_assert_eq(waitid(P_PID, (id_t)maker, &si, WEXITED | WNOWAIT), 0);
+	cordon_reap_after(maker); /* waits for its processes, removes its cgroups */
+	for (int i = 0; i < 200 && kill(pb, 0) == 0; i++)
+		usleep(10000);
+	cr_assert_eq(kill(pb, 0), -1, "the pre-built sandbox outlived its maker");
+	cr_assert_eq(tu_run_cgroups(maker, NULL, 0), 0);
+	cr_assert_eq(waitpid(maker, NULL, 0), maker);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
