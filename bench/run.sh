@@ -40,12 +40,21 @@ row() {
 	cot) "$B/bench/spawnbench" $n $w "$C" run --via direct -- /bin/true ;;
 	bws) "$B/bench/spawnbench" $n $w "${BW[@]}" /bin/sh -c '/bin/true;' ;;
 	cos) "$B/bench/spawnbench" $n $w "$C" run --via direct -w "$work/w" -- '/bin/true;' ;;
+	cod) CORDON_SOCKET="$work/cordond.sock" "$B/bench/spawnbench" $n $w "$C" run --via daemon \
+		-w "$work/w" -- /bin/true ;;
 	glibc) "$B/bench/spawnbench" $n $w "$B/bench/empty" ;;
 	nolibc) "$B/bench/spawnbench" $n $w "$B/bench/nolibc" ;;
 	esac
 }
 declare -A rounds ratios
-rows="bare bw co cot bws cos $floors"
+# `cordon run` through cordond (--via daemon; --via auto, the default, takes it when its socket
+# answers, as on a host with the package): a cordond of this build on a socket of its own,
+# its runners pre-building each next sandbox (docs/daemon.md), stopped after these rounds.
+"$PWD/$B/cordond" --socket "$work/cordond.sock" >"$work/cordond.log" 2>&1 &
+cordond_pid=$!
+trap 'kill "$cordond_pid" 2>/dev/null; wait "$cordond_pid" 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do [ -S "$work/cordond.sock" ] && break; sleep 0.05; done
+rows="bare bw co cot cod bws cos $floors"
 echo "== start latency ($ROUNDS interleaved rounds of $n runs after $w warm-up)"
 for r in $(seq 1 "$ROUNDS"); do
 	for k in $rows; do
@@ -61,14 +70,17 @@ for r in $(seq 1 "$ROUNDS"); do
 	echo "$line"
 	# This round's own ratios to bwrap: their spread over the rounds is the noise.
 	set -- ${rounds[bw]}; bw_r=${!#}
-	for k in co cot; do
+	for k in co cot cod; do
 		set -- ${rounds[$k]}
 		ratios[$k]+="$(echo "scale=4; ${!#} / $bw_r" | bc) "
 	done
 done
+kill "$cordond_pid"
+wait "$cordond_pid" 2>/dev/null || true
 median_of() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 bare_m=$(echo "${rounds[bare]}" | median_of); bw_m=$(echo "${rounds[bw]}" | median_of)
 co_m=$(echo "${rounds[co]}" | median_of); cot_m=$(echo "${rounds[cot]}" | median_of)
+cod_m=$(echo "${rounds[cod]}" | median_of)
 bws_m=$(echo "${rounds[bws]}" | median_of); cos_m=$(echo "${rounds[cos]}" | median_of)
 glibc_m=$(echo "${rounds[glibc]}" | median_of)
 nolibc_m=""
@@ -76,6 +88,7 @@ nolibc_m=""
 
 spread2() { tr ' ' '\n' | grep . | sort -n | sed -n '1p;$p' | tr '\n' ' ' | awk '{printf "%.2f-%.2f", $1, $2}'; }
 co_sp=$(echo "${ratios[co]}" | spread2); cot_sp=$(echo "${ratios[cot]}" | spread2)
+cod_sp=$(echo "${ratios[cod]}" | spread2)
 
 echo "== output relay (1 GB, $RELAY_ROUNDS interleaved rounds)"
 # Baseline: bench/pipebench.c, the command's stdout on a bare pipe of the size cordon uses,
@@ -135,6 +148,7 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "| bwrap agent-realistic (prior-art §d1 row 4) | $bw_m | $(r "$bw_m" "$bare_m") | 1.00 |"
 	echo "| cordon run, default profile, given workdir | $co_m | $(r "$co_m" "$bare_m") | **$(r "$co_m" "$bw_m")** ($co_sp) |"
 	echo "| cordon run, default profile, temp workdir | $cot_m | $(r "$cot_m" "$bare_m") | **$(r "$cot_m" "$bw_m")** ($cot_sp) |"
+	echo "| cordon run through cordond (pre-built sandbox), given workdir | $cod_m | $(r "$cod_m" "$bare_m") | **$(r "$cod_m" "$bw_m")** ($cod_sp) |"
 	echo "| bwrap agent-realistic, \`sh -c '/bin/true;'\` | $bws_m | $(r "$bws_m" "$bare_m") | $(r "$bws_m" "$bw_m") |"
 	echo "| cordon run \`'/bin/true;'\` (not simple: through sh) | $cos_m | $(r "$cos_m" "$bare_m") | $(r "$cos_m" "$bw_m") (vs bwrap's sh: $(r "$cos_m" "$bws_m")) |"
 	echo
@@ -154,6 +168,13 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "cgroup while the child builds its root; the covers' source lives beneath /dev/shm instead"
 	echo "of an unattached tmpfs whose release waited for an RCU grace period; a temp workdir nobody"
 	echo "keeps exists only inside the sandbox. docs/security.md (\"Start-up cost\") has the details."
+	echo
+	echo "The cordond row is \`cordon run\` as it runs on a host where cordond answers (\`--via auto\`,"
+	echo "the default, sends the run there): the CLI's own start, a connection, the request and the"
+	echo "answer, and a sandbox its runner pre-built while it waited (docs/daemon.md, \"Pre-built"
+	echo "sandboxes\"). What is left of it is the CLI's process itself (the glibc floor above) and"
+	echo "the hand-offs; a client that keeps its connection (AG2 through the Python client) pays"
+	echo "neither: bench/DAEMON.md measures that path against bwrap in its own rounds."
 	echo
 	echo "## Output relay: 1 GB through cordon vs a bare pipe ($RELAY_ROUNDS interleaved rounds)"
 	echo

@@ -22,6 +22,7 @@
 #include "runtime/cleanup.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <linux/mount.h>
 #include <sched.h>
@@ -92,6 +93,64 @@ int idmap_probe_dir(int dirfd)
 	return 0;
 }
 
+/*
+ * The last namespace made, kept for the next run of the same mapping by a process that makes
+ * many runs (idmap_cache). It is only a mapping: no process is in it (its helper is killed),
+ * nothing but this fd and the idmapped mounts made with it refer to it, and a mount idmapped
+ * with it maps exactly as one idmapped with a fresh namespace of the same maps would. Making
+ * one costs a clone, two map writes and a wake-up (0.3 to 0.6 ms on the reference VM).
+ */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool cache_on;
+static struct {
+	int fd; /* -1: none */
+	uid_t disk_uid, run_uid;
+	gid_t disk_gid, run_gid;
+} cached = { .fd = -1 };
+
+void idmap_cache(bool on)
+{
+	pthread_mutex_lock(&cache_lock);
+	cache_on = on;
+	if (!on && cached.fd >= 0) {
+		(void)close(cached.fd);
+		cached.fd = -1;
+	}
+	pthread_mutex_unlock(&cache_lock);
+}
+
+/* A duplicate of the cached namespace for this mapping; -1 when there is none. */
+static int cache_get(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&cache_lock);
+	if (cache_on && cached.fd >= 0 && cached.disk_uid == disk_uid &&
+	    cached.run_uid == run_uid && cached.disk_gid == disk_gid && cached.run_gid == run_gid)
+		fd = fcntl(cached.fd, F_DUPFD_CLOEXEC, 3);
+	pthread_mutex_unlock(&cache_lock);
+	return fd;
+}
+
+static void cache_put(int fd, uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid)
+{
+	pthread_mutex_lock(&cache_lock);
+	if (cache_on) {
+		int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		if (dup >= 0) {
+			if (cached.fd >= 0)
+				(void)close(cached.fd);
+			cached.fd = dup;
+			cached.disk_uid = disk_uid;
+			cached.run_uid = run_uid;
+			cached.disk_gid = disk_gid;
+			cached.run_gid = run_gid;
+		}
+	}
+	pthread_mutex_unlock(&cache_lock);
+}
+
 int idmap_userns_start(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid,
 		       struct idmap_helper *h, int *ret_fd, cordon_error *e)
 {
@@ -100,6 +159,11 @@ int idmap_userns_start(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_
 	pid_t pid;
 
 	h->pid = 0;
+	fd = cache_get(disk_uid, run_uid, disk_gid, run_gid);
+	if (fd >= 0) {
+		*ret_fd = fd;
+		return 0;
+	}
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return cordon_err(e, errno, "idmap: pipe");
 	h->rfd = pfd[0]; /* read end: EOF when we are done (or dead) */
@@ -127,8 +191,10 @@ out:
 	/* The helper has its own copy of the fd table: closing ours does not close its ends. */
 	(void)close(pfd[0]);
 	(void)close(pfd[1]);
-	if (rc == 0)
+	if (rc == 0) {
+		cache_put(fd, disk_uid, run_uid, disk_gid, run_gid);
 		*ret_fd = fd;
+	}
 	return rc;
 }
 

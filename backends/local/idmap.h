@@ -13,7 +13,7 @@
  * A user namespace whose maps are "disk_uid run_uid 1" and "disk_gid run_gid 1": on a mount
  * idmapped with it, files owned by disk_uid:disk_gid on the disk are seen (and created) as
  * run_uid:run_gid; every other id is unmapped. *ret_fd is an O_CLOEXEC fd of the namespace
- * (close it when done: nothing is cached across runs).
+ * (close it when done).
  */
 int idmap_userns_open(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid, int *ret_fd,
 		      cordon_error *e);
@@ -32,6 +32,12 @@ struct idmap_helper {
 int idmap_userns_start(uid_t disk_uid, uid_t run_uid, gid_t disk_gid, gid_t run_gid,
 		       struct idmap_helper *h, int *ret_fd, cordon_error *e);
 void idmap_helper_reap(struct idmap_helper *h);
+/*
+ * For a process that makes many runs (a cordond runner, with cordon_stage_prebuild): keep the
+ * last namespace made and hand out a duplicate of it for the same four ids, instead of making
+ * a new one each run. false: stop, and drop it.
+ */
+void idmap_cache(bool on);
 /*
  * Whether the file system of the directory open at dirfd takes an idmapped mount: the real
  * test (a detached clone of its mount, idmapped, then dropped), as root. 0 when it does, else

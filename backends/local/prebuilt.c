@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include "backends/local/prebuilt.h"
 #include "backends/local/cgroup.h"
+#include "backends/local/idmap.h"
 #include "backends/local/stage.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
@@ -104,10 +105,13 @@ static void key_free(struct pb_key *k)
 void prebuilt_enable(bool on)
 {
 	enabled = on;
-	if (on)
+	if (on) {
 		noting = true;
-	else
+		/* Such a process makes many runs: the workdir's idmapping is kept too (idmap.h). */
+		idmap_cache(true);
+	} else {
 		prebuilt_drop();
+	}
 }
 
 static bool str_eq(const char *a, const char *b)

@@ -1634,3 +1634,86 @@ Test(sandbox, prebuilt_dies_with_its_maker)
 	free(wd);
 	cordon_profile_free(p);
 }
+
+/* The user namespaces this process holds an fd to (their inode numbers, up to n). */
+static size_t held_userns(unsigned long *v, size_t n)
+{
+	char self[64] = "", link[64], path[64];
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	size_t k = 0;
+	ssize_t len;
+
+	cr_assert_not_null(d);
+	cr_assert_gt(readlink("/proc/self/ns/user", self, sizeof(self) - 1), 0);
+	while ((de = readdir(d))) {
+		if (strlen(de->d_name) > 16)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%.16s", de->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		if (strncmp(link, "user:[", 6) == 0 && strcmp(link, self) != 0 && k < n)
+			v[k++] = strtoul(link + 6, NULL, 10);
+	}
+	closedir(d);
+	return k;
+}
+
+/*
+ * A process that makes many runs (cordon_stage_prebuild) keeps the workdir's idmapping for the
+ * next run of the same ids: one user namespace, held, reused, and the mapping as with a fresh
+ * one (65534 inside, root's on the host). Another mapping gets its own. The CLI keeps none.
+ */
+Test(sandbox, idmap_kept_for_the_next_run_of_a_runner)
+{
+	struct cordon_profile *p;
+	unsigned long ns[4], first;
+	struct sbx r;
+	char *wd, path[512];
+	struct stat st;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	cr_assert_eq(chown(wd, 0, 0), 0);
+	sbx_run(&r, p, wd, false, "id -u");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	sbx_free(&r);
+	cr_assert_eq(held_userns(ns, 4), 0, "a run without the cache kept its idmapping");
+
+	cordon_stage_prebuild(true);
+	for (int i = 0; i < 3; i++) {
+		sbx_run(&r, p, wd, false, "id -u; echo x > f; stat -c %u f; rm f");
+		cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+		cr_assert_str_eq(r.out, "65534\n65534\n");
+		sbx_free(&r);
+		cr_assert_eq(held_userns(ns, 4), 1);
+		if (i == 0)
+			first = ns[0];
+		cr_assert_eq(ns[0], first, "run %d made a new idmapping", i);
+		cordon_unstage(); /* no pre-built sandbox in the way: each run builds its own */
+	}
+	/* Created through the reused mapping: root's on the host. */
+	sbx_run(&r, p, wd, false, "echo y > g");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	sbx_free(&r);
+	snprintf(path, sizeof(path), "%s/g", wd);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_uid, 0);
+	cr_assert_eq(unlink(path), 0);
+	/* The workdir's owner on the disk changes: another mapping, another namespace. */
+	cr_assert_eq(chown(wd, 0, 4244), 0);
+	sbx_run(&r, p, wd, false, "stat -c %g .");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "65534\n");
+	sbx_free(&r);
+	cr_assert_eq(held_userns(ns, 4), 1);
+	cr_assert_neq(ns[0], first, "another mapping reused the first one's namespace");
+	cordon_unstage();
+	cordon_stage_prebuild(false);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
