@@ -295,7 +295,15 @@ int prebuilt_make(cordon_error *e)
 	b->cg = stage_take_cgroup_staged();
 	if (!b->cg && cgroup_run_stage(&b->cg, e) < 0)
 		goto fail;
-	if (b->cg && cgroup_run_attach(b->cg, pid, e) < 0)
+	/*
+	 * No cgroup for us on this host: nothing is pre-built. Whether a run may go without one
+	 * is its profile's to say (require = cgroup), which the run built on demand asks.
+	 */
+	if (!b->cg) {
+		r = 0;
+		goto fail;
+	}
+	if (cgroup_run_attach(b->cg, pid, e) < 0)
 		goto fail;
 	/* The first gate: it may build its root (it holds the network namespace's fd). */
 	if (send(b->go_fd, "g", 1, MSG_NOSIGNAL) != 1) {
@@ -458,7 +466,7 @@ int prebuilt_start(const struct sb_plan *pl, const struct cordon_profile *p,
 		return 0;
 	}
 	/* Its cgroup gone meanwhile (an administrator): built as usual, which says what is wrong. */
-	if (b->cg && cgroup_run_adopt(b->cg, p, e) < 0) {
+	if (!b->cg || cgroup_run_adopt(b->cg, p, e) < 0) {
 		pb_destroy(b);
 		return 0;
 	}
@@ -474,7 +482,7 @@ int prebuilt_start(const struct sb_plan *pl, const struct cordon_profile *p,
 		fds[nfds++] = pl->wd_tree_fd;
 	}
 	rq.plan_size = a.used;
-	rq.mem_cg = b->cg ? 'c' : 'n';
+	rq.mem_cg = 'c';
 	fsutil_attach_fds(&mh, u.buf, sizeof(u.buf), fds, nfds);
 	/* Nothing sent: it died since the check above. Built as usual. */
 	if (sendmsg(b->go_fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(rq)) {
