@@ -972,6 +972,35 @@ out:
 	return rc;
 }
 
+int cordon_prebuild_from(const struct cordon_profile *p, cordon_error *e)
+{
+	struct prep x = { .pl.netns_fd = -1,
+			  .wd_fd = -1,
+			  .wd_tree = -1,
+			  .rep = { -1, -1 },
+			  .go = { -1, -1 },
+			  .status = { -1, -1 } };
+	int rc = -1;
+
+	if (geteuid() != 0 || !prebuilt_enabled() || !p)
+		return 0;
+	if (prep_binds(&x, p, e) < 0)
+		goto out;
+	if (fmt_size(x.pl.tmp_size, sizeof(x.pl.tmp_size), p->tmp_size, 256ull << 20) < 0 ||
+	    fmt_size(x.pl.shm_size, sizeof(x.pl.shm_size), p->tmp_size, 256ull << 20) < 0) {
+		cordon_err(e, EINVAL, "sandbox: tmp_size");
+		goto out;
+	}
+	x.pl.binds = x.binds;
+	x.pl.nbinds = x.nbinds;
+	x.pl.netns = p->network != CORDON_NET_HOST;
+	prebuilt_note(&x.pl);
+	rc = 0;
+out:
+	prep_free(&x);
+	return rc;
+}
+
 void local_proc_trace(const struct local_proc *p, const char *what)
 {
 	if (p && p->trace)

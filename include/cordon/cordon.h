@@ -249,6 +249,12 @@ CORDON_PUBLIC void cordon_unstage(void);
  */
 CORDON_PUBLIC void cordon_stage_prebuild(bool on);
 /*
+ * The first sandbox to pre-build, before any run has been made: one for p's mounts (a runner
+ * calls it at start with the default profile). 0, or -1 with *e (p's ro_bind list does not
+ * check out); nothing happens when pre-building is off or we are not root.
+ */
+CORDON_PUBLIC int cordon_prebuild_from(const struct cordon_profile *p, cordon_error *e);
+/*
  * pid, a process that made runs for us (a runner), died without cordon_unstage(), SIGKILLed:
  * remove the cgroups it left (what it staged, a run it could not tear down), waiting up to 2 s
  * for a killed run's processes to be gone. Call it while pid is still an unreaped zombie, so

@@ -180,8 +180,15 @@ int runner_main(int fd)
 	{
 		const char *pb = getenv("CORDON_PREBUILD");
 
+		struct cordon_profile *p = NULL;
+		cordon_error e = { 0 };
+
 		prebuild_allowed = !pb || strcmp(pb, "0") != 0;
 		cordon_stage_prebuild(prebuild_allowed);
+		/* The first one for the default profile's mounts: most runs use it. */
+		if (prebuild_allowed && cordon_profile_load("default", &p, &e) == 0)
+			(void)cordon_prebuild_from(p, &e);
+		cordon_profile_free(p);
 	}
 	{
 		cordon_error e = { 0 };

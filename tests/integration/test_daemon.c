@@ -2642,3 +2642,62 @@ Test(daemon, runs_never_share_a_network_namespace, .timeout = 60)
 	}
 	cr_expect_eq(daemon_stop(&d), 0);
 }
+
+/* How many times the daemon's log says a run took a pre-built sandbox (CORDON_TRACE_SETUP). */
+static int prebuilt_taken(const struct daemon *d)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(d->log, "re");
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "pre-built sandbox taken") != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Runners pre-build the next sandbox (docs/daemon.md, "Pre-built sandboxes"), the first one
+ * for the default profile's mounts at their start: a fresh cordond's first run already takes
+ * one, and so does every run after it; a run of another profile's mounts is built on demand
+ * and answers as well. CORDON_PREBUILD=0 turns it off: no run takes one.
+ */
+Test(daemon, runs_take_prebuilt_sandboxes, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+
+	if (geteuid() != 0)
+		DAEMON_SKIP("cordond runs as root");
+	for (int off = 0; off < 2; off++) {
+		setenv("CORDON_TRACE_SETUP", "1", 1);
+		if (off)
+			setenv("CORDON_PREBUILD", "0", 1);
+		daemon_start(&d, NULL);
+		unsetenv("CORDON_TRACE_SETUP");
+		unsetenv("CORDON_PREBUILD");
+		for (int i = 0; i < 4; i++) {
+			cr_assert_eq(
+				http(d.sock, "POST", "/v1/run", "{\"command\":\"echo ok\"}", &r),
+				0);
+			cr_assert_eq(r.status, 200, "%s", r.body);
+			cr_assert(body_has(&r, "\"output\": \"ok\""), "%s", r.body);
+			res_free(&r);
+			cr_assert_eq(prebuilt_taken(&d), off ? 0 : i + 1,
+				     "run %d: %d pre-built sandboxes taken (prebuild %s)", i,
+				     prebuilt_taken(&d), off ? "off" : "on");
+		}
+		if (!off) {
+			/* The network profile (network = host): other mounts, built on demand. */
+			cr_assert_eq(http(d.sock, "POST", "/v1/run",
+					  "{\"command\":\"echo ok\",\"profile\":\"network\"}", &r),
+				     0);
+			cr_assert_eq(r.status, 200, "%s", r.body);
+			cr_assert(body_has(&r, "\"output\": \"ok\""), "%s", r.body);
+			res_free(&r);
+			cr_assert_eq(prebuilt_taken(&d), 4);
+		}
+		cr_assert_eq(daemon_stop(&d), 0);
+	}
+}
