@@ -168,6 +168,13 @@ struct prep {
 	double t0;
 };
 
+/* A struct prep with no fd open yet (prep_free closes what is >= 0). */
+static void prep_init(struct prep *x)
+{
+	*x = (struct prep){ .pl.netns_fd = -1, .wd_fd = -1, .wd_tree = -1 };
+	x->rep[0] = x->rep[1] = x->go[0] = x->go[1] = x->status[0] = x->status[1] = -1;
+}
+
 static void fd_close(int *fd)
 {
 	closep(fd);
@@ -799,12 +806,7 @@ static void reap(pid_t pid, int *ret_st, struct rusage *ru)
 
 int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon_error *e)
 {
-	struct prep x = { .pl.netns_fd = -1,
-			  .wd_fd = -1,
-			  .wd_tree = -1,
-			  .rep = { -1, -1 },
-			  .go = { -1, -1 },
-			  .status = { -1, -1 } };
+	struct prep x;
 	_cleanup_close_ int pidfd = -1, late_netns = -1;
 	struct local_proc *p = NULL;
 	struct sb_msg err;
@@ -812,6 +814,7 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	int rc = -1;
 	pid_t pid;
 
+	prep_init(&x);
 	x.trace = tr && *tr && strcmp(tr, "0") != 0;
 	x.t0 = now_ms();
 	if (prepare(&x, s, e) < 0)
@@ -974,16 +977,12 @@ out:
 
 int cordon_prebuild_from(const struct cordon_profile *p, cordon_error *e)
 {
-	struct prep x = { .pl.netns_fd = -1,
-			  .wd_fd = -1,
-			  .wd_tree = -1,
-			  .rep = { -1, -1 },
-			  .go = { -1, -1 },
-			  .status = { -1, -1 } };
+	struct prep x;
 	int rc = -1;
 
 	if (geteuid() != 0 || !prebuilt_enabled() || !p)
 		return 0;
+	prep_init(&x);
 	if (prep_binds(&x, p, e) < 0)
 		goto out;
 	if (fmt_size(x.pl.tmp_size, sizeof(x.pl.tmp_size), p->tmp_size, 256ull << 20) < 0 ||

@@ -1208,33 +1208,44 @@ Test(sandbox, result_before_teardown)
 /* ------------------------------------------------------------------------------------------ */
 /* Staging (stage.c): a network namespace and a cgroup made ahead, each for one run only      */
 
-/* The inode of a network namespace this process holds an fd to (not its own); 0 when none. */
-static unsigned long held_netns(void)
+/*
+ * The namespaces of a kind ("net", "user") this process holds an fd to, not counting its
+ * own: their inode numbers, up to n of them; returns how many.
+ */
+static size_t held_ns(const char *kind, unsigned long *v, size_t n)
 {
-	char self[64] = "", link[64], path[64];
-	unsigned long ino = 0;
+	char self[64] = "", own[64], link[64], path[64], prefix[16];
 	struct dirent *de;
 	DIR *d = opendir("/proc/self/fd");
-	ssize_t k;
+	size_t k = 0;
+	ssize_t len;
 
 	cr_assert_not_null(d);
-	k = readlink("/proc/self/ns/net", self, sizeof(self) - 1);
-	cr_assert_gt(k, 0);
+	snprintf(own, sizeof(own), "/proc/self/ns/%s", kind);
+	snprintf(prefix, sizeof(prefix), "%s:[", kind);
+	cr_assert_gt(readlink(own, self, sizeof(self) - 1), 0);
 	while ((de = readdir(d))) {
 		if (strlen(de->d_name) > 16)
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/fd/%.16s", de->d_name);
-		k = readlink(path, link, sizeof(link) - 1);
-		if (k <= 0)
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
 			continue;
-		link[k] = '\0';
-		if (strncmp(link, "net:[", 5) == 0 && strcmp(link, self) != 0) {
-			cr_assert_eq(ino, 0, "two network namespaces held");
-			ino = strtoul(link + 5, NULL, 10);
-		}
+		link[len] = '\0';
+		if (strncmp(link, prefix, strlen(prefix)) == 0 && strcmp(link, self) != 0 && k < n)
+			v[k++] = strtoul(link + strlen(prefix), NULL, 10);
 	}
 	closedir(d);
-	return ino;
+	return k;
+}
+
+/* The inode of a network namespace this process holds an fd to (not its own); 0 when none. */
+static unsigned long held_netns(void)
+{
+	unsigned long v[2] = { 0 };
+
+	cr_assert_leq(held_ns("net", v, 2), 1, "two network namespaces held");
+	return v[0];
 }
 
 static const char *netns_cmd =
@@ -1635,32 +1646,6 @@ Test(sandbox, prebuilt_dies_with_its_maker)
 	cordon_profile_free(p);
 }
 
-/* The user namespaces this process holds an fd to (their inode numbers, up to n). */
-static size_t held_userns(unsigned long *v, size_t n)
-{
-	char self[64] = "", link[64], path[64];
-	struct dirent *de;
-	DIR *d = opendir("/proc/self/fd");
-	size_t k = 0;
-	ssize_t len;
-
-	cr_assert_not_null(d);
-	cr_assert_gt(readlink("/proc/self/ns/user", self, sizeof(self) - 1), 0);
-	while ((de = readdir(d))) {
-		if (strlen(de->d_name) > 16)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%.16s", de->d_name);
-		len = readlink(path, link, sizeof(link) - 1);
-		if (len <= 0)
-			continue;
-		link[len] = '\0';
-		if (strncmp(link, "user:[", 6) == 0 && strcmp(link, self) != 0 && k < n)
-			v[k++] = strtoul(link + 6, NULL, 10);
-	}
-	closedir(d);
-	return k;
-}
-
 /*
  * A process that makes many runs (cordon_stage_prebuild) keeps the workdir's idmapping for the
  * next run of the same ids: one user namespace, held, reused, and the mapping as with a fresh
@@ -1681,7 +1666,7 @@ Test(sandbox, idmap_kept_for_the_next_run_of_a_runner)
 	sbx_run(&r, p, wd, false, "id -u");
 	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
 	sbx_free(&r);
-	cr_assert_eq(held_userns(ns, 4), 0, "a run without the cache kept its idmapping");
+	cr_assert_eq(held_ns("user", ns, 4), 0, "a run without the cache kept its idmapping");
 
 	cordon_stage_prebuild(true);
 	for (int i = 0; i < 3; i++) {
@@ -1689,7 +1674,7 @@ Test(sandbox, idmap_kept_for_the_next_run_of_a_runner)
 		cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
 		cr_assert_str_eq(r.out, "65534\n65534\n");
 		sbx_free(&r);
-		cr_assert_eq(held_userns(ns, 4), 1);
+		cr_assert_eq(held_ns("user", ns, 4), 1);
 		if (i == 0)
 			first = ns[0];
 		cr_assert_eq(ns[0], first, "run %d made a new idmapping", i);
@@ -1709,7 +1694,7 @@ Test(sandbox, idmap_kept_for_the_next_run_of_a_runner)
 	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
 	cr_assert_str_eq(r.out, "65534\n");
 	sbx_free(&r);
-	cr_assert_eq(held_userns(ns, 4), 1);
+	cr_assert_eq(held_ns("user", ns, 4), 1);
 	cr_assert_neq(ns[0], first, "another mapping reused the first one's namespace");
 	cordon_unstage();
 	cordon_stage_prebuild(false);
