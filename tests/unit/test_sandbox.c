@@ -857,7 +857,7 @@ Test(sandbox, dies_with_cordon)
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		char *argv[] = { "sh", "-c", "setsid sleep 73.5 & sleep 74.5", NULL };
+		char *argv[] = { "sh", "-c", "setsid sleep 73.25 & sleep 74.25", NULL };
 		char *envp[] = { "PATH=/usr/bin:/bin", NULL };
 		struct local_spec s = { .argv = argv,
 					.envp = envp,
@@ -876,11 +876,12 @@ Test(sandbox, dies_with_cordon)
 		pause();
 		_exit(0);
 	}
-	for (int i = 0; i < 150 && (host_procs_matching("sleep 73.5", true) < 1 ||
-				    host_procs_matching("sleep 74.5", true) < 1);
+	for (int i = 0; i < 150 && (host_procs_matching("sleep 73.25", true) < 1 ||
+				    host_procs_matching("sleep 74.25", true) < 1);
 	     i++)
 		usleep(20 * 1000);
-	started = host_procs_matching("sleep 73.5", true) + host_procs_matching("sleep 74.5", true);
+	started =
+		host_procs_matching("sleep 73.25", true) + host_procs_matching("sleep 74.25", true);
 	/* cordon is SIGKILLed: no cleanup code of its own runs. */
 	kill(pid, SIGKILL);
 	{
@@ -896,10 +897,11 @@ Test(sandbox, dies_with_cordon)
 	cordon_reap_after(pid);
 	cr_assert_eq(tu_run_cgroups(pid, NULL, 0), 0, "the killed cordon's run cgroup is left");
 	waitpid(pid, &st, 0);
-	for (int i = 0; i < 50 && host_procs_with("sleep 7"); i++)
+	for (int i = 0; i < 50 && host_procs_with("sleep 73.25") + host_procs_with("sleep 74.25");
+	     i++)
 		usleep(10 * 1000);
-	cr_assert_eq(host_procs_with("sleep 73.5"), 0);
-	cr_assert_eq(host_procs_with("sleep 74.5"), 0);
+	cr_assert_eq(host_procs_with("sleep 73.25"), 0);
+	cr_assert_eq(host_procs_with("sleep 74.25"), 0);
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(p);
