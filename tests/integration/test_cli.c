@@ -510,6 +510,55 @@ Test(cli, two_gigabytes_bounded, .timeout = 120)
 	tu_run_free(&r);
 }
 
+/*
+ * A flood on stdout is read by a thread of its own once it passes 4 MiB (backends/local/local.c,
+ * relay_main), stderr by the poll loop meanwhile: both counted exactly, decoded across every
+ * chunk boundary (the character count of the truncation note is exact), and a flood that does
+ * not end (a timeout; a writer left behind by the shell) ends the run as before.
+ */
+Test(cli, stdout_flood_read_by_its_own_thread, .timeout = 120)
+{
+	struct tu_run r;
+	json_error_t je;
+	json_t *j;
+
+	tu_cordon_run(&r, A("run", "--format", "json", "-t", "100", "--",
+			    "yes 'h\303\251llo w\303\266rld' | head -c 50000000 & "
+			    "yes e | head -c 3000000 >&2; wait"));
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	j = json_loads(r.out, 0, &je);
+	cr_assert(j, "not JSON: %s", je.text);
+	cr_expect_eq(json_integer_value(json_object_get(j, "stdout_bytes")), 50000000LL);
+	cr_expect_eq(json_integer_value(json_object_get(j, "stderr_bytes")), 3000000LL);
+	/* 3,571,428 lines of 12 characters and "h\u00e9llo w"; 1,500,000 "e\n" less the last \n */
+	cr_expect(strstr(json_string_value(json_object_get(j, "output")),
+			 "\n[truncated: showing first 100000 of 45857142 chars]") != NULL,
+		  "%.200s", json_string_value(json_object_get(j, "output")));
+	cr_expect(strncmp(json_string_value(json_object_get(j, "output")),
+			  "h\303\251llo w\303\266rld\n", 14) == 0);
+	json_decref(j);
+	tu_run_free(&r);
+
+	/* A flood that never ends: the timeout, AG2's text, exit 124. */
+	tu_cordon_run(&r, A("run", "-t", "1", "--", "yes"));
+	cr_expect_eq(r.status, 124, "%s", r.err);
+	cr_expect(strstr(r.out, "Command timed out after 1s") != NULL, "%.200s", r.out);
+	cr_expect_lt(r.ms, 10000, "took %.0f ms", r.ms);
+	tu_run_free(&r);
+
+	/* The shell is done while a writer it started floods on: the run ends with the shell. */
+	tu_cordon_run(&r, A("run", "--format", "json", "-t", "60", "--",
+			    "yes & head -c 20000000 /dev/zero; exit 0"));
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_lt(r.ms, 30000, "took %.0f ms: the flood outlived its shell", r.ms);
+	j = json_loads(r.out, JSON_ALLOW_NUL, &je);
+	cr_assert(j, "not JSON: %s", je.text);
+	cr_expect_geq(json_integer_value(json_object_get(j, "stdout_bytes")), 20000000LL);
+	cr_expect(json_is_false(json_object_get(j, "timed_out")));
+	json_decref(j);
+	tu_run_free(&r);
+}
+
 Test(cli, tool_schema)
 {
 	struct tu_run r;
