@@ -461,6 +461,72 @@ Test(capture, random_chunkings_agree)
 }
 
 /*
+ * A flood of plain ASCII turns on the 64-byte path (capture.flood, SSE2): it must count exactly
+ * what the byte-wise decoder counts whatever comes next, a CR, a CRLF, a multi-byte or invalid
+ * sequence, at many offsets of a 64-byte block, in chunks of several sizes above the 4 KiB
+ * that turns it on. Compared with the same bytes fed one at a time.
+ */
+Test(capture, plain_flood_path_agrees)
+{
+	static const struct bytes specials[] = {
+		B("\r"),       B("\r\n"),	  B("\n"),
+		B("\xc3\xa9"), B("\xe2\x82\xac"), B("\xf0\x9f\x98\x80"),
+		B("\xff"),     B("\x80"),	  B("\xe2\x82"),
+		B(" \t "),
+	};
+	static const size_t chunks[] = { 5000, 8191, 8192, 8193, 12288, 65536 };
+	static char buf[96 * 1024];
+	uint64_t state = 7;
+
+	/* Every special right after the first plain chunk, with every chunk size. */
+	for (int iter = 0; iter < 120; iter++) {
+		_cleanup_free_ char *a = NULL, *b = NULL;
+		size_t n = 0, na, nb, cuts[64], ncuts = 0;
+		size_t chunk = chunks[(size_t)iter / ARRAY_SIZE(specials) % ARRAY_SIZE(chunks)];
+		int64_t max = iter % 3 == 0 ? 5 : 1000;
+
+		/* A plain run long enough to turn the path on, then plain runs and specials. */
+		memset(buf, 'a' + iter % 26, 9000);
+		n = 9000;
+		for (bool first = true; n < sizeof(buf) - 9256; first = false) {
+			/* Odd iterations: short runs. Even ones: runs longer than some chunks, so the
+			 * path turns on and off again and again. The first special, right where the
+			 * path is on, goes through all of them in turn. */
+			size_t run = rng_next(&state) % (iter % 2 ? 200 : 9000);
+			const struct bytes *sp =
+				&specials[first ? (size_t)iter % ARRAY_SIZE(specials)
+						: rng_next(&state) % ARRAY_SIZE(specials)];
+
+			memset(buf + n, 'x', run);
+			n += run;
+			memcpy(buf + n, sp->s, sp->n);
+			n += sp->n;
+		}
+		for (size_t at = chunk; at < n && ncuts < ARRAY_SIZE(cuts); at += chunk)
+			cuts[ncuts++] = at;
+		a = compose_cuts(buf, n, cuts, ncuts, "", 0, max, 0, &na);
+		{
+			struct capture *o = NULL, *er = NULL;
+			cordon_error e;
+
+			cr_assert_eq(capture_new(max, &o, &e), 0);
+			cr_assert_eq(capture_new(max, &er, &e), 0);
+			for (size_t i = 0; i < n; i++)
+				capture_feed(o, buf + i, 1);
+			capture_end(o);
+			capture_end(er);
+			cr_assert_eq(output_compose(o, er, max, 0, &b, &nb, NULL, &e), 0);
+			cr_assert_eq(capture_bytes(o), n);
+			capture_free(o);
+			capture_free(er);
+		}
+		cr_assert(na == nb && memcmp(a, b, na) == 0,
+			  "iteration %d (chunks of %zu): %.*s vs %.*s", iter, chunk,
+			  (int)(na > 120 ? 120 : na), a, (int)(nb > 120 ? 120 : nb), b);
+	}
+}
+
+/*
  * 100 MB of mostly-ASCII text with CRLF and multi-byte characters, in 64 KiB reads that cut
  * CRLFs and sequences: the counters stay exact, the result is the Python one (checked with
  * python3 on the same bytes), and the capture never holds more than its bound.
