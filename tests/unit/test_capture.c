@@ -378,6 +378,28 @@ Test(capture, every_pair_of_cuts)
 	}
 }
 
+/* The reference: o fed one byte at a time (the byte-wise decoder only), er whole. */
+static char *compose_bytewise(const char *o, size_t on, const char *er, size_t en, int64_t max,
+			      size_t *ret_n)
+{
+	struct capture *out = NULL, *err = NULL;
+	cordon_error e;
+	char *s = NULL;
+
+	cr_assert_eq(capture_new(max, &out, &e), 0);
+	cr_assert_eq(capture_new(max, &err, &e), 0);
+	for (size_t i = 0; i < on; i++)
+		capture_feed(out, o + i, 1);
+	capture_feed(err, er, en);
+	capture_end(out);
+	capture_end(err);
+	cr_assert_eq(capture_bytes(out), on);
+	cr_assert_eq(output_compose(out, err, max, 0, &s, ret_n, NULL, &e), 0, "%s", e.msg);
+	capture_free(out);
+	capture_free(err);
+	return s;
+}
+
 /* A small deterministic generator, so that a failure can be replayed. */
 static uint32_t rng_next(uint64_t *state)
 {
@@ -440,21 +462,7 @@ Test(capture, random_chunkings_agree)
 		}
 		a = compose_cuts(buf, n, NULL, 0, "x\r", 2, max, 0, &na);
 		c = compose_cuts(buf, n, cuts, ncuts, "x\r", 2, max, 0, &nc);
-		{
-			struct capture *o = NULL, *er = NULL;
-			cordon_error e;
-
-			cr_assert_eq(capture_new(max, &o, &e), 0);
-			cr_assert_eq(capture_new(max, &er, &e), 0);
-			for (size_t i = 0; i < n; i++)
-				capture_feed(o, buf + i, 1);
-			capture_feed(er, "x\r", 2);
-			capture_end(o);
-			capture_end(er);
-			cr_assert_eq(output_compose(o, er, max, 0, &b, &nb, NULL, &e), 0);
-			capture_free(o);
-			capture_free(er);
-		}
+		b = compose_bytewise(buf, n, "x\r", 2, max, &nb);
 		cr_assert(na == nb && memcmp(a, b, na) == 0, "iteration %d: whole vs bytes", iter);
 		cr_assert(na == nc && memcmp(a, c, na) == 0, "iteration %d: whole vs chunks", iter);
 	}
@@ -505,21 +513,7 @@ Test(capture, plain_flood_path_agrees)
 		for (size_t at = chunk; at < n && ncuts < ARRAY_SIZE(cuts); at += chunk)
 			cuts[ncuts++] = at;
 		a = compose_cuts(buf, n, cuts, ncuts, "", 0, max, 0, &na);
-		{
-			struct capture *o = NULL, *er = NULL;
-			cordon_error e;
-
-			cr_assert_eq(capture_new(max, &o, &e), 0);
-			cr_assert_eq(capture_new(max, &er, &e), 0);
-			for (size_t i = 0; i < n; i++)
-				capture_feed(o, buf + i, 1);
-			capture_end(o);
-			capture_end(er);
-			cr_assert_eq(output_compose(o, er, max, 0, &b, &nb, NULL, &e), 0);
-			cr_assert_eq(capture_bytes(o), n);
-			capture_free(o);
-			capture_free(er);
-		}
+		b = compose_bytewise(buf, n, "", 0, max, &nb);
 		cr_assert(na == nb && memcmp(a, b, na) == 0,
 			  "iteration %d (chunks of %zu): %.*s vs %.*s", iter, chunk,
 			  (int)(na > 120 ? 120 : na), a, (int)(nb > 120 ? 120 : nb), b);
