@@ -52,7 +52,7 @@ declare -A rounds ratios
 # its runners pre-building each next sandbox (docs/daemon.md), stopped after these rounds.
 "$PWD/$B/cordond" --socket "$work/cordond.sock" >"$work/cordond.log" 2>&1 &
 cordond_pid=$!
-trap 'kill "$cordond_pid" 2>/dev/null; wait "$cordond_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "$cordond_pid" 2>/dev/null || true; wait "$cordond_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -S "$work/cordond.sock" ] && break; sleep 0.05; done
 rows="bare bw co cot cod bws cos $floors"
 echo "== start latency ($ROUNDS interleaved rounds of $n runs after $w warm-up)"
