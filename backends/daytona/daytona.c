@@ -280,6 +280,46 @@ static int api_call(struct daytona *d, const char *method, const char *path, con
 	return 0;
 }
 
+/* GET path: its JSON answer in *ret (NULL when the body is not JSON); any status but 200 is
+ * an error naming what was asked. */
+static int api_get_json(struct daytona *d, const char *path, const char *what, json_t **ret,
+			cordon_error *e)
+{
+	struct dt_request rq;
+	struct dt_response r = { 0 };
+	int rc = -1;
+
+	*ret = NULL;
+	if (api_call(d, "GET", path, what, NULL, DT_RETRY_ALL, &rq, &r, e) < 0)
+		goto out;
+	if (r.status != 200) {
+		dt_status_error(&d->c, &rq, &r, e);
+		goto out;
+	}
+	*ret = json_loadb(r.body, r.body_len, 0, NULL);
+	rc = 0;
+out:
+	dt_response_free(&r);
+	return rc;
+}
+
+/* The sandboxes whose label key has this value (GET /sandbox?labels=...), as the answer. */
+static int list_labelled(struct daytona *d, const char *key, const char *value, json_t **ret,
+			 cordon_error *e)
+{
+	_cleanup_free_ char *labels = NULL, *path = NULL;
+
+	*ret = NULL;
+	if (asprintf(&labels, "{\"%s\":\"%s\"}", key, value) < 0) {
+		labels = NULL;
+		return oom(e);
+	}
+	path = dt_url_query("", "/sandbox", "labels", labels);
+	if (!path)
+		return oom(e);
+	return api_get_json(d, path, "list sandboxes", ret, e);
+}
+
 static json_t *create_body(const struct daytona *d)
 {
 	json_t *b = json_object(), *labels = json_object();
@@ -397,28 +437,13 @@ out:
  */
 static int find_by_session(struct daytona *d, char ***ret, cordon_error *e)
 {
-	_cleanup_free_ char *labels = NULL, *path = NULL;
-	struct dt_request rq;
-	struct dt_response r = { 0 };
 	json_t *j = NULL, *items, *it;
 	char **ids = NULL;
 	size_t i, n = 0;
 	int rc = -1;
 
-	if (asprintf(&labels, "{\"cordon.session\":\"%s\"}", d->session) < 0) {
-		labels = NULL;
-		return oom(e);
-	}
-	path = dt_url_query("", "/sandbox", "labels", labels);
-	if (!path)
-		return oom(e);
-	if (api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, e) < 0)
+	if (list_labelled(d, "cordon.session", d->session, &j, e) < 0)
 		goto out;
-	if (r.status != 200) {
-		dt_status_error(&d->c, &rq, &r, e);
-		goto out;
-	}
-	j = json_loadb(r.body, r.body_len, 0, NULL);
 	items = json_object_get(j, "items");
 	ids = calloc(json_array_size(items) + 1, sizeof(*ids));
 	if (!ids) {
@@ -445,7 +470,6 @@ out:
 			free(ids[i]);
 	free(ids);
 	json_decref(j);
-	dt_response_free(&r);
 	return rc;
 }
 
@@ -485,8 +509,6 @@ static void delete_by_session(struct daytona *d)
 static int toolbox_url(struct daytona *d, cordon_error *e)
 {
 	_cleanup_free_ char *path = NULL;
-	struct dt_request rq;
-	struct dt_response r = { 0 };
 	json_t *j = NULL;
 	const char *url;
 	int rc = -1;
@@ -497,13 +519,8 @@ static int toolbox_url(struct daytona *d, cordon_error *e)
 			path = NULL;
 			return oom(e);
 		}
-		if (api_call(d, "GET", path, "get toolbox URL", NULL, DT_RETRY_ALL, &rq, &r, e) < 0)
+		if (api_get_json(d, path, "get toolbox URL", &j, e) < 0)
 			goto out;
-		if (r.status != 200) {
-			dt_status_error(&d->c, &rq, &r, e);
-			goto out;
-		}
-		j = json_loadb(r.body, r.body_len, 0, NULL);
 		url = json_string_value(json_object_get(j, "url"));
 		if (!url || !*url) {
 			cordon_err(e, 0, "daytona: get toolbox URL: the answer has no url");
@@ -515,7 +532,6 @@ static int toolbox_url(struct daytona *d, cordon_error *e)
 	rc = dt_check_url(d->toolbox, "toolbox URL", e);
 out:
 	json_decref(j);
-	dt_response_free(&r);
 	return rc;
 }
 
@@ -1174,9 +1190,7 @@ out:
 int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_error *e)
 {
 	struct daytona *d = NULL;
-	_cleanup_free_ char *labels = NULL, *path = NULL;
 	struct dt_request rq;
-	struct dt_response r = { 0 };
 	json_t *j = NULL, *it;
 	size_t i;
 	int rc = -1;
@@ -1184,23 +1198,8 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_err
 	*ret_removed = 0;
 	if (daytona_open(p, NULL, (void **)&d, e) < 0)
 		return -1;
-	if (asprintf(&labels, "{\"cordon.host\":\"%s\"}", d->host) < 0) {
-		labels = NULL;
-		oom(e);
+	if (list_labelled(d, "cordon.host", d->host, &j, e) < 0)
 		goto out;
-	}
-	path = dt_url_query("", "/sandbox", "labels", labels);
-	if (!path) {
-		oom(e);
-		goto out;
-	}
-	if (api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, e) < 0)
-		goto out;
-	if (r.status != 200) {
-		dt_status_error(&d->c, &rq, &r, e);
-		goto out;
-	}
-	j = json_loadb(r.body, r.body_len, 0, NULL);
 	json_array_foreach(json_object_get(j, "items"), i, it)
 	{
 		json_t *l = json_object_get(it, "labels");
@@ -1231,7 +1230,6 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_err
 	rc = 0;
 out:
 	json_decref(j);
-	dt_response_free(&r);
 	daytona_free(d);
 	return rc;
 }
