@@ -62,12 +62,24 @@ static void assert_2xx(const struct dt_response *r, const char *what)
 		  r->body ? r->body : "");
 }
 
+/* One API call that the mock must answer with a 2xx (what names it in the failure). */
+static void call_2xx(struct daytona *d, const char *method, const char *path, json_t *body,
+		     enum dt_retry retry, const char *what)
+{
+	struct dt_request rq;
+	struct dt_response r = { 0 };
+	cordon_error e = { 0 };
+
+	cr_assert_eq(api_call(d, method, path, what, body, retry, &rq, &r, &e), 0, "%s: %s", what,
+		     e.msg);
+	assert_2xx(&r, what);
+	dt_response_free(&r);
+}
+
 Test(contract, create_from_snapshot)
 {
 	struct cordon_profile *p = profile();
 	struct daytona *d;
-	struct dt_request rq;
-	struct dt_response r = { 0 };
 	cordon_error e = { 0 };
 	json_t *b;
 
@@ -78,12 +90,8 @@ Test(contract, create_from_snapshot)
 	d = mock_handle(p);
 	b = create_body(d);
 	cr_assert_not_null(b);
-	cr_assert_eq(
-		api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r, &e), 0,
-		"%s", e.msg);
-	assert_2xx(&r, "create from snapshot");
+	call_2xx(d, "POST", "/sandbox", b, DT_RETRY_SAFE, "create from snapshot");
 	json_decref(b);
-	dt_response_free(&r);
 	daytona_free(d);
 	cordon_profile_free(p);
 }
@@ -92,9 +100,6 @@ Test(contract, create_from_image_with_resources)
 {
 	struct cordon_profile *p = profile();
 	struct daytona *d;
-	struct dt_request rq;
-	struct dt_response r = { 0 };
-	cordon_error e = { 0 };
 	json_t *b;
 
 	p->daytona_image = strdup("python:3.12-slim");
@@ -110,12 +115,8 @@ Test(contract, create_from_image_with_resources)
 			 "FROM python:3.12-slim\n");
 	cr_assert(json_is_false(json_object_get(b, "networkBlockAll")));
 	cr_assert_null(json_object_get(b, "snapshot"));
-	cr_assert_eq(
-		api_call(d, "POST", "/sandbox", "create sandbox", b, DT_RETRY_SAFE, &rq, &r, &e), 0,
-		"%s", e.msg);
-	assert_2xx(&r, "create from image");
+	call_2xx(d, "POST", "/sandbox", b, DT_RETRY_SAFE, "create from image");
 	json_decref(b);
-	dt_response_free(&r);
 	daytona_free(d);
 	cordon_profile_free(p);
 }
@@ -129,11 +130,7 @@ Test(contract, get_list_delete_and_toolbox_url)
 	cordon_error e = { 0 };
 	char *path;
 
-	cr_assert_eq(api_call(d, "GET", "/sandbox/sandbox-1", "get sandbox", NULL, DT_RETRY_ALL,
-			      &rq, &r, &e),
-		     0, "%s", e.msg);
-	assert_2xx(&r, "get sandbox");
-	dt_response_free(&r);
+	call_2xx(d, "GET", "/sandbox/sandbox-1", NULL, DT_RETRY_ALL, "get sandbox");
 	/* the answer the mock gives is a sandbox read_sandbox accepts */
 	cr_assert_eq(api_call(d, "GET", "/sandbox/sandbox-1", "get sandbox", NULL, DT_RETRY_ALL,
 			      &rq, &r, &e),
@@ -147,21 +144,11 @@ Test(contract, get_list_delete_and_toolbox_url)
 	}
 	dt_response_free(&r);
 	path = dt_url_query("", "/sandbox", "labels", "{\"cordon.session\":\"abc\"}");
-	cr_assert_eq(api_call(d, "GET", path, "list sandboxes", NULL, DT_RETRY_ALL, &rq, &r, &e), 0,
-		     "%s", e.msg);
-	assert_2xx(&r, "list sandboxes by label");
+	call_2xx(d, "GET", path, NULL, DT_RETRY_ALL, "list sandboxes by label");
 	free(path);
-	dt_response_free(&r);
-	cr_assert_eq(api_call(d, "GET", "/sandbox/sandbox-1/toolbox-proxy-url", "toolbox url", NULL,
-			      DT_RETRY_ALL, &rq, &r, &e),
-		     0, "%s", e.msg);
-	assert_2xx(&r, "toolbox proxy url");
-	dt_response_free(&r);
-	cr_assert_eq(api_call(d, "DELETE", "/sandbox/sandbox-1", "delete sandbox", NULL,
-			      DT_RETRY_ALL, &rq, &r, &e),
-		     0, "%s", e.msg);
-	assert_2xx(&r, "delete sandbox");
-	dt_response_free(&r);
+	call_2xx(d, "GET", "/sandbox/sandbox-1/toolbox-proxy-url", NULL, DT_RETRY_ALL,
+		 "toolbox proxy url");
+	call_2xx(d, "DELETE", "/sandbox/sandbox-1", NULL, DT_RETRY_ALL, "delete sandbox");
 	daytona_free(d);
 	cordon_profile_free(p);
 }
