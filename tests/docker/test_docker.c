@@ -44,7 +44,8 @@ static void teardown(void)
 	cordon_profile_free(prof);
 }
 
-static void run(const char *cmd, struct cordon_result *r)
+/* cmd through the backend: exec's own return (0, or -1 with *e). */
+static int try_run(const char *cmd, struct cordon_result *r, cordon_error *e)
 {
 	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
 	char *envp[] = { "PATH=/bin:/usr/bin", NULL };
@@ -54,10 +55,16 @@ static void run(const char *cmd, struct cordon_result *r)
 				 .workdir_fd = -1,
 				 .profile = prof,
 				 .stdin_fd = -1 };
-	cordon_error e;
 
 	*r = (struct cordon_result){ 0 };
-	cr_assert_eq(backend_docker.exec(h, &x, r, &e), 0, "%s", e.msg);
+	return backend_docker.exec(h, &x, r, e);
+}
+
+static void run(const char *cmd, struct cordon_result *r)
+{
+	cordon_error e;
+
+	cr_assert_eq(try_run(cmd, r, &e), 0, "%s", e.msg);
 }
 
 TestSuite(docker, .init = setup, .fini = teardown, .timeout = 60);
@@ -318,14 +325,6 @@ Test(agent, a_busy_agent_leaves_the_next_command_to_the_api)
 Test(agent, killing_the_agent_ends_the_container)
 {
 	struct cordon_result r;
-	char *argv[] = { "sh", "-c", "echo never-printed", NULL };
-	char *envp[] = { "PATH=/bin", NULL };
-	struct cordon_exec x = { .argv = argv,
-				 .envp = envp,
-				 .workdir = wd,
-				 .workdir_fd = -1,
-				 .profile = prof,
-				 .stdin_fd = -1 };
 	cordon_error e;
 
 	prof->timeout = 30;
@@ -333,8 +332,7 @@ Test(agent, killing_the_agent_ends_the_container)
 	cr_assert_eq(r.exit_code, 137, "%s", r.output);
 	cr_assert_not(r.timed_out);
 	cordon_result_free(&r);
-	r = (struct cordon_result){ 0 };
-	if (backend_docker.exec(h, &x, &r, &e) < 0) {
+	if (try_run("echo never-printed", &r, &e) < 0) {
 		cr_assert_not_null(strstr(e.msg, "docker: "), "%s", e.msg);
 		cr_assert_null(strchr(e.msg, '\n'));
 	} else {
