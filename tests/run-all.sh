@@ -74,7 +74,9 @@ run_cgroups() {
 }
 cgroups_before=$(run_cgroups)
 
-# Criterion suites: its synthesis line gives the counts.
+# Criterion suites: its synthesis line gives the counts (tests/lib/criterion.sh).
+# shellcheck source=lib/criterion.sh
+. tests/lib/criterion.sh
 run_criterion() {
 	local name=$1 bin=$2
 	[ -x "$bin" ] || return 0
@@ -83,29 +85,7 @@ run_criterion() {
 	local rc=$?
 	cat "$log"
 	note_failures "$name"
-	local line t p f c
-	line=$(grep -a 'Synthesis:' "$log" | tail -1)
-	if [ -z "$line" ]; then
-		say_failure "$name: no synthesis line (exit $rc)"
-		fail=$((fail + 1))
-		return
-	fi
-	t=$(sed -n 's/.*Tested: \([0-9]*\).*/\1/p' <<<"$line")
-	p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$line")
-	f=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$line")
-	c=$(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$line")
-	pass=$((pass + p))
-	fail=$((fail + f))
-	# Criterion counts skipped tests in Tested but not in Passing or Failing.
-	local skipped=$((t - p - f))
-	if [ "$skipped" -gt 0 ] && [ "${CI:-}" = true ]; then
-		say_failure "$name: $skipped skipped test(s): a skip is a failure under CI=true"
-		fail=$((fail + skipped))
-	fi
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && [ "$c" -eq 0 ]; then
-		say_failure "$name: exited $rc"
-		fail=$((fail + 1))
-	fi
+	criterion_say=say_failure criterion_tally "$name" "$log" "$rc"
 }
 
 run_criterion unit "$B/tests/unit"

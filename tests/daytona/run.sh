@@ -27,6 +27,8 @@ pass=0 fail=0
 
 # shellcheck source=../lib/prism.sh
 . tests/lib/prism.sh
+# shellcheck source=../lib/criterion.sh
+. tests/lib/criterion.sh
 
 work=$(mktemp -d /tmp/cordon-test-daytona.XXXXXX)
 # The fake runs its commands as nobody (when root), who must reach $work/root/<id>.
@@ -122,22 +124,7 @@ if [ -x "$B/tests/daytona" ]; then
 	run_child "$B/tests/daytona" --jobs 1 >"$log" 2>&1
 	rc=$?
 	cat "$log"
-	line=$(grep -a 'Synthesis:' "$log" | tail -1)
-	if [ -z "$line" ]; then
-		echo "daytona (criterion): no synthesis line (exit $rc)"
-		fail=$((fail + 1))
-	else
-		t=$(sed -n 's/.*Tested: \([0-9]*\).*/\1/p' <<<"$line")
-		p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$line")
-		f=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$line")
-		c=$(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$line")
-		pass=$((pass + p))
-		fail=$((fail + f + c))
-		if [ $((t - p - f)) -gt 0 ] && $strict; then
-			echo "daytona (criterion): $((t - p - f)) skipped: a skip is a failure under CI=true"
-			fail=$((fail + t - p - f))
-		fi
-	fi
+	criterion_tally "daytona (criterion)" "$log" "$rc"
 elif $strict; then
 	echo "daytona: $B/tests/daytona is missing"
 	fail=$((fail + 1))

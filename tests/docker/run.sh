@@ -11,6 +11,8 @@ IMG=cordon-test/busybox:1
 pass=0 fail=0
 # shellcheck source=../lib/dockerd.sh
 . tests/lib/dockerd.sh
+# shellcheck source=../lib/criterion.sh
+. tests/lib/criterion.sh
 
 ok() { pass=$((pass + 1)); echo "[PASS] $1"; }
 ko() { fail=$((fail + 1)); echo "[FAIL] $1: $2"; }
@@ -31,23 +33,15 @@ dirs_before=$(agent_dirs)
 # The criterion suite through the agent (the test binary is not cordon: it is told which
 # binary to mount), then its docker* suites again through Docker's exec API.
 criterion() {
-	local what=$1 log line p f c
+	local what=$1 log rc
 	shift
 	echo "== docker (criterion, $what)"
 	log=$(mktemp /tmp/cordon-dockerlog.XXXXXX)
 	env CORDON_DOCKER_TEST_IMAGE=$IMG CORDON_DOCKER_AGENT="$CORDON" "$@" >"$log" 2>&1
+	rc=$?
 	cat "$log"
-	line=$(grep -a 'Synthesis:' "$log" | tail -1)
+	criterion_tally "docker (criterion, $what)" "$log" "$rc"
 	rm -f "$log"
-	p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$line")
-	f=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$line")
-	c=$(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$line")
-	if [ -z "$line" ]; then
-		ko "criterion suite ($what)" "no synthesis line"
-	else
-		pass=$((pass + p))
-		fail=$((fail + f + c))
-	fi
 }
 criterion agent "$B/tests/docker" --jobs 1
 criterion "exec API" CORDON_DOCKER_TEST_API=1 "$B/tests/docker" --jobs 1 --filter 'docker*/*'
