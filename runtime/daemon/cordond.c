@@ -578,6 +578,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	{
+		/* Read by the runners (docs/daemon.md): a value they would not understand is ours
+		 * to refuse, before anything starts. */
+		const char *pb = getenv("CORDON_PREBUILD");
+
+		if (pb && strcmp(pb, "0") != 0 && strcmp(pb, "1") != 0) {
+			daemon_log("CORDON_PREBUILD must be 0 or 1, not '%s'", pb);
+			return 1;
+		}
+	}
 	if (sanitize_environment() < 0) {
 		daemon_log("cannot set up the environment");
 		return 1;

@@ -2341,6 +2341,9 @@ Test(daemon, runner_refuses_bad_frames, .timeout = 60)
 		/* a workdir path without its fd */
 		"{\"profile\":\"default\",\"session\":false,\"uid\":0,\"gid\":0,\"cap\":100,"
 		"\"workdir\":\"/etc\"}\n{\"command\":\"touch /tmp/cordon-runner-ran\"}",
+		/* prebuild that is not a boolean */
+		"{\"profile\":\"default\",\"session\":false,\"uid\":0,\"gid\":0,\"cap\":100,"
+		"\"prebuild\":\"yes\"}\n{\"command\":\"touch /tmp/cordon-runner-ran\"}",
 	};
 	char buf[8192];
 	int sv[2], st;
@@ -2722,5 +2725,17 @@ Test(daemon, runs_take_prebuilt_sandboxes, .timeout = 60)
 			cr_assert_eq(prebuilt_taken(&d), 4);
 		}
 		cr_assert_eq(daemon_stop(&d), 0);
+	}
+	/* Any other value: cordond does not start, and says why in one line. */
+	{
+		struct tu_run tr;
+		char *const argv[] = { (char *)cordond_bin(), "--socket",
+				       "/tmp/cordond-test-never.sock", NULL };
+
+		tu_exec(&tr, NULL, (char *[]){ "CORDON_PREBUILD=yes", NULL }, argv);
+		cr_expect_eq(tr.status, 1, "%s", tr.err);
+		cr_expect_str_eq(tr.err, "cordond: CORDON_PREBUILD must be 0 or 1, not 'yes'\n");
+		cr_expect_neq(access("/tmp/cordond-test-never.sock", F_OK), 0);
+		tu_run_free(&tr);
 	}
 }
