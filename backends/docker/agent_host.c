@@ -19,6 +19,7 @@
 #include "backends/docker/usage.h"
 #include "runtime/capture.h"
 #include "runtime/fsutil.h"
+#include "runtime/relay.h"
 #include "runtime/cleanup.h"
 
 #include <elf.h>
@@ -42,6 +43,8 @@
 /* After the command's exit, what still holds its pipes (a background job) gets this long to
  * finish writing: dockerd's own rule for exec streams (2 s). */
 #define DRAIN_MS 2000
+/* Past this many bytes of stdout, its own reader thread (as the local backend's relay). */
+#define RELAY_THREAD_AFTER (4u << 20)
 /* How long a killed command may take to be reported dead before the container is restarted. */
 #define KILL_WAIT_MS 2000
 
@@ -378,10 +381,10 @@ static int send_run(int fd, const char *msg, size_t len, int out_w, int err_w)
 
 /* Read what is there, at most a few buffers (a fast writer must not keep us from the
  * deadline); false at EOF or on an error (the pipe is then done). */
-static bool relay(int fd, char *buf, struct capture *c)
+static bool relay(struct relay_src *src, char *buf, struct capture *c)
 {
 	for (int i = 0; i < 4;) {
-		ssize_t n = read(fd, buf, RELAY_BUF_SIZE);
+		ssize_t n = relay_src_read(src, buf, RELAY_BUF_SIZE);
 
 		if (n > 0) {
 			capture_feed(c, buf, (size_t)n);
@@ -412,6 +415,11 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 {
 	_cleanup_free_ char *msg = NULL, *buf = NULL;
 	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1;
+	/* Through bounce pipes (runtime/relay.h): the command's copies and ours overlap. */
+	_cleanup_(relay_src_free) struct relay_src src_out = RELAY_SRC_NONE,
+						   src_err = RELAY_SRC_NONE;
+	/* A flood on stdout gets a reader of its own (runtime/relay.h), stopped on every return. */
+	_cleanup_(relay_thread_stop) struct relay_thread out_thread = { .running = false };
 	struct agent_msg m;
 	size_t len = 0, have = 0;
 	bool exited = false, killing = false;
@@ -438,6 +446,8 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 	(void)fcntl(err_r, F_SETPIPE_SZ, PIPE_SIZE);
 	if (fcntl(out_r, F_SETFL, O_NONBLOCK) < 0 || fcntl(err_r, F_SETFL, O_NONBLOCK) < 0)
 		return cordon_err(e, errno, "docker: pipe");
+	relay_src_init(&src_out, out_r);
+	relay_src_init(&src_err, err_r);
 	if (send_run(a->fd, msg, len, out_w, err_w) < 0) {
 		/* Gone, or stuck: the exec API may still work (when the container runs). */
 		agent_host_disconnect(a);
@@ -451,7 +461,8 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 		int np = 0, io = -1, ie = -1, ia = -1, tmo;
 		double now = now_ms(), wake;
 
-		if (exited && ((out_r < 0 && err_r < 0) || now >= drain_end))
+		if (exited &&
+		    (((out_r < 0 || out_thread.running) && err_r < 0) || now >= drain_end))
 			break;
 		if (!exited && !killing) {
 			if (r->cancel && *r->cancel)
@@ -480,7 +491,7 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 		tmo = wake - now > 0 ? (int)(wake - now) + 1 : 0;
 		if (r->cancel && !killing && tmo > CANCEL_POLL_MS)
 			tmo = CANCEL_POLL_MS;
-		if (out_r >= 0) {
+		if (out_r >= 0 && !out_thread.running) {
 			io = np;
 			p[np++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
 		}
@@ -497,9 +508,13 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 				continue;
 			return cordon_err(e, errno, "docker: poll");
 		}
-		if (io >= 0 && p[io].revents && !relay(out_r, buf, r->out))
-			closep(&out_r), out_r = -1;
-		if (ie >= 0 && p[ie].revents && !relay(err_r, buf, r->err))
+		if (io >= 0 && p[io].revents) {
+			if (!relay(&src_out, buf, r->out))
+				closep(&out_r), out_r = -1;
+			else if (capture_bytes(r->out) >= RELAY_THREAD_AFTER)
+				(void)relay_thread_start(&out_thread, &src_out, r->out);
+		}
+		if (ie >= 0 && p[ie].revents && !relay(&src_err, buf, r->err))
 			closep(&err_r), err_r = -1;
 		if (ia < 0 || !p[ia].revents)
 			continue;
@@ -540,5 +555,7 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 		exited = true;
 		drain_end = now_ms() + (killing ? 0 : DRAIN_MS);
 	}
+	/* The reader's EOF: every writer gone, which a process left behind may delay. */
+	relay_thread_finish(&out_thread, exited ? (int)(drain_end - now_ms()) : 0);
 	return AGENT_RAN;
 }

@@ -11,11 +11,11 @@
 #include "backends/local/proc.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
+#include "runtime/relay.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,11 +31,10 @@
 #define CANCEL_POLL_MS 20
 /*
  * A flood on stdout: past this many bytes its pipe is read by a thread of its own, with
- * blocking reads, and leaves the poll loop. A reader that sleeps in read() is woken by the
- * writer directly (and usually on its CPU), one system call a chunk; one that sleeps in poll()
- * takes a wake-up and two calls a chunk. Measured on the reference VM, a bare pipe read the
- * poll way moves 1 GB 10-25% slower than one read the blocking way (bench/RESULTS.md). A
- * command that writes less never has the thread (nor its start, ~0.05 ms).
+ * blocking reads (runtime/relay.h says why), and leaves the poll loop. A command that writes
+ * less never has the thread (nor its start, ~0.05 ms). The thread needs no way to stop but
+ * EOF: only the run's processes hold the write end, and the poll loop makes sure they are all
+ * gone (the command's end, the timeout and cancellation all kill the run).
  */
 #define RELAY_THREAD_AFTER (4u << 20)
 
@@ -86,77 +85,6 @@ static bool drain(int fd, struct capture *c, char *buf)
 			return true;
 		return false;
 	}
-}
-
-/*
- * stdout's own reader, once it floods: blocking reads into its capture until EOF. EOF comes
- * once every process of the run is gone (only they hold the write end), which the poll loop
- * makes sure of (the command's end, the timeout and cancellation all kill the run), so the
- * thread needs no other way to stop. Only it touches the capture until it is joined.
- */
-struct relay_thread {
-	pthread_t thread;
-	bool running;
-	int fd;
-	struct capture *cap;
-	char *buf;
-};
-
-static void *relay_main(void *arg)
-{
-	struct relay_thread *t = arg;
-
-	for (;;) {
-		ssize_t n = read(t->fd, t->buf, RELAY_BUF_SIZE);
-
-		if (n > 0)
-			capture_feed(t->cap, t->buf, (size_t)n);
-		else if (n == 0 || errno != EINTR)
-			return NULL;
-	}
-}
-
-/* Hand fd over to a reader thread; false (and fd as it was) when one cannot be started. */
-static bool relay_thread_start(struct relay_thread *t, int fd, struct capture *cap)
-{
-	pthread_attr_t attr;
-	sigset_t all, old;
-	int flags = fcntl(fd, F_GETFL);
-	bool ok = false;
-
-	t->buf = malloc(RELAY_BUF_SIZE);
-	if (!t->buf || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
-		goto out;
-	t->fd = fd;
-	t->cap = cap;
-	if (pthread_attr_init(&attr) != 0)
-		goto out;
-	(void)pthread_attr_setstacksize(&attr, 64 * 1024);
-	/* Signals stay with the thread that handles them (the CLI's SIGINT, cordond's). */
-	sigfillset(&all);
-	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
-	ok = pthread_create(&t->thread, &attr, relay_main, t) == 0;
-	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
-	(void)pthread_attr_destroy(&attr);
-out:
-	if (!ok) {
-		if (flags >= 0)
-			(void)fcntl(fd, F_SETFL, flags);
-		free(t->buf);
-		t->buf = NULL;
-	}
-	t->running = ok;
-	return ok;
-}
-
-static void relay_thread_join(struct relay_thread *t)
-{
-	if (!t->running)
-		return;
-	(void)pthread_join(t->thread, NULL);
-	t->running = false;
-	free(t->buf);
-	t->buf = NULL;
 }
 
 /* AG2: "Command not found: [Errno 2] No such file or directory: 'sh'" with exit 127. */
@@ -280,9 +208,14 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		if (ix_out >= 0 && pfd[ix_out].revents) {
 			out_open = drain(out_r, cap_out, buf);
 			/* A flood: stdout gets a reader of its own (relay_main), out of this loop. */
-			if (out_open && capture_bytes(cap_out) >= RELAY_THREAD_AFTER &&
-			    relay_thread_start(&out_thread, out_r, cap_out))
-				out_open = false;
+			if (out_open && capture_bytes(cap_out) >= RELAY_THREAD_AFTER) {
+				struct relay_src src;
+
+				relay_src_init(&src, out_r);
+				if (relay_thread_start(&out_thread, &src, cap_out))
+					out_open = false;
+				relay_src_free(&src);
+			}
 		}
 		if (ix_err >= 0 && pfd[ix_err].revents)
 			err_open = drain(err_r, cap_err, buf);
