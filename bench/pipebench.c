@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pipebench: the "bare pipe" baseline of the output relay. Runs `sh -c SCRIPT` with its
- * stdout on a pipe and reads everything, discarding it, the way cordon's relay does: the same
- * pipe size (1 MiB) and read size (256 KiB), no sandbox and no accounting. Prints the
- * seconds and the bytes read on one line. The ratio of this to `cordon run -- SCRIPT` (whose
- * stdout goes to /dev/null) is the relay's cost: its start, its scan of every byte (AG2's
- * result needs code point and whitespace counts) and its capture.
- *   pipebench SCRIPT
+ * stdout on a pipe and reads everything, discarding it: the same pipe size (1 MiB) and read
+ * size (256 KiB) as cordon's relay, no sandbox and no accounting. Prints the seconds and the
+ * bytes read on one line. The ratio of this to `cordon run -- SCRIPT` (whose stdout goes to
+ * /dev/null) is the relay's cost: its start, its scan of every byte (AG2's result needs code
+ * point and whitespace counts) and its capture.
+ *   pipebench [--bounce] SCRIPT
+ * --bounce: read the way cordon's relay does (runtime/relay.h: splice into a private pipe,
+ * then read that), to show what the method gains on its own, without cordon.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,9 +29,18 @@ int main(int argc, char **argv)
 	pid_t pid;
 	ssize_t n;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: pipebench SCRIPT\n");
+	bool bounce = argc == 3 && strcmp(argv[1], "--bounce") == 0;
+	int q[2] = { -1, -1 };
+
+	if (argc != 2 && !bounce) {
+		fprintf(stderr, "usage: pipebench [--bounce] SCRIPT\n");
 		return 2;
+	}
+	if (bounce) {
+		argv++;
+		if (pipe2(q, O_CLOEXEC) < 0)
+			return 1;
+		(void)fcntl(q[0], F_SETPIPE_SZ, 1 << 20);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (pipe2(fds, O_CLOEXEC) < 0)
@@ -42,8 +55,18 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	close(fds[1]);
-	while ((n = read(fds[0], buf, sizeof(buf))) > 0)
-		total += n;
+	if (!bounce) {
+		while ((n = read(fds[0], buf, sizeof(buf))) > 0)
+			total += n;
+	}
+	while (bounce && (n = splice(fds[0], NULL, q[1], NULL, 1 << 20, 0)) > 0) {
+		for (ssize_t k; n > 0; n -= k) {
+			k = read(q[0], buf, sizeof(buf) < (size_t)n ? sizeof(buf) : (size_t)n);
+			if (k <= 0)
+				return 1;
+			total += k;
+		}
+	}
 	waitpid(pid, &status, 0);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("%.6f %lld\n", (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,

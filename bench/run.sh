@@ -101,13 +101,15 @@ relay_row() {
 	pipe_head) secs "$B/bench/pipebench" 'head -c 1000000000 /dev/zero' ;;
 	cord_head) secs "$C" run --via direct -t 120 -- 'head -c 1000000000 /dev/zero' ;;
 	pipe_dd) secs "$B/bench/pipebench" 'dd if=/dev/zero bs=65536 count=15259 status=none' ;;
+	bounce_head) secs "$B/bench/pipebench" --bounce 'head -c 1000000000 /dev/zero' ;;
+	bounce_dd) secs "$B/bench/pipebench" --bounce 'dd if=/dev/zero bs=65536 count=15259 status=none' ;;
 	cord_dd) secs "$C" run --via direct -t 120 -- 'dd if=/dev/zero bs=65536 count=15259 status=none' ;;
 	esac
 }
 declare -A relay
 head_ratios="" dd_ratios=""
 for rr in $(seq 1 "$RELAY_ROUNDS"); do
-	for k in pipe_head cord_head pipe_dd cord_dd; do relay[$k]+="$(relay_row $k) "; done
+	for k in pipe_head cord_head bounce_head pipe_dd cord_dd bounce_dd; do relay[$k]+="$(relay_row $k) "; done
 	set -- ${relay[pipe_head]}; ph=${!#}; set -- ${relay[cord_head]}; ch=${!#}
 	set -- ${relay[pipe_dd]}; pd=${!#}; set -- ${relay[cord_dd]}; cd=${!#}
 	head_ratios+="$(echo "scale=4; $ph / $ch" | bc) "; dd_ratios+="$(echo "scale=4; $pd / $cd" | bc) "
@@ -115,6 +117,7 @@ for rr in $(seq 1 "$RELAY_ROUNDS"); do
 done
 pipe_head=$(echo "${relay[pipe_head]}" | median_of); cord_head=$(echo "${relay[cord_head]}" | median_of)
 pipe_dd=$(echo "${relay[pipe_dd]}" | median_of); cord_dd=$(echo "${relay[cord_dd]}" | median_of)
+bounce_head=$(echo "${relay[bounce_head]}" | median_of); bounce_dd=$(echo "${relay[bounce_dd]}" | median_of)
 spread() { tr ' ' '\n' | grep . | sort -n | sed -n '1p;$p' | tr '\n' ' ' | awk '{printf "%.2f-%.2f", $1, $2}'; }
 head_spread=$(echo "$head_ratios" | spread); dd_spread=$(echo "$dd_ratios" | spread)
 head_med=$(echo "$head_ratios" | median_of); dd_med=$(echo "$dd_ratios" | median_of)
@@ -183,17 +186,22 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "Both are timed the same way, from outside, process start to exit (until 2026-11-25 the"
 	echo "pipe's own clock left out its process's start and exit, 10-30 ms of a 0.3 s row here)."
 	echo
-	echo "| payload | bare pipe s (median) | cordon s (median) | cordon throughput vs pipe: median (min-max of rounds) |"
-	echo "|---|---|---|---|"
-	echo "| head -c 1e9 | $pipe_head | $cord_head | **$(printf '%.2f' "$head_med")** ($head_spread) |"
-	echo "| dd bs=64KiB | $pipe_dd | $cord_dd | **$(printf '%.2f' "$dd_med")** ($dd_spread) |"
+	echo "| payload | bare pipe s (median) | cordon s (median) | cordon throughput vs pipe: median (min-max of rounds) | bare pipe read cordon's way (\`--bounce\`) s |"
+	echo "|---|---|---|---|---|"
+	echo "| head -c 1e9 | $pipe_head | $cord_head | **$(printf '%.2f' "$head_med")** ($head_spread) | $bounce_head |"
+	echo "| dd bs=64KiB | $pipe_dd | $cord_dd | **$(printf '%.2f' "$dd_med")** ($dd_spread) | $bounce_dd |"
 	echo
-	echo "Past its first 4 MiB, a flood on stdout is read by a thread of cordon's own with blocking"
-	echo "reads, as the bare pipe is (backends/local/local.c, relay_main): read the poll() way (a"
-	echo "non-blocking read after each wake-up, as the loop reads stderr), the same bare pipe moved"
-	echo "1 GB 10-25% slower on this VM, and cordon's relay was at 0.85-0.94x before the thread (by the"
-	echo "old timing, above). After a whole chunk of plain ASCII the capture counts 64 bytes at a time"
-	echo "(SSE2; runtime/capture.c, plain_run64): twice the word loop's speed on such a flood."
+	echo "cordon reads a command's stdout through a bounce pipe (runtime/relay.h): splice(2) moves"
+	echo "the pages of the command's pipe into a private pipe, under the pipe's lock but without a"
+	echo "copy, and cordon copies them out of that one. read(2), as the bare pipe reads, copies while"
+	echo "it holds the lock, so the writer's copy of its next chunk waits for it (on this VM it spins"
+	echo "on the lock): the two copies of every byte take turns instead of overlapping. That is why"
+	echo "cordon, with a whole sandbox and a scan of every byte, can beat a bare pipe read with"
+	echo "read(2); the last column is the same bare pipe read cordon's way, the method alone."
+	echo "Past its first 4 MiB, a flood on stdout is read by a thread of cordon's own that sleeps in"
+	echo "splice(2), not in poll() (read the poll() way, a bare pipe moved 1 GB 10-25% slower on this"
+	echo "VM). After a whole chunk of plain ASCII the capture counts 64 bytes at a time (SSE2;"
+	echo "runtime/capture.c, plain_run64): twice the word loop's speed on such a flood."
 	echo
 	echo "## Ignore patterns: 10,000 files, 1 vs 100 glob patterns (15 interleaved runs)"
 	echo
