@@ -1355,6 +1355,30 @@ int cgroup_run_attach(struct cgroup_run *cg, pid_t pid, cordon_error *e)
 	return 0;
 }
 
+int cgroup_run_task_fds(const struct cgroup_run *cg, int *fds, size_t max, cordon_error *e)
+{
+	size_t n = 0;
+
+	if (!cg)
+		return cordon_err(e, EINVAL, "cgroup: join without a cgroup");
+	if (cg->mode != CGROUP_V1)
+		return 0;
+	if (cg->nd > max)
+		return cordon_err(e, E2BIG, "cgroup: %zu hierarchies", cg->nd);
+	for (; n < cg->nd; n++) {
+		fds[n] = openat(cg->d[n].fd, "tasks", O_WRONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			int err = errno;
+			size_t bad = n;
+
+			while (n > 0)
+				(void)close(fds[--n]);
+			return cordon_err(e, err, "cgroup: open %s/tasks", cg->d[bad].path);
+		}
+	}
+	return (int)n;
+}
+
 int cgroup_run_usage(struct cgroup_run *cg, struct local_usage *u, cordon_error *e)
 {
 	uint64_t v = 0;

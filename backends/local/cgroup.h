@@ -48,6 +48,16 @@ int cgroup_run_adopt(struct cgroup_run *cg, const struct cordon_profile *p, cord
 int cgroup_run_dirfd(const struct cgroup_run *cg);
 /* Move pid into the run's cgroup(s) (v1, or v2 without CLONE_INTO_CGROUP). */
 int cgroup_run_attach(struct cgroup_run *cg, pid_t pid, cordon_error *e);
+/*
+ * v1: the `tasks` file of each of the run's hierarchies, opened for writing, in the order
+ * the run's processes must join them (memory and pids first), for a single-threaded process
+ * that moves itself: writing "0" (the caller) to `tasks` moves one thread without the
+ * global lock a move by pid takes, which waits for an RCU grace period (up to 20 ms seen on
+ * an idle host). Returns how many fds it stored in fds[0..max) (the caller closes them); 0
+ * when the run's cgroup is v2 (use cgroup_run_attach), -1 with *e on an error.
+ */
+#define CGROUP_MAX_DIRS 8
+int cgroup_run_task_fds(const struct cgroup_run *cg, int *fds, size_t max, cordon_error *e);
 /* Kill every process in the cgroup (cgroup.kill, or a freeze+kill loop on v1). */
 void cgroup_run_kill(struct cgroup_run *cg);
 /* Peak memory, CPU time and OOM kill of the run. */

@@ -23,6 +23,7 @@
  * sandbox.h.
  */
 #define _GNU_SOURCE
+#include "backends/local/cgroup.h"
 #include "backends/local/landlock.h"
 #include "backends/local/limits.h"
 #include "backends/local/sandbox.h"
@@ -129,33 +130,55 @@ static char gate(const struct sb_plan *pl)
 	return c;
 }
 
-/* The same, for a byte that may come with an fd (sandbox.c: send_gate); *ret_fd -1 if none. */
-static char gate_fd(const struct sb_plan *pl, int *ret_fd)
+/*
+ * A gate with fds (sandbox.c: sb_send_gate): its byte, the network namespace the parent made
+ * meanwhile (*ret_netns, -1 if none), and the `tasks` files of the run's v1 cgroups, which we
+ * join here, ourselves and single-threaded: moving oneself skips the global lock a move by
+ * pid takes (cgroup.h: cgroup_run_task_fds). Nothing of the command's has run yet. step: the
+ * gate's name in traces and errors.
+ */
+static char gate_join(const struct sb_plan *pl, int step, int *ret_netns)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE((1 + CGROUP_MAX_DIRS) * sizeof(int))];
 	} u;
-	char c = 0;
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	char msg[3] = { 0 };
+	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(msg) };
 	struct msghdr mh = { .msg_iov = &iov,
 			     .msg_iovlen = 1,
 			     .msg_control = u.buf,
 			     .msg_controllen = sizeof(u.buf) };
+	int fds[1 + CGROUP_MAX_DIRS], nfds = 0, k = 0;
 	struct cmsghdr *cm;
 	ssize_t n;
 
-	*ret_fd = -1;
+	*ret_netns = -1;
 	do
 		n = recvmsg(pl->go_fd, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
-	if (n != 1)
+	if (n != (ssize_t)sizeof(msg))
 		_exit(125);
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(ret_fd, CMSG_DATA(cm), sizeof(int));
-	return c;
+		    cm->cmsg_len <= CMSG_LEN(sizeof(fds)) && nfds == 0) {
+			nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
+		}
+	if ((mh.msg_flags & MSG_CTRUNC) || msg[1] < 0 || msg[1] > CGROUP_MAX_DIRS || msg[2] > 1 ||
+	    nfds != msg[1] + msg[2])
+		die_step(pl, step, EPROTO, "a malformed gate message");
+	sb_trace(pl, step);
+	if (msg[2])
+		*ret_netns = fds[k++];
+	for (; k < nfds; k++) {
+		if (write(fds[k], "0", 1) != 1)
+			die_step(pl, SB_STEP_CGROUP_JOIN, errno, "tasks");
+		(void)close(fds[k]);
+	}
+	if (msg[1] > 0)
+		sb_trace(pl, SB_STEP_CGROUP_JOIN);
+	return msg[0];
 }
 
 static int write_proc_self(const char *name, const char *text)
@@ -636,13 +659,12 @@ void sb_child_main(const struct sb_plan *pl)
 	child_workdir(pl, true, &f);
 
 	/*
-	 * The second gate: the parent moves us into the run's cgroup while we build the root (a
-	 * write to cgroup.procs waits for an RCU grace period, in up to four v1 hierarchies);
-	 * nothing of the command's may run before that is done. The byte says whether the
+	 * The second gate: the parent makes the run's cgroup (and network namespace) while we
+	 * build the root; we join the cgroup at the gate (v1; on v2 the parent has moved us by
+	 * then). Nothing of the command's may run before that is done. The byte says whether the
 	 * cgroup bounds memory.
 	 */
-	mem_cg = gate_fd(pl, &netns) == 'c';
-	sb_trace(pl, SB_STEP_GATE2);
+	mem_cg = gate_join(pl, SB_STEP_GATE2, &netns) == 'c';
 	child_run(pl, mem_cg, netns);
 }
 
@@ -664,13 +686,16 @@ void sb_prebuilt_main(const struct sb_plan *base, void *arena, size_t arena_size
 			     .msg_iovlen = 1,
 			     .msg_control = u.buf,
 			     .msg_controllen = sizeof(u.buf) };
-	int fds[SB_REQ_MAX_FDS], nfds = 0, k = 0;
+	int fds[SB_REQ_MAX_FDS], nfds = 0, k = 0, netns;
 	struct sb_plan *pl = arena;
 	struct sb_mounts f;
 	struct cmsghdr *cm;
 	ssize_t n;
 
 	mounts_init(&f);
+	/* Our cgroup, which the parent made for the run to come: joined before anything else. */
+	if (gate_join(base, SB_STEP_CGROUP_JOIN, &netns) != 'j' || netns >= 0)
+		die_step(base, SB_STEP_CGROUP_JOIN, EPROTO, "no cgroup to join");
 	child_begin(base, false, &f);
 	do
 		n = recvmsg(base->go_fd, &mh, MSG_CMSG_CLOEXEC);

@@ -89,6 +89,7 @@ static const char *const step_names[SB_STEP__MAX] = {
 	[SB_STEP_GATE] = "gate",
 	[SB_STEP_NETNS] = "enter the network namespace",
 	[SB_STEP_GATE2] = "second gate",
+	[SB_STEP_CGROUP_JOIN] = "join the run's cgroup",
 	[SB_STEP_USERNS] = "user namespace map",
 	[SB_STEP_PRIVATE] = "make mounts private",
 	[SB_STEP_OPEN_WORKDIR] = "open workdir",
@@ -744,19 +745,35 @@ static pid_t clone_child(struct prep *x, int *ret_pidfd, cordon_error *e)
 	return pid;
 }
 
-/* The second gate's byte, with fd (when >= 0) passed along (SCM_RIGHTS). */
-static int send_gate(int sock, char c, int fd)
+/*
+ * On the wire: c, how many cgroup `tasks` fds and whether a network namespace come with it;
+ * the fds by SCM_RIGHTS, the namespace first.
+ */
+int sb_send_gate(int sock, char c, int netns, const int *cg_fds, int ncg)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE((1 + CGROUP_MAX_DIRS) * sizeof(int))];
 	} u = { 0 };
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	char msg[3] = { c, (char)ncg, netns >= 0 };
+	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(msg) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fds[1 + CGROUP_MAX_DIRS];
+	size_t n = 0;
 
-	if (fd >= 0)
-		fsutil_attach_fds(&mh, u.buf, sizeof(u.buf), &fd, 1);
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+	if (netns >= 0)
+		fds[n++] = netns;
+	for (int i = 0; i < ncg; i++)
+		fds[n++] = cg_fds[i];
+	if (n > 0)
+		fsutil_attach_fds(&mh, u.buf, sizeof(u.buf), fds, n);
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(msg) ? 0 : -1;
+}
+
+static void close_fds(int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		(void)close(fds[i]);
 }
 
 /* Read the report until EOF; *ret_err set when the child reported a failure. */
@@ -811,7 +828,7 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	struct local_proc *p = NULL;
 	struct sb_msg err;
 	const char *tr = getenv("CORDON_TRACE_SETUP");
-	int rc = -1;
+	int rc = -1, sent, cg_fds[CGROUP_MAX_DIRS], ncg = 0;
 	pid_t pid;
 
 	prep_init(&x);
@@ -898,14 +915,27 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 		cordon_err_prefix(e, "sandbox: cgroup");
 		goto out_kill_report;
 	}
-	if (x.cg && cgroup_run_attach(x.cg, pid, e) < 0) {
-		cordon_err_prefix(e, "sandbox: cgroup");
-		goto out_kill_report;
+	/*
+	 * v1: the child joins the cgroup itself, with the `tasks` fds we send it (a move of
+	 * oneself skips the global lock a move by pid takes: cgroup.h); v2: we move it by pid.
+	 */
+	if (x.cg) {
+		ncg = cgroup_run_task_fds(x.cg, cg_fds, CGROUP_MAX_DIRS, e);
+		if (ncg < 0 || (ncg == 0 && cgroup_run_attach(x.cg, pid, e) < 0)) {
+			ncg = 0;
+			cordon_err_prefix(e, "sandbox: cgroup");
+			goto out_kill_report;
+		}
 	}
-	trace_line(&x, x.cg ? "parent: child attached to its cgroup" : "parent: no cgroup",
+	trace_line(&x,
+		   !x.cg ? "parent: no cgroup"
+		   : ncg ? "parent: cgroup made, the child joins it"
+			 : "parent: child attached to its cgroup",
 		   now_ms());
 	/* 'c': memory is limited by the cgroup; 'n': no cgroup, RLIMIT_AS instead. */
-	if (send_gate(x.go[1], x.cg ? 'c' : 'n', late_netns) < 0) {
+	sent = sb_send_gate(x.go[1], x.cg ? 'c' : 'n', late_netns, cg_fds, ncg);
+	close_fds(cg_fds, ncg);
+	if (sent < 0) {
 		cordon_err(e, errno, "sandbox: gate");
 		goto out_kill_report;
 	}

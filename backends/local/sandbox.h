@@ -28,6 +28,7 @@ enum sb_step {
 	SB_STEP_GATE,
 	SB_STEP_NETNS,
 	SB_STEP_GATE2,
+	SB_STEP_CGROUP_JOIN,
 	SB_STEP_USERNS,
 	SB_STEP_PRIVATE,
 	SB_STEP_OPEN_WORKDIR,
@@ -225,6 +226,13 @@ void mounts_init(struct sb_mounts *f);
 int mounts_base(const struct sb_plan *pl, bool with_workdir, struct sb_mounts *f, struct sb_msg *m);
 int mounts_finish(const struct sb_plan *pl, bool have_workdir, struct sb_mounts *f,
 		  struct sb_msg *m);
+
+/*
+ * The gate message that lets a sandbox go on (init.c reads it): its byte c, and the fds that
+ * come with it: the run's network namespace (netns >= 0) and the `tasks` files of its v1
+ * cgroups, which the sandbox joins itself (cgroup.h: cgroup_run_task_fds). 0, or -1/errno.
+ */
+int sb_send_gate(int sock, char c, int netns, const int *cg_fds, int ncg);
 
 /* init.c: the child, from clone to exec. Never returns. */
 __attribute__((noreturn)) void sb_child_main(const struct sb_plan *pl);

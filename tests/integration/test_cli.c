@@ -1192,3 +1192,73 @@ Test(cli, workdir_without_idmapped_mounts, .timeout = 60)
 	tu_rmtree(top);
 	free(top);
 }
+
+static bool find_cmdline(pid_t pid, const char *cmdline, void *arg)
+{
+	struct {
+		const char *want;
+		pid_t found;
+	} *m = arg;
+
+	/* cmdline's NULs are spaces, the last one included */
+	if (strncmp(cmdline, m->want, strlen(m->want)) != 0)
+		return true;
+	m->found = pid;
+	return false;
+}
+
+/*
+ * The run's processes are in its cgroup in every hierarchy it has: on v1 the sandbox joins
+ * them itself at its second gate (writing "0" to each `tasks` file, the parent's fds), not
+ * moved by pid; a hierarchy it skipped would leave a limit unenforced. Looked at from the
+ * host, in /proc/<pid>/cgroup of the command.
+ */
+Test(cli, command_is_in_every_hierarchy_of_its_cgroup, .timeout = 60)
+{
+	struct {
+		const char *want;
+		pid_t found;
+	} m = { "sleep 9.137", 0 };
+	char path[64], line[512], mark[64];
+	int st, inside = 0, dirs;
+	pid_t pid;
+	FILE *f;
+
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(tu_cordon(), "cordon", "run", "--via", "direct", "--", m.want, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && !m.found; i++) {
+		tu_each_proc(find_cmdline, &m);
+		if (!m.found)
+			usleep(10000);
+	}
+	if (!m.found)
+		kill(pid, SIGKILL);
+	cr_assert(m.found, "the command never ran");
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)m.found);
+	snprintf(mark, sizeof(mark), "/cordon-%d-", (int)pid);
+	f = fopen(path, "re");
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *ctrl = strchr(line, ':');
+
+		/* v1 lines "N:memory:/path"; the v2 line "0::/path" only when the run is v2. */
+		if (ctrl && strstr(line, mark))
+			inside++;
+	}
+	fclose(f);
+	dirs = tu_run_cgroups(pid, NULL, 0);
+	cr_assert_gt(dirs, 0, "the run has no cgroup");
+	cr_assert_eq(inside, dirs, "the command is in %d of its run's %d cgroup directories",
+		     inside, dirs);
+	kill(pid, SIGTERM);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert_eq(tu_run_cgroups(pid, NULL, 0), 0, "the run's cgroups were left behind");
+}

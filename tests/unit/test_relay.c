@@ -94,7 +94,8 @@ Test(relay, every_byte_once_and_in_order)
 		if (n == 0)
 			break;
 		for (ssize_t i = 0; i < n; i++)
-			cr_assert_eq(buf[i], pattern(at + (size_t)i), "byte %zu differs", at + (size_t)i);
+			cr_assert_eq(buf[i], pattern(at + (size_t)i), "byte %zu differs",
+				     at + (size_t)i);
 		at += (size_t)n;
 	}
 	cr_assert_eq(at, total);
