@@ -49,8 +49,7 @@ ssize_t relay_src_read(struct relay_src *s, void *buf, size_t n)
 	if (s->bounce[0] < 0)
 		return read(s->fd, buf, n);
 	if (s->held == 0) {
-		k = splice(s->fd, NULL, s->bounce[1], NULL, RELAY_BOUNCE_SIZE,
-			   SPLICE_F_MOVE);
+		k = splice(s->fd, NULL, s->bounce[1], NULL, RELAY_BOUNCE_SIZE, SPLICE_F_MOVE);
 		if (k <= 0) {
 			/* Not a pipe after all (EINVAL): plain reads from now on. */
 			if (k < 0 && errno == EINVAL) {

@@ -24,9 +24,9 @@
 #define RELAY_BOUNCE_SIZE (1 << 20)
 
 struct relay_src {
-	int fd;		/* the command's pipe, ours to read; not owned */
-	int bounce[2];	/* the private pipe, -1 when reads go straight to fd */
-	size_t held;	/* bytes in the bounce pipe, not read out yet */
+	int fd;	       /* the command's pipe, ours to read; not owned */
+	int bounce[2]; /* the private pipe, -1 when reads go straight to fd */
+	size_t held;   /* bytes in the bounce pipe, not read out yet */
 };
 
 /* A relay_src that holds nothing: relay_src_free may be called on it. */
