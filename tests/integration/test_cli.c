@@ -899,6 +899,23 @@ static void age(const char *path)
 	cr_assert_eq(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW), 0, "age %s", path);
 }
 
+/* cordon with argv and envp, its stdout and stderr on /dev/null, not waited for. */
+static pid_t start_quiet(char *const argv[], char *const envp[])
+{
+	pid_t pid = fork();
+
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execve(tu_cordon(), argv, envp);
+		_exit(127);
+	}
+	return pid;
+}
+
 Test(cli, killed_runs_temp_workdir_is_swept, .timeout = 60)
 {
 	char *tmp = tu_tmpdir(), env[300], killed[400] = "", kept[400] = "", fresh[400];
@@ -908,17 +925,9 @@ Test(cli, killed_runs_temp_workdir_is_swept, .timeout = 60)
 	int st;
 
 	snprintf(env, sizeof(env), "TMPDIR=%s", tmp);
-	pid = fork();
-	cr_assert(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(null, 1);
-		dup2(null, 2);
-		execle(tu_cordon(), "cordon", "run", "--via", "direct", "--keep", "--", "sleep 60",
-		       NULL, envv);
-		_exit(127);
-	}
+	pid = start_quiet(
+		(char *[]){ "cordon", "run", "--via", "direct", "--keep", "--", "sleep 60", NULL },
+		envv);
 	for (int i = 0; i < 250 && count_entries(tmp, "cordon-", killed, sizeof(killed)) == 0; i++)
 		usleep(20000);
 	cr_assert(killed[0], "the run made no temp workdir in %s", tmp);
@@ -1224,16 +1233,9 @@ Test(cli, command_is_in_every_hierarchy_of_its_cgroup, .timeout = 60)
 	pid_t pid;
 	FILE *f;
 
-	pid = fork();
-	cr_assert(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(null, 1);
-		dup2(null, 2);
-		execl(tu_cordon(), "cordon", "run", "--via", "direct", "--", m.want, (char *)NULL);
-		_exit(127);
-	}
+	pid = start_quiet(
+		(char *[]){ "cordon", "run", "--via", "direct", "--", (char *)m.want, NULL },
+		environ);
 	for (int i = 0; i < 500 && !m.found; i++) {
 		tu_each_proc(find_cmdline, &m);
 		if (!m.found)
