@@ -43,7 +43,7 @@
 /* After the command's exit, what still holds its pipes (a background job) gets this long to
  * finish writing: dockerd's own rule for exec streams (2 s). */
 #define DRAIN_MS 2000
-/* Past this many bytes of stdout, its own reader thread (as the local backend's relay). */
+/* Past this many bytes of a stream, its own reader thread (as the local backend's relay). */
 #define RELAY_THREAD_AFTER (4u << 20)
 /* How long a killed command may take to be reported dead before the container is restarted. */
 #define KILL_WAIT_MS 2000
@@ -418,8 +418,9 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 	/* Through bounce pipes (runtime/relay.h): the command's copies and ours overlap. */
 	_cleanup_(relay_src_free) struct relay_src src_out = RELAY_SRC_NONE,
 						   src_err = RELAY_SRC_NONE;
-	/* A flood on stdout gets a reader of its own (runtime/relay.h), stopped on every return. */
-	_cleanup_(relay_thread_stop) struct relay_thread out_thread = { .running = false };
+	/* A flood gets a reader of its own (runtime/relay.h), stopped on every return. */
+	_cleanup_(relay_thread_stop) struct relay_thread out_thread = { .running = false },
+							 err_thread = { .running = false };
 	struct agent_msg m;
 	size_t len = 0, have = 0;
 	bool exited = false, killing = false;
@@ -462,7 +463,8 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 		double now = now_ms(), wake;
 
 		if (exited &&
-		    (((out_r < 0 || out_thread.running) && err_r < 0) || now >= drain_end))
+		    (((out_r < 0 || out_thread.running) && (err_r < 0 || err_thread.running)) ||
+		     now >= drain_end))
 			break;
 		if (!exited && !killing) {
 			if (r->cancel && *r->cancel)
@@ -495,7 +497,7 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 			io = np;
 			p[np++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
 		}
-		if (err_r >= 0) {
+		if (err_r >= 0 && !err_thread.running) {
 			ie = np;
 			p[np++] = (struct pollfd){ .fd = err_r, .events = POLLIN };
 		}
@@ -514,8 +516,12 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 			else if (capture_bytes(r->out) >= RELAY_THREAD_AFTER)
 				(void)relay_thread_start(&out_thread, &src_out, r->out);
 		}
-		if (ie >= 0 && p[ie].revents && !relay(&src_err, buf, r->err))
-			closep(&err_r), err_r = -1;
+		if (ie >= 0 && p[ie].revents) {
+			if (!relay(&src_err, buf, r->err))
+				closep(&err_r), err_r = -1;
+			else if (capture_bytes(r->err) >= RELAY_THREAD_AFTER)
+				(void)relay_thread_start(&err_thread, &src_err, r->err);
+		}
 		if (ia < 0 || !p[ia].revents)
 			continue;
 		/* No control buffer: file descriptors the agent might send are dropped. */
@@ -555,7 +561,8 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 		exited = true;
 		drain_end = now_ms() + (killing ? 0 : DRAIN_MS);
 	}
-	/* The reader's EOF: every writer gone, which a process left behind may delay. */
+	/* The readers' EOF: every writer gone, which a process left behind may delay. */
 	relay_thread_finish(&out_thread, exited ? (int)(drain_end - now_ms()) : 0);
+	relay_thread_finish(&err_thread, exited ? (int)(drain_end - now_ms()) : 0);
 	return AGENT_RAN;
 }

@@ -30,7 +30,7 @@
 /* While cancellation is possible, poll wakes at least this often to look at the flag. */
 #define CANCEL_POLL_MS 20
 /*
- * A flood on stdout: past this many bytes its pipe is read by a thread of its own, with
+ * A flood on stdout or stderr: past this many bytes its pipe is read by a thread of its own, with
  * blocking reads (runtime/relay.h says why), and leaves the poll loop. A command that writes
  * less never has the thread (nor its start, ~0.05 ms). The thread needs no way to stop but
  * EOF: only the run's processes hold the write end, and the poll loop makes sure they are all
@@ -87,6 +87,20 @@ static bool drain(int fd, struct capture *c, char *buf)
 	}
 }
 
+/* Past RELAY_THREAD_AFTER bytes, hand fd over to a reader thread; true when it was. */
+static bool flood_to_thread(struct relay_thread *t, int fd, struct capture *cap)
+{
+	struct relay_src src;
+	bool started;
+
+	if (capture_bytes(cap) < RELAY_THREAD_AFTER)
+		return false;
+	relay_src_init(&src, fd);
+	started = relay_thread_start(t, &src, cap);
+	relay_src_free(&src);
+	return started;
+}
+
 /* AG2: "Command not found: [Errno 2] No such file or directory: 'sh'" with exit 127. */
 static int exec_failed_result(const struct cordon_exec *x, int err, struct cordon_result *r,
 			      cordon_error *e)
@@ -118,7 +132,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	struct capture *cap_out = NULL, *cap_err = NULL;
 	struct local_proc *proc = NULL;
 	struct local_usage usage = { .peak_memory_bytes = -1 };
-	struct relay_thread out_thread = { 0 };
+	struct relay_thread out_thread = { 0 }, err_thread = { 0 };
 	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1;
 	_cleanup_free_ char *buf = NULL;
 	int fds[2], rc = -1, wstatus = 0;
@@ -205,20 +219,17 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 			cordon_err(e, errno, "poll");
 			goto out;
 		}
+		/* A flood gets a reader of its own (runtime/relay.h), out of this loop. */
 		if (ix_out >= 0 && pfd[ix_out].revents) {
 			out_open = drain(out_r, cap_out, buf);
-			/* A flood: stdout gets a reader of its own (relay_main), out of this loop. */
-			if (out_open && capture_bytes(cap_out) >= RELAY_THREAD_AFTER) {
-				struct relay_src src;
-
-				relay_src_init(&src, out_r);
-				if (relay_thread_start(&out_thread, &src, cap_out))
-					out_open = false;
-				relay_src_free(&src);
-			}
+			if (out_open && flood_to_thread(&out_thread, out_r, cap_out))
+				out_open = false;
 		}
-		if (ix_err >= 0 && pfd[ix_err].revents)
+		if (ix_err >= 0 && pfd[ix_err].revents) {
 			err_open = drain(err_r, cap_err, buf);
+			if (err_open && flood_to_thread(&err_thread, err_r, cap_err))
+				err_open = false;
+		}
 		if (ix_st >= 0 && pfd[ix_st].revents && !(pfd[ix_pid].revents)) {
 			/*
 			 * init reported the command's end and is exiting now, which kills whatever
@@ -245,8 +256,9 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		(void)drain(out_r, cap_out, buf);
 	if (err_open)
 		(void)drain(err_r, cap_err, buf);
-	/* stdout's reader: its EOF comes with the run's last process, killed by now. */
+	/* The floods' readers: their EOF comes with the run's last process, killed by now. */
 	relay_thread_join(&out_thread);
+	relay_thread_join(&err_thread);
 	capture_end(cap_out);
 	capture_end(cap_err);
 
@@ -276,10 +288,11 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		proc = NULL;
 	}
 out:
-	if (out_thread.running) {
-		/* An error after the hand-over: the run must end for the reader to see EOF. */
+	if (out_thread.running || err_thread.running) {
+		/* An error after the hand-over: the run must end for the readers to see EOF. */
 		local_proc_kill(proc);
 		relay_thread_join(&out_thread);
+		relay_thread_join(&err_thread);
 	}
 	local_proc_free(proc);
 	capture_free(cap_out);

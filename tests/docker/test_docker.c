@@ -132,20 +132,23 @@ Test(docker, output_cap_keeps_exact_counts)
 	cordon_result_free(&r);
 }
 
-/* Past 4 MiB, stdout has a reader thread of its own (runtime/relay.h): the counts stay exact. */
+/*
+ * Past 4 MiB, a stream has a reader thread of its own (runtime/relay.h): stdout and stderr
+ * flood at once here, and the counts stay exact.
+ */
 Test(docker, flood_keeps_exact_counts)
 {
 	struct cordon_result r;
 
 	prof->max_output = 5;
 	prof->timeout = 30;
-	run("head -c 20000000 /dev/zero | tr '\\0' x; echo e >&2; head -c 1000 /dev/zero | tr "
-	    "'\\0' y",
+	run("head -c 6000000 /dev/zero | tr '\\0' e >&2 & "
+	    "head -c 20000000 /dev/zero | tr '\\0' x; wait; head -c 1000 /dev/zero | tr '\\0' y",
 	    &r);
 	cr_assert_eq(r.stdout_bytes, 20001000);
-	cr_assert_eq(r.stderr_bytes, 2);
-	/* stdout, then stderr: the final newline is stripped before the count */
-	cr_assert_str_eq(r.output, "xxxxx\n[truncated: showing first 5 of 20001001 chars]");
+	cr_assert_eq(r.stderr_bytes, 6000000);
+	/* stdout, then stderr */
+	cr_assert_str_eq(r.output, "xxxxx\n[truncated: showing first 5 of 26001000 chars]");
 	cordon_result_free(&r);
 }
 

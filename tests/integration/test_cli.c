@@ -511,12 +511,12 @@ Test(cli, two_gigabytes_bounded, .timeout = 120)
 }
 
 /*
- * A flood on stdout is read by a thread of its own once it passes 4 MiB (backends/local/local.c,
- * relay_main), stderr by the poll loop meanwhile: both counted exactly, decoded across every
- * chunk boundary (the character count of the truncation note is exact), and a flood that does
- * not end (a timeout; a writer left behind by the shell) ends the run as before.
+ * A flood on stdout or stderr is read by a thread of its own once it passes 4 MiB
+ * (runtime/relay.h), both at once here: both counted exactly, decoded across every chunk
+ * boundary (the character count of the truncation note is exact), and a flood that does not
+ * end (a timeout; a writer left behind by the shell) ends the run as before.
  */
-Test(cli, stdout_flood_read_by_its_own_thread, .timeout = 120)
+Test(cli, floods_read_by_threads_of_their_own, .timeout = 120)
 {
 	struct tu_run r;
 	json_error_t je;
@@ -524,15 +524,15 @@ Test(cli, stdout_flood_read_by_its_own_thread, .timeout = 120)
 
 	tu_cordon_run(&r, A("run", "--format", "json", "-t", "100", "--",
 			    "yes 'h\303\251llo w\303\266rld' | head -c 50000000 & "
-			    "yes e | head -c 3000000 >&2; wait"));
+			    "yes e | head -c 9000000 >&2; wait"));
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	j = json_loads(r.out, 0, &je);
 	cr_assert(j, "not JSON: %s", je.text);
 	cr_expect_eq(json_integer_value(json_object_get(j, "stdout_bytes")), 50000000LL);
-	cr_expect_eq(json_integer_value(json_object_get(j, "stderr_bytes")), 3000000LL);
-	/* 3,571,428 lines of 12 characters and "h\u00e9llo w"; 1,500,000 "e\n" less the last \n */
+	cr_expect_eq(json_integer_value(json_object_get(j, "stderr_bytes")), 9000000LL);
+	/* 3,571,428 lines of 12 characters and "h\u00e9llo w"; 4,500,000 "e\n" less the last \n */
 	cr_expect(strstr(json_string_value(json_object_get(j, "output")),
-			 "\n[truncated: showing first 100000 of 45857142 chars]") != NULL,
+			 "\n[truncated: showing first 100000 of 51857142 chars]") != NULL,
 		  "%.200s", json_string_value(json_object_get(j, "output")));
 	cr_expect(strncmp(json_string_value(json_object_get(j, "output")),
 			  "h\303\251llo w\303\266rld\n", 14) == 0);
