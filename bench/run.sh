@@ -198,7 +198,7 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "on the lock): the two copies of every byte take turns instead of overlapping. That is why"
 	echo "cordon, with a whole sandbox and a scan of every byte, can beat a bare pipe read with"
 	echo "read(2); the last column is the same bare pipe read cordon's way, the method alone."
-	echo "Past its first 4 MiB, a flood on stdout is read by a thread of cordon's own that sleeps in"
+	echo "Past its first 4 MiB, a flood on stdout or stderr is read by a thread of its own that sleeps in"
 	echo "splice(2), not in poll() (read the poll() way, a bare pipe moved 1 GB 10-25% slower on this"
 	echo "VM). After a whole chunk of plain ASCII the capture counts 64 bytes at a time (SSE2;"
 	echo "runtime/capture.c, plain_run64): twice the word loop's speed on such a flood."
