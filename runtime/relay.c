@@ -14,10 +14,9 @@
 /* The reader's read size: what capture_feed takes at a time. */
 #define RELAY_THREAD_BUF (256 * 1024)
 
-void relay_src_init(struct relay_src *s, int fd)
+static void make_bounce(struct relay_src *s)
 {
-	s->fd = fd;
-	s->held = 0;
+	s->lazy = false;
 	/*
 	 * Both ends blocking on purpose: splice(2) turns non-blocking when either pipe is, and the
 	 * source's own mode must decide whether a read waits. Writes into the bounce pipe never
@@ -32,6 +31,20 @@ void relay_src_init(struct relay_src *s, int fd)
 	(void)fcntl(s->bounce[0], F_SETPIPE_SZ, RELAY_BOUNCE_SIZE);
 }
 
+void relay_src_init(struct relay_src *s, int fd)
+{
+	*s = RELAY_SRC_NONE;
+	s->fd = fd;
+	make_bounce(s);
+}
+
+void relay_src_init_lazy(struct relay_src *s, int fd)
+{
+	*s = RELAY_SRC_NONE;
+	s->fd = fd;
+	s->lazy = true;
+}
+
 static void drop_bounce(struct relay_src *s)
 {
 	if (s->bounce[0] >= 0)
@@ -40,14 +53,20 @@ static void drop_bounce(struct relay_src *s)
 		(void)close(s->bounce[1]);
 	s->bounce[0] = s->bounce[1] = -1;
 	s->held = 0;
+	s->lazy = false;
 }
 
 ssize_t relay_src_read(struct relay_src *s, void *buf, size_t n)
 {
 	ssize_t k;
 
-	if (s->bounce[0] < 0)
-		return read(s->fd, buf, n);
+	if (s->bounce[0] < 0) {
+		k = read(s->fd, buf, n);
+		/* A read that fills the buffer: more is likely coming, through a bounce pipe. */
+		if (s->lazy && k == (ssize_t)n)
+			make_bounce(s);
+		return k;
+	}
 	if (s->held == 0) {
 		k = splice(s->fd, NULL, s->bounce[1], NULL, RELAY_BOUNCE_SIZE, SPLICE_F_MOVE);
 		if (k <= 0) {

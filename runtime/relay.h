@@ -27,6 +27,7 @@ struct relay_src {
 	int fd;	       /* the command's pipe, ours to read; not owned */
 	int bounce[2]; /* the private pipe, -1 when reads go straight to fd */
 	size_t held;   /* bytes in the bounce pipe, not read out yet */
+	bool lazy;     /* no bounce pipe until a read fills the caller's buffer */
 };
 
 /* A relay_src that holds nothing: relay_src_free may be called on it. */
@@ -34,6 +35,12 @@ struct relay_src {
 
 /* Set up reads of fd; never fails (without a bounce pipe, reads are plain reads of fd). */
 void relay_src_init(struct relay_src *s, int fd);
+/*
+ * The same, for a stream that is mostly small (a command's stderr, most commands' stdout):
+ * plain reads, and the bounce pipe only once a read fills the caller's buffer, so that a
+ * command that writes a few lines costs no pipe and no extra system call.
+ */
+void relay_src_init_lazy(struct relay_src *s, int fd);
 /*
  * Like read(2) on the source: > 0 bytes, 0 at EOF, -1 with errno (EAGAIN when the source is
  * non-blocking and empty). Blocks when the source is blocking and empty.

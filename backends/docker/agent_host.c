@@ -447,8 +447,8 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 	(void)fcntl(err_r, F_SETPIPE_SZ, PIPE_SIZE);
 	if (fcntl(out_r, F_SETFL, O_NONBLOCK) < 0 || fcntl(err_r, F_SETFL, O_NONBLOCK) < 0)
 		return cordon_err(e, errno, "docker: pipe");
-	relay_src_init(&src_out, out_r);
-	relay_src_init(&src_err, err_r);
+	relay_src_init_lazy(&src_out, out_r);
+	relay_src_init_lazy(&src_err, err_r);
 	if (send_run(a->fd, msg, len, out_w, err_w) < 0) {
 		/* Gone, or stuck: the exec API may still work (when the container runs). */
 		agent_host_disconnect(a);

@@ -145,6 +145,41 @@ Test(relay, non_blocking_source_stays_non_blocking)
 	close(p[0]);
 }
 
+/* Lazy: plain reads while they are small; the bounce pipe once one fills the buffer. */
+Test(relay, lazy_bounce_only_for_a_flood)
+{
+	static uint8_t data[8192], buf[4096];
+	struct relay_src s;
+	size_t at = 0;
+	int p[2];
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = pattern(i);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	relay_src_init_lazy(&s, p[0]);
+	cr_assert_eq(write(p[1], data, 100), 100);
+	cr_assert_eq(relay_src_read(&s, buf, sizeof(buf)), 100);
+	cr_assert_eq(memcmp(buf, data, 100), 0);
+	cr_assert_eq(s.bounce[0], -1, "a bounce pipe for 100 bytes");
+	at = 100;
+	cr_assert_eq(write(p[1], data + at, sizeof(data) - at), (ssize_t)(sizeof(data) - at));
+	close(p[1]);
+	for (;;) {
+		ssize_t n = relay_src_read(&s, buf, sizeof(buf));
+
+		cr_assert_geq(n, 0);
+		if (n == 0)
+			break;
+		cr_assert_eq(memcmp(buf, data + at, (size_t)n), 0, "bytes from %zu differ", at);
+		at += (size_t)n;
+		if (at == 100 + sizeof(buf))
+			cr_assert_geq(s.bounce[0], 0, "no bounce pipe after a full read");
+	}
+	cr_assert_eq(at, sizeof(data));
+	relay_src_free(&s);
+	close(p[0]);
+}
+
 /* What the bounce pipe holds when a thread takes the source over is fed first, not lost. */
 Test(relay, thread_takes_over_what_the_bounce_pipe_holds)
 {
