@@ -180,12 +180,30 @@ static void step(const struct pyglobset *s, uint64_t *state, uint32_t c)
 	}
 }
 
+/* One ASCII character, when every state fits in one word (up to 63 patterns' items). */
+static inline uint64_t step1(const struct pyglobset *s, uint64_t d, unsigned char c)
+{
+	return ((d << 1) & s->ascii[c]) | (d & s->loop[0]);
+}
+
 void pyglobset_feed(const struct pyglobset *s, uint64_t *state, const char *str, size_t len)
 {
+	const unsigned char *u = (const unsigned char *)str;
 	size_t i = 0;
 
+	/*
+	 * The common case inline: ASCII characters (a code point each, no decoding) into a
+	 * single-word state. The rest goes the general way, ASCII still without pystr_next.
+	 */
+	if (s->words == 1) {
+		uint64_t d = state[0];
+
+		while (i < len && u[i] < 0x80)
+			d = step1(s, d, u[i++]);
+		state[0] = d;
+	}
 	while (i < len)
-		step(s, state, pystr_next(str, len, &i));
+		step(s, state, u[i] < 0x80 ? u[i++] : pystr_next(str, len, &i));
 }
 
 bool pyglobset_accepts(const struct pyglobset *s, const uint64_t *state)
