@@ -107,6 +107,12 @@ size_t pyglobset_words(const struct pyglobset *s);
 void pyglobset_start(const struct pyglobset *s, uint64_t *state);
 /* Advance state over len bytes of UTF-8 (pieces must split at character boundaries). */
 void pyglobset_feed(const struct pyglobset *s, uint64_t *state, const char *str, size_t len);
+/*
+ * Whether a string ending with str[0..len) (its last byte, really) can match any pattern:
+ * false only when its last byte is ASCII and no pattern's last item accepts it (and none ends
+ * with '*'). A cheap test before feeding a whole string; pyglobset_match applies it.
+ */
+bool pyglobset_may_end(const struct pyglobset *s, const char *str, size_t len);
 /* Some pattern matches exactly what was fed. */
 bool pyglobset_accepts(const struct pyglobset *s, const uint64_t *state);
 /* No pattern can match anything that starts with what was fed. */

@@ -35,6 +35,14 @@ struct pyglobset {
 	uint64_t *init, *loop, *final, *ascii; /* ascii: 128 rows of `words` words */
 	struct wide_state *wide;
 	size_t nwide;
+	/*
+	 * What a matched string can end with: any character when some pattern ends with '*';
+	 * else the ASCII characters the last items accept (end_ascii, a bit each). A string
+	 * whose last byte is ASCII and not among them matches no pattern, whatever comes
+	 * before: pyglobset_may_end tells without running the automaton.
+	 */
+	bool end_any;
+	uint64_t end_ascii[2];
 };
 
 int pyglobset_new(struct pyglobset **ret, cordon_error *e)
@@ -126,7 +134,15 @@ int pyglobset_compile(struct pyglobset *s, cordon_error *e)
 
 	for (size_t i = 0; i < s->npats; i++) {
 		const struct pyfn_pattern *p = &s->pats[i];
+		const struct pyfn_item *last = p->nitems ? &p->items[p->nitems - 1] : NULL;
 
+		/* No items: the pattern matches "" only, which no string with a last byte is. */
+		if (last && last->kind == PYFN_STAR)
+			s->end_any = true;
+		else if (last)
+			for (uint32_t c = 0; c < 128; c++)
+				if (pyfn_one(last, c))
+					set_bit(s->end_ascii, c);
 		set_bit(s->init, bit);
 		for (size_t k = 0; k < p->nitems; k++) {
 			const struct pyfn_item *it = &p->items[k];
@@ -206,6 +222,17 @@ void pyglobset_feed(const struct pyglobset *s, uint64_t *state, const char *str,
 		step(s, state, u[i] < 0x80 ? u[i++] : pystr_next(str, len, &i));
 }
 
+bool pyglobset_may_end(const struct pyglobset *s, const char *str, size_t len)
+{
+	unsigned char last;
+
+	if (len == 0 || s->end_any)
+		return true;
+	/* An ASCII byte is a whole character, even after invalid UTF-8 (pystr_next). */
+	last = (unsigned char)str[len - 1];
+	return last >= 0x80 || (s->end_ascii[last / 64] >> (last % 64) & 1);
+}
+
 bool pyglobset_accepts(const struct pyglobset *s, const uint64_t *state)
 {
 	for (size_t w = 0; w < s->words; w++)
@@ -226,7 +253,7 @@ int pyglobset_match(const struct pyglobset *s, const char *str, cordon_error *e)
 {
 	_cleanup_free_ uint64_t *st = NULL;
 
-	if (!s || s->words == 0)
+	if (!s || s->words == 0 || !pyglobset_may_end(s, str, strlen(str)))
 		return 0;
 	st = malloc(s->words * sizeof(uint64_t));
 	if (!st)

@@ -46,6 +46,7 @@
 
 #define HIDE_MAX_DEPTH 8
 #define HIDE_MAX_ENTRIES 100000
+#define DENTS_SIZE (32 * 1024)
 
 struct inode_id {
 	dev_t dev;
@@ -83,6 +84,7 @@ struct walk {
 	uint64_t *rel_state, *scratch, *name_scratch;
 	char **lits;
 	size_t nlits;
+	char *dents[HIDE_MAX_DEPTH]; /* getdents64 buffers, one a depth (walk_dir) */
 };
 
 static bool has_glob(const char *p)
@@ -556,27 +558,26 @@ static bool lit_has(const struct walk *w, const char *s, size_t n)
 static bool matches(struct walk *w, const char *rel, size_t rlen, const char *name,
 		    const uint64_t *dir_state)
 {
-	size_t words = pyglobset_words(w->rel_globs);
+	size_t words = pyglobset_words(w->rel_globs), nlen = strlen(name);
 
 	if (w->nlits) {
-		size_t nlen = strlen(name);
-
 		if (lit_has(w, name, nlen) || lit_has(w, rel, rlen))
 			return true;
 		for (size_t i = 0; i < rlen; i++)
 			if (rel[i] == '/' && lit_has(w, rel, i))
 				return true;
 	}
-	if (words) {
+	/* rel ends with name: a last byte no pattern can end with rules the automaton out. */
+	if (words && pyglobset_may_end(w->rel_globs, name, nlen)) {
 		memcpy(w->scratch, dir_state, words * sizeof(uint64_t));
-		pyglobset_feed(w->rel_globs, w->scratch, name, strlen(name));
+		pyglobset_feed(w->rel_globs, w->scratch, name, nlen);
 		if (pyglobset_accepts(w->rel_globs, w->scratch))
 			return true;
 	}
-	if (!pyglobset_words(w->name_globs))
+	if (!pyglobset_words(w->name_globs) || !pyglobset_may_end(w->name_globs, name, nlen))
 		return false;
 	pyglobset_start(w->name_globs, w->name_scratch);
-	pyglobset_feed(w->name_globs, w->name_scratch, name, strlen(name));
+	pyglobset_feed(w->name_globs, w->name_scratch, name, nlen);
 	return pyglobset_accepts(w->name_globs, w->name_scratch);
 }
 
@@ -624,86 +625,99 @@ static int compile_patterns(struct walk *w)
 	return 0;
 }
 
+static int walk_dir(struct walk *w, int dfd, char *rel, size_t rlen, int depth);
+
+/* One entry of a directory (dfd): hidden, walked into, or passed by. */
+static int walk_entry(struct walk *w, int dfd, const struct dirent64 *de, char *rel, size_t rlen,
+		      int depth)
+{
+	const char *name = de->d_name;
+	size_t nlen = strlen(name), len = rlen + nlen + (rlen ? 1 : 0);
+	struct stat st;
+	bool have_st = false, is_dir;
+	int fd;
+
+	if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+		return 0;
+	if (++w->out->visited > HIDE_MAX_ENTRIES) {
+		w->out->truncated = true;
+		return 0;
+	}
+	if (rlen + nlen + 2 >= PATH_MAX)
+		return 0;
+	if (rlen)
+		rel[rlen] = '/';
+	memcpy(rel + rlen + (rlen ? 1 : 0), name, nlen + 1);
+
+	is_dir = de->d_type == DT_DIR;
+	if (de->d_type == DT_UNKNOWN) {
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0;
+		have_st = true;
+		is_dir = S_ISDIR(st.st_mode);
+	}
+
+	if (w->link_pass) {
+		if (de->d_type == DT_REG || (have_st && S_ISREG(st.st_mode))) {
+			if (!have_st && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				return 0;
+			for (size_t i = 0; st.st_nlink > 1 && i < w->nlinks; i++)
+				if (w->links[i].dev == st.st_dev && w->links[i].ino == st.st_ino &&
+				    add(w->out, rel, &st, w->e) < 0)
+					return -1;
+		}
+	} else if (matches(w, rel, len, name,
+			   w->rel_state + depth * pyglobset_words(w->rel_globs))) {
+		if (!have_st && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0;
+		return hide_one(w, rel, &st) < 0 ? -1 : 0;
+	}
+	if (!is_dir)
+		return 0;
+	/* Too deep: not walked into, and the walk goes on elsewhere. */
+	if (depth + 1 >= HIDE_MAX_DEPTH) {
+		w->out->truncated = true;
+		return 0;
+	}
+	if (!w->link_pass && pyglobset_words(w->rel_globs)) {
+		size_t words = pyglobset_words(w->rel_globs);
+		uint64_t *child = w->rel_state + (depth + 1) * words;
+
+		memcpy(child, w->rel_state + depth * words, words * sizeof(uint64_t));
+		pyglobset_feed(w->rel_globs, child, name, nlen);
+		pyglobset_feed(w->rel_globs, child, "/", 1);
+	}
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd >= 0 ? walk_dir(w, fd, rel, len, depth + 1) : 0;
+}
+
+/*
+ * One directory (dfd, ours to close): its entries by getdents64 into the buffer of its depth,
+ * reused from directory to directory (no opendir: its fstat, fcntl and allocation a
+ * directory add up over a big tree). An unreadable directory is skipped: unreadable to the
+ * command as well.
+ */
 static int walk_dir(struct walk *w, int dfd, char *rel, size_t rlen, int depth)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
+	_cleanup_close_ int fd = dfd;
+	char *buf = w->dents[depth];
+	long got;
 
-	d = fdopendir(dfd);
-	if (!d) {
-		(void)close(dfd);
-		return 0; /* unreadable to us: unreadable to the command as well */
+	if (!buf) {
+		buf = w->dents[depth] = malloc(DENTS_SIZE);
+		if (!buf)
+			return cordon_err(w->e, ENOMEM, "out of memory");
 	}
-	while ((de = readdir(d))) {
-		const char *name = de->d_name;
-		size_t nlen = strlen(name);
-		struct stat st;
-		bool have_st = false, is_dir;
-		int r, fd;
+	while ((got = syscall(SYS_getdents64, fd, buf, DENTS_SIZE)) > 0)
+		for (long off = 0; off < got;) {
+			const struct dirent64 *de = (const struct dirent64 *)(buf + off);
 
-		if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
-			continue;
-		if (++w->out->visited > HIDE_MAX_ENTRIES) {
-			w->out->truncated = true;
-			return 0;
+			off += de->d_reclen;
+			if (walk_entry(w, fd, de, rel, rlen, depth) < 0)
+				return -1;
+			if (w->out->visited > HIDE_MAX_ENTRIES)
+				return 0;
 		}
-		if (rlen + nlen + 2 >= PATH_MAX)
-			continue;
-		if (rlen)
-			rel[rlen] = '/';
-		memcpy(rel + rlen + (rlen ? 1 : 0), name, nlen + 1);
-
-		is_dir = de->d_type == DT_DIR;
-		if (de->d_type == DT_UNKNOWN) {
-			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			have_st = true;
-			is_dir = S_ISDIR(st.st_mode);
-		}
-
-		if (w->link_pass) {
-			if (de->d_type == DT_REG || (have_st && S_ISREG(st.st_mode))) {
-				if (!have_st &&
-				    fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-					continue;
-				for (size_t i = 0; st.st_nlink > 1 && i < w->nlinks; i++)
-					if (w->links[i].dev == st.st_dev &&
-					    w->links[i].ino == st.st_ino &&
-					    add(w->out, rel, &st, w->e) < 0)
-						return -1;
-			}
-		} else {
-			r = matches(w, rel, rlen + nlen + (rlen ? 1 : 0), name,
-				    w->rel_state + depth * pyglobset_words(w->rel_globs));
-			if (r) {
-				if (!have_st &&
-				    fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-					continue;
-				if (hide_one(w, rel, &st) < 0)
-					return -1;
-				continue;
-			}
-		}
-		if (!is_dir)
-			continue;
-		if (depth + 1 >= HIDE_MAX_DEPTH) {
-			w->out->truncated = true;
-			continue;
-		}
-		if (!w->link_pass && pyglobset_words(w->rel_globs)) {
-			size_t words = pyglobset_words(w->rel_globs);
-			uint64_t *child = w->rel_state + (depth + 1) * words;
-
-			memcpy(child, w->rel_state + depth * words, words * sizeof(uint64_t));
-			pyglobset_feed(w->rel_globs, child, name, nlen);
-			pyglobset_feed(w->rel_globs, child, "/", 1);
-		}
-		fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && walk_dir(w, fd, rel, rlen + nlen + (rlen ? 1 : 0), depth + 1) < 0)
-			return -1;
-		if (w->out->truncated)
-			return 0;
-	}
 	return 0;
 }
 
@@ -818,6 +832,8 @@ int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bo
 	free(w.scratch);
 	free(w.name_scratch);
 	free(w.lits);
+	for (size_t i = 0; i < HIDE_MAX_DEPTH; i++)
+		free(w.dents[i]);
 	if (r < 0) {
 		hide_placeholders_remove(wd_fd, out.ph, out.nph);
 		out.ph = NULL;

@@ -210,6 +210,48 @@ static const char *const ABSENT[] = { ".bashrc", ".vscode", ".mcp.json", ".git/h
  * not one per name), empty, read-only and marked, hidden by the scan, and held: each name
  * appears complete. Removal leaves nothing behind, not even an unnamed file.
  */
+/*
+ * The depth bound prunes: a directory too deep is not walked into, and the walk goes on
+ * elsewhere. Ten chains deeper than the bound and ten matching files beside them, in
+ * whatever order the file system lists them: every file is hidden, and the scan says it was
+ * bounded. (A walk that stopped at its first chain too deep would miss some.)
+ */
+Test(hide, too_deep_is_pruned_not_the_end_of_the_walk)
+{
+	struct cordon_profile *p = NULL;
+	struct sb_hide_list got = { 0 };
+	char *wd = tu_tmpdir(), path[4096];
+	cordon_error e;
+	int fd;
+
+	for (int i = 0; i < 10; i++) {
+		int n = snprintf(path, sizeof(path), "%s/chain%d", wd, i);
+
+		for (int d = 0; d < 12; d++) {
+			cr_assert_eq(mkdir(path, 0755), 0, "%s", path);
+			n += snprintf(path + n, sizeof(path) - (size_t)n, "/d");
+		}
+		snprintf(path, sizeof(path), "%s/dir%d", wd, i);
+		cr_assert_eq(mkdir(path, 0755), 0);
+		snprintf(path, sizeof(path), "%s/dir%d/secret%d.pem", wd, i, i);
+		fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+		cr_assert_geq(fd, 0);
+		close(fd);
+	}
+	cr_assert_eq(cordon_profile_load("default", &p, &e), 0, "%s", e.msg);
+	cordon_list_free(&p->mask);
+	add(&p->ignore, "*.pem");
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "hide_scan: %s", e.msg);
+	cr_expect(got.truncated, "the chains deeper than the bound were not noticed");
+	cr_expect_eq(got.n, 10, "%zu of the 10 files hidden", got.n);
+	hide_list_free(&got);
+	close(fd);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
 Test(hide, absent_masks_share_one_placeholder_inode)
 {
 	struct cordon_profile *p = mask_profile(ABSENT, NABSENT);
