@@ -131,7 +131,7 @@ static char gate(const struct sb_plan *pl)
 }
 
 /*
- * A gate with fds (sandbox.c: sb_send_gate): its byte, the network namespace the parent made
+ * A gate with fds (sandbox.c: sb_gate_join): its byte, the network namespace the parent made
  * meanwhile (*ret_netns, -1 if none), and the `tasks` files of the run's v1 cgroups, which we
  * join here, ourselves and single-threaded: moving oneself skips the global lock a move by
  * pid takes (cgroup.h: cgroup_run_task_fds). Nothing of the command's has run yet. step: the

@@ -228,7 +228,7 @@ int prebuilt_make(cordon_error *e)
 	struct sb_plan base = { .netns_fd = -1, .wd_tree_fd = -1, .stdin_fd = -1 };
 	struct clone_args ca = { 0 };
 	int rep[2] = { -1, -1 }, go[2] = { -1, -1 }, status[2] = { -1, -1 };
-	int pidfd = -1, r = -1, cg_fds[CGROUP_MAX_DIRS], ncg, sent;
+	int pidfd = -1, r = -1;
 	pid_t pid;
 
 	if (!enabled || pb || !last.binds || geteuid() != 0)
@@ -303,15 +303,9 @@ int prebuilt_make(cordon_error *e)
 		r = 0;
 		goto fail;
 	}
-	/* It joins its cgroup itself (v1; cgroup.h says why), or we move it (v2). */
-	ncg = cgroup_run_task_fds(b->cg, cg_fds, CGROUP_MAX_DIRS, e);
-	if (ncg < 0 || (ncg == 0 && cgroup_run_attach(b->cg, pid, e) < 0))
-		goto fail;
-	sent = sb_send_gate(b->go_fd, 'j', -1, cg_fds, ncg);
-	for (int i = 0; i < ncg; i++)
-		(void)close(cg_fds[i]);
-	if (sent < 0) {
-		cordon_err(e, errno, "prebuild: gate");
+	/* Its cgroup first: it joins it itself (v1; cgroup.h says why), or we move it (v2). */
+	if (sb_gate_join(b->go_fd, 'j', -1, b->cg, pid, NULL, e) < 0) {
+		cordon_err_prefix(e, "prebuild");
 		goto fail;
 	}
 	/* The first gate: it may build its root (it holds the network namespace's fd). */

@@ -749,7 +749,7 @@ static pid_t clone_child(struct prep *x, int *ret_pidfd, cordon_error *e)
  * On the wire: c, how many cgroup `tasks` fds and whether a network namespace come with it;
  * the fds by SCM_RIGHTS, the namespace first.
  */
-int sb_send_gate(int sock, char c, int netns, const int *cg_fds, int ncg)
+static int send_gate(int sock, char c, int netns, const int *cg_fds, int ncg)
 {
 	union {
 		struct cmsghdr h;
@@ -770,10 +770,25 @@ int sb_send_gate(int sock, char c, int netns, const int *cg_fds, int ncg)
 	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(msg) ? 0 : -1;
 }
 
-static void close_fds(int *fds, int n)
+int sb_gate_join(int sock, char c, int netns, struct cgroup_run *cg, pid_t pid, bool *ret_self,
+		 cordon_error *e)
 {
-	for (int i = 0; i < n; i++)
-		(void)close(fds[i]);
+	int cg_fds[CGROUP_MAX_DIRS], ncg = 0, sent;
+
+	/* v1: the child joins itself (cgroup.h: cgroup_run_task_fds); v2: we move it by pid. */
+	if (cg) {
+		ncg = cgroup_run_task_fds(cg, cg_fds, CGROUP_MAX_DIRS, e);
+		if (ncg < 0 || (ncg == 0 && cgroup_run_attach(cg, pid, e) < 0))
+			return -1;
+	}
+	if (ret_self)
+		*ret_self = ncg > 0;
+	sent = send_gate(sock, c, netns, cg_fds, ncg);
+	if (sent < 0)
+		cordon_err(e, errno, "gate");
+	for (int i = 0; i < ncg; i++)
+		(void)close(cg_fds[i]);
+	return sent;
 }
 
 /* Read the report until EOF; *ret_err set when the child reported a failure. */
@@ -828,7 +843,8 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 	struct local_proc *p = NULL;
 	struct sb_msg err;
 	const char *tr = getenv("CORDON_TRACE_SETUP");
-	int rc = -1, sent, cg_fds[CGROUP_MAX_DIRS], ncg = 0;
+	bool self_join = false;
+	int rc = -1;
 	pid_t pid;
 
 	prep_init(&x);
@@ -915,30 +931,16 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 		cordon_err_prefix(e, "sandbox: cgroup");
 		goto out_kill_report;
 	}
-	/*
-	 * v1: the child joins the cgroup itself, with the `tasks` fds we send it (a move of
-	 * oneself skips the global lock a move by pid takes: cgroup.h); v2: we move it by pid.
-	 */
-	if (x.cg) {
-		ncg = cgroup_run_task_fds(x.cg, cg_fds, CGROUP_MAX_DIRS, e);
-		if (ncg < 0 || (ncg == 0 && cgroup_run_attach(x.cg, pid, e) < 0)) {
-			ncg = 0;
-			cordon_err_prefix(e, "sandbox: cgroup");
-			goto out_kill_report;
-		}
-	}
-	trace_line(&x,
-		   !x.cg ? "parent: no cgroup"
-		   : ncg ? "parent: cgroup made, the child joins it"
-			 : "parent: child attached to its cgroup",
-		   now_ms());
 	/* 'c': memory is limited by the cgroup; 'n': no cgroup, RLIMIT_AS instead. */
-	sent = sb_send_gate(x.go[1], x.cg ? 'c' : 'n', late_netns, cg_fds, ncg);
-	close_fds(cg_fds, ncg);
-	if (sent < 0) {
-		cordon_err(e, errno, "sandbox: gate");
+	if (sb_gate_join(x.go[1], x.cg ? 'c' : 'n', late_netns, x.cg, pid, &self_join, e) < 0) {
+		cordon_err_prefix(e, "sandbox");
 		goto out_kill_report;
 	}
+	trace_line(&x,
+		   !x.cg       ? "parent: no cgroup"
+		   : self_join ? "parent: cgroup made, the child joins it"
+			       : "parent: child attached to its cgroup",
+		   now_ms());
 	closep(&late_netns);
 	late_netns = -1;
 	/*

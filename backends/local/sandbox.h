@@ -228,11 +228,15 @@ int mounts_finish(const struct sb_plan *pl, bool have_workdir, struct sb_mounts 
 		  struct sb_msg *m);
 
 /*
- * The gate message that lets a sandbox go on (init.c reads it): its byte c, and the fds that
- * come with it: the run's network namespace (netns >= 0) and the `tasks` files of its v1
- * cgroups, which the sandbox joins itself (cgroup.h: cgroup_run_task_fds). 0, or -1/errno.
+ * The gate message that lets sandbox pid go on (init.c: gate_join reads it): its byte c, and
+ * the fds that come with it: the run's network namespace (netns >= 0), and when cg is not
+ * NULL the `tasks` files of its v1 cgroups, which the sandbox joins itself (cgroup.h:
+ * cgroup_run_task_fds); a v2 cgroup we join pid to here. *ret_self (optional): whether the
+ * sandbox joins itself. 0, or -1 with *e.
  */
-int sb_send_gate(int sock, char c, int netns, const int *cg_fds, int ncg);
+struct cgroup_run;
+int sb_gate_join(int sock, char c, int netns, struct cgroup_run *cg, pid_t pid, bool *ret_self,
+		 cordon_error *e);
 
 /* init.c: the child, from clone to exec. Never returns. */
 __attribute__((noreturn)) void sb_child_main(const struct sb_plan *pl);
