@@ -152,6 +152,11 @@ out:
 	return ok;
 }
 
+bool relay_flood_to_thread(struct relay_thread *t, struct relay_src *src, struct capture *cap)
+{
+	return capture_bytes(cap) >= RELAY_THREAD_AFTER && relay_thread_start(t, src, cap);
+}
+
 void relay_thread_join(struct relay_thread *t)
 {
 	if (!t->running)

@@ -66,6 +66,14 @@ struct relay_thread {
 };
 
 /*
+ * When a stream is a flood: past this many bytes it gets a reader thread of its own, and leaves
+ * the caller's poll loop. A command that writes less never has the thread (nor its start,
+ * ~0.05 ms).
+ */
+#define RELAY_THREAD_AFTER (4u << 20)
+/* Once cap holds RELAY_THREAD_AFTER bytes, relay_thread_start; true when src was handed over. */
+bool relay_flood_to_thread(struct relay_thread *t, struct relay_src *src, struct capture *cap);
+/*
  * Hand src over to a reader thread (src is then RELAY_SRC_NONE; what its bounce pipe holds is
  * read first); false, and src as it was, when one cannot be started.
  */

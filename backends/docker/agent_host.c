@@ -43,8 +43,6 @@
 /* After the command's exit, what still holds its pipes (a background job) gets this long to
  * finish writing: dockerd's own rule for exec streams (2 s). */
 #define DRAIN_MS 2000
-/* Past this many bytes of a stream, its own reader thread (as the local backend's relay). */
-#define RELAY_THREAD_AFTER (4u << 20)
 /* How long a killed command may take to be reported dead before the container is restarted. */
 #define KILL_WAIT_MS 2000
 
@@ -513,14 +511,14 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 		if (io >= 0 && p[io].revents) {
 			if (!relay(&src_out, buf, r->out))
 				closep(&out_r), out_r = -1;
-			else if (capture_bytes(r->out) >= RELAY_THREAD_AFTER)
-				(void)relay_thread_start(&out_thread, &src_out, r->out);
+			else
+				(void)relay_flood_to_thread(&out_thread, &src_out, r->out);
 		}
 		if (ie >= 0 && p[ie].revents) {
 			if (!relay(&src_err, buf, r->err))
 				closep(&err_r), err_r = -1;
-			else if (capture_bytes(r->err) >= RELAY_THREAD_AFTER)
-				(void)relay_thread_start(&err_thread, &src_err, r->err);
+			else
+				(void)relay_flood_to_thread(&err_thread, &src_err, r->err);
 		}
 		if (ia < 0 || !p[ia].revents)
 			continue;

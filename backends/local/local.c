@@ -29,14 +29,6 @@
 #define RELAY_BUF_SIZE (256 * 1024)
 /* While cancellation is possible, poll wakes at least this often to look at the flag. */
 #define CANCEL_POLL_MS 20
-/*
- * A flood on stdout or stderr: past this many bytes its pipe is read by a thread of its own, with
- * blocking reads (runtime/relay.h says why), and leaves the poll loop. A command that writes
- * less never has the thread (nor its start, ~0.05 ms). The thread needs no way to stop but
- * EOF: only the run's processes hold the write end, and the poll loop makes sure they are all
- * gone (the command's end, the timeout and cancellation all kill the run).
- */
-#define RELAY_THREAD_AFTER (4u << 20)
 
 static double now_ms(void)
 {
@@ -68,10 +60,10 @@ static int make_pipe(int fds[2], cordon_error *e)
 }
 
 /* Read what is there; returns false at EOF (or on a hard error). */
-static bool drain(int fd, struct capture *c, char *buf)
+static bool drain(struct relay_src *src, struct capture *c, char *buf)
 {
 	for (;;) {
-		ssize_t n = read(fd, buf, RELAY_BUF_SIZE);
+		ssize_t n = relay_src_read(src, buf, RELAY_BUF_SIZE);
 
 		if (n > 0) {
 			capture_feed(c, buf, (size_t)n);
@@ -85,20 +77,6 @@ static bool drain(int fd, struct capture *c, char *buf)
 			return true;
 		return false;
 	}
-}
-
-/* Past RELAY_THREAD_AFTER bytes, hand fd over to a reader thread; true when it was. */
-static bool flood_to_thread(struct relay_thread *t, int fd, struct capture *cap)
-{
-	struct relay_src src;
-	bool started;
-
-	if (capture_bytes(cap) < RELAY_THREAD_AFTER)
-		return false;
-	relay_src_init(&src, fd);
-	started = relay_thread_start(t, &src, cap);
-	relay_src_free(&src);
-	return started;
 }
 
 /* AG2: "Command not found: [Errno 2] No such file or directory: 'sh'" with exit 127. */
@@ -134,6 +112,14 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	struct local_usage usage = { .peak_memory_bytes = -1 };
 	struct relay_thread out_thread = { 0 }, err_thread = { 0 };
 	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1;
+	/*
+	 * Read through runtime/relay.h: a flood's bounce pipe, then its reader thread. A reader
+	 * needs no way to stop but EOF: only the run's processes hold the write ends, and the
+	 * poll loop makes sure they are all gone (the command's end, the timeout and
+	 * cancellation all kill the run).
+	 */
+	_cleanup_(relay_src_free) struct relay_src src_out = RELAY_SRC_NONE,
+						   src_err = RELAY_SRC_NONE;
 	_cleanup_free_ char *buf = NULL;
 	int fds[2], rc = -1, wstatus = 0;
 	bool out_open = true, err_open = true, exited = false, timed_out = false;
@@ -147,6 +133,8 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	if (make_pipe(fds, e) < 0)
 		return -1;
 	err_r = fds[0], err_w = fds[1];
+	relay_src_init_lazy(&src_out, out_r);
+	relay_src_init_lazy(&src_err, err_r);
 	buf = malloc(RELAY_BUF_SIZE);
 	if (!buf)
 		return cordon_err(e, ENOMEM, "out of memory");
@@ -221,13 +209,13 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		}
 		/* A flood gets a reader of its own (runtime/relay.h), out of this loop. */
 		if (ix_out >= 0 && pfd[ix_out].revents) {
-			out_open = drain(out_r, cap_out, buf);
-			if (out_open && flood_to_thread(&out_thread, out_r, cap_out))
+			out_open = drain(&src_out, cap_out, buf);
+			if (out_open && relay_flood_to_thread(&out_thread, &src_out, cap_out))
 				out_open = false;
 		}
 		if (ix_err >= 0 && pfd[ix_err].revents) {
-			err_open = drain(err_r, cap_err, buf);
-			if (err_open && flood_to_thread(&err_thread, err_r, cap_err))
+			err_open = drain(&src_err, cap_err, buf);
+			if (err_open && relay_flood_to_thread(&err_thread, &src_err, cap_err))
 				err_open = false;
 		}
 		if (ix_st >= 0 && pfd[ix_st].revents && !(pfd[ix_pid].revents)) {
@@ -253,9 +241,9 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 					: "teardown: the command's end");
 	/* Killed: collect what is already in the pipes, without waiting for more. */
 	if (out_open)
-		(void)drain(out_r, cap_out, buf);
+		(void)drain(&src_out, cap_out, buf);
 	if (err_open)
-		(void)drain(err_r, cap_err, buf);
+		(void)drain(&src_err, cap_err, buf);
 	/* The floods' readers: their EOF comes with the run's last process, killed by now. */
 	relay_thread_join(&out_thread);
 	relay_thread_join(&err_thread);
