@@ -134,15 +134,7 @@ int pyglobset_compile(struct pyglobset *s, cordon_error *e)
 
 	for (size_t i = 0; i < s->npats; i++) {
 		const struct pyfn_pattern *p = &s->pats[i];
-		const struct pyfn_item *last = p->nitems ? &p->items[p->nitems - 1] : NULL;
 
-		/* No items: the pattern matches "" only, which no string with a last byte is. */
-		if (last && last->kind == PYFN_STAR)
-			s->end_any = true;
-		else if (last)
-			for (uint32_t c = 0; c < 128; c++)
-				if (pyfn_one(last, c))
-					set_bit(s->end_ascii, c);
 		set_bit(s->init, bit);
 		for (size_t k = 0; k < p->nitems; k++) {
 			const struct pyfn_item *it = &p->items[k];
@@ -161,6 +153,17 @@ int pyglobset_compile(struct pyglobset *s, cordon_error *e)
 		set_bit(s->final, bit);
 		bit++;
 	}
+	/*
+	 * The characters a match can end with, from the tables just built: a final state that
+	 * loops ('*' last) takes any; else c can end a match when it leads into a final state.
+	 * (A pattern without items has a final state nothing leads into: it matches "" only.)
+	 */
+	for (size_t w = 0; w < s->words; w++)
+		s->end_any = s->end_any || (s->final[w] & s->loop[w]);
+	for (uint32_t c = 0; c < 128; c++)
+		for (size_t w = 0; w < s->words; w++)
+			if (s->ascii[c * s->words + w] & s->final[w])
+				set_bit(s->end_ascii, c);
 	return 0;
 }
 
