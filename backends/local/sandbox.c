@@ -631,8 +631,9 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 			char what[128];
 
 			(void)snprintf(what, sizeof(what),
-				       "prepare: hide scan (%zu hidden, %zu seen%s)", x->hides.n,
-				       x->hides.visited, x->hides.truncated ? ", bounded" : "");
+				       "prepare: hide scan (%zu hidden, %zu seen%s%s)", x->hides.n,
+				       x->hides.visited, x->hides.truncated ? ", bounded" : "",
+				       x->hides.threads > 1 ? ", 2 threads" : "");
 			trace_line(x, what, now_ms());
 		}
 	}

@@ -110,6 +110,7 @@ struct sb_hide_list {
 	size_t n, cap;
 	bool truncated; /* the walk hit its depth or entry bound */
 	size_t visited;
+	unsigned threads; /* that walked the workdir: 1, or 2 (hide.c: walk_shared) */
 	struct sb_placeholder *ph;
 	size_t nph;
 	/*
@@ -195,6 +196,16 @@ struct sb_plan {
 /* hide.c: find what profile->ignore and profile->mask hide in the workdir (parent side). */
 int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bool placeholders,
 	      struct sb_hide_list *ret, cordon_error *e);
+/*
+ * hide_scan with the walk's threads chosen: 1, the serial walk (the reference the tests
+ * compare with); 2, the top-level subdirectories shared with a second thread whenever there
+ * are two (tests); 0, what hide_scan does: shared once what is left looks worth a thread.
+ * The result is the same (hide.c: walk_shared).
+ */
+int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profile *p,
+		      bool placeholders, int threads, struct sb_hide_list *ret, cordon_error *e);
+/* Tests only: the walk's second thread fails (ENOMEM) as it starts. */
+extern bool hide_test_worker_fails;
 /* Remove the placeholders (after the sandbox is gone) and free them. */
 void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n);
 void hide_list_free(struct sb_hide_list *l);

@@ -13,6 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -219,7 +224,6 @@ static const char *const ABSENT[] = { ".bashrc", ".vscode", ".mcp.json", ".git/h
 Test(hide, too_deep_is_pruned_not_the_end_of_the_walk)
 {
 	struct cordon_profile *p = NULL;
-	struct sb_hide_list got = { 0 };
 	char *wd = tu_tmpdir(), path[4096];
 	cordon_error e;
 	int fd;
@@ -242,10 +246,21 @@ Test(hide, too_deep_is_pruned_not_the_end_of_the_walk)
 	cordon_list_free(&p->mask);
 	add(&p->ignore, "*.pem");
 	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "hide_scan: %s", e.msg);
-	cr_expect(got.truncated, "the chains deeper than the bound were not noticed");
-	cr_expect_eq(got.n, 10, "%zu of the 10 files hidden", got.n);
-	hide_list_free(&got);
+	/* hide_scan's own choice, the serial walk, and the top level shared by two threads. */
+	for (int threads = 0; threads <= 2; threads++) {
+		struct sb_hide_list got = { 0 };
+
+		cr_assert_eq(hide_scan_threads(fd, wd, p, false, threads, &got, &e), 0,
+			     "hide_scan: %s", e.msg);
+		cr_expect_eq(got.threads, threads == 2 ? 2 : 1, "threads %d: walked on %u", threads,
+			     got.threads);
+		cr_expect(got.truncated,
+			  "threads %d: the chains deeper than the bound were not "
+			  "noticed",
+			  threads);
+		cr_expect_eq(got.n, 10, "threads %d: %zu of the 10 files hidden", threads, got.n);
+		hide_list_free(&got);
+	}
 	close(fd);
 	cordon_profile_free(p);
 	tu_rmtree(wd);
@@ -356,6 +371,284 @@ Test(hide, leftover_placeholders_removed_by_the_next_run)
 		cr_expect(!exists_at(wd, ABSENT[i], NULL), "%s left after the next run", ABSENT[i]);
 	cordon_profile_free(all);
 	cordon_profile_free(one);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/*
+ * The walk on two threads (hide.c: walk_shared) against the serial walk: the same list, in
+ * the same order (the mounts are made in it), with the same bounds. The tree has forty
+ * top-level directories (so that the second thread takes some), matches at the top level and
+ * in many of them, a matching directory hidden whole, a hidden file with hard links in
+ * another subdirectory and at the top level (the second pass), a hidden symlink whose target
+ * is in another subdirectory, and a chain deeper than the depth bound.
+ */
+static void touch(const char *wd, const char *rel)
+{
+	char p[4096];
+	int fd;
+
+	(void)snprintf(p, sizeof(p), "%s/%s", wd, rel);
+	fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0, "create %s", p);
+	(void)close(fd);
+}
+
+static void mkdirs(const char *wd, const char *rel)
+{
+	char p[4096];
+
+	(void)snprintf(p, sizeof(p), "%s/%s", wd, rel);
+	cr_assert_eq(mkdir(p, 0755), 0, "mkdir %s", p);
+}
+
+static void make_wide_tree(const char *wd)
+{
+	char rel[256], to[256], p[4096], chain[256] = "d07";
+
+	for (int d = 0; d < 40; d++) {
+		(void)snprintf(rel, sizeof(rel), "d%02d", d);
+		mkdirs(wd, rel);
+		(void)snprintf(rel, sizeof(rel), "d%02d/sub", d);
+		mkdirs(wd, rel);
+		for (int f = 0; f < 30; f++) {
+			(void)snprintf(rel, sizeof(rel), "d%02d/f%02d.txt", d, f);
+			touch(wd, rel);
+			(void)snprintf(rel, sizeof(rel), "d%02d/sub/g%02d.c", d, f);
+			touch(wd, rel);
+		}
+		if (d % 3 == 0) {
+			(void)snprintf(rel, sizeof(rel), "d%02d/sub/id%02d.key", d, d);
+			touch(wd, rel);
+		}
+		if (d % 5 == 1) {
+			(void)snprintf(rel, sizeof(rel), "d%02d/build", d);
+			mkdirs(wd, rel);
+			(void)snprintf(rel, sizeof(rel), "d%02d/build/out.o", d);
+			touch(wd, rel);
+		}
+	}
+	touch(wd, "top.key");
+	touch(wd, "secret-top.txt");
+	mkdirs(wd, "build");
+	touch(wd, "build/x.o");
+	/* d03/sub/secret.pem, hidden, has two more names that no pattern matches. */
+	touch(wd, "d03/sub/secret.pem");
+	(void)snprintf(p, sizeof(p), "%s/d03/sub/secret.pem", wd);
+	(void)snprintf(to, sizeof(to), "%s/d31/sub/notes.txt", wd);
+	cr_assert_eq(link(p, to), 0);
+	(void)snprintf(to, sizeof(to), "%s/zz-copy.txt", wd);
+	cr_assert_eq(link(p, to), 0);
+	/* d12/token.key -> ../d25/f00.txt: both hidden. */
+	(void)snprintf(p, sizeof(p), "%s/d12/token.key", wd);
+	cr_assert_eq(symlink("../d25/f00.txt", p), 0);
+	for (int i = 0; i < 10; i++) {
+		strcat(chain, "/c");
+		mkdirs(wd, chain);
+	}
+	strcat(chain, "/deep.key");
+	touch(wd, chain);
+}
+
+static void expect_same_list(const struct sb_hide_list *a, const struct sb_hide_list *b,
+			     const char *what)
+{
+	cr_expect_eq(a->truncated, b->truncated, "%s: truncated %d, serially %d", what,
+		     b->truncated, a->truncated);
+	cr_expect_eq(a->visited, b->visited, "%s: %zu seen, serially %zu", what, b->visited,
+		     a->visited);
+	cr_assert_eq(a->n, b->n, "%s: %zu hidden, serially %zu", what, b->n, a->n);
+	for (size_t i = 0; i < a->n; i++) {
+		cr_assert_str_eq(b->v[i].rel, a->v[i].rel, "%s: entry %zu", what, i);
+		cr_expect(b->v[i].dev == a->v[i].dev && b->v[i].ino == a->v[i].ino &&
+				  b->v[i].dir == a->v[i].dir,
+			  "%s: entry %zu (%s) differs", what, i, a->v[i].rel);
+	}
+	cr_expect_eq(a->npin, b->npin, "%s: pins", what);
+	cr_expect_eq(a->nph, b->nph, "%s: placeholders", what);
+}
+
+static struct cordon_profile *wide_profile(void)
+{
+	static const char *const ignores[] = { "*.key", "**/build", "secret*", "*.pem" };
+	struct cordon_profile *p = NULL;
+	cordon_error e;
+
+	cr_assert_eq(cordon_profile_load("default", &p, &e), 0, "%s", e.msg);
+	cordon_list_free(&p->mask);
+	cordon_list_free(&p->ignore);
+	for (size_t i = 0; i < ARRAY_SIZE(ignores); i++)
+		add(&p->ignore, ignores[i]);
+	add(&p->mask, "d1*/sub/g07.c");
+	add(&p->mask, "d20/f05.txt");
+	return p;
+}
+
+Test(hide, shared_walk_is_the_serial_walk)
+{
+	struct cordon_profile *p = wide_profile();
+	struct sb_hide_list serial = { 0 };
+	char *wd = tu_tmpdir();
+	_cleanup_close_ int fd = -1;
+	cordon_error e;
+	cpu_set_t cpus;
+	bool linked = false;
+
+	make_wide_tree(wd);
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &serial, &e), 0, "%s", e.msg);
+	cr_assert_eq(serial.threads, 1);
+	cr_assert(serial.truncated, "the chain deeper than the bound was not noticed");
+	cr_assert_gt(serial.n, 25, "only %zu hidden", serial.n);
+	for (size_t i = 0; i < serial.n; i++)
+		linked = linked || strcmp(serial.v[i].rel, "d31/sub/notes.txt") == 0;
+	cr_assert(linked, "the other names of a hidden file were not hidden");
+	cr_assert_eq(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+	/*
+	 * Forced (2) and hide_scan's own choice (0: the tree is big enough, if there are two
+	 * CPUs to run on), many times over: which thread takes which directory changes from
+	 * run to run.
+	 */
+	for (int round = 0; round < 20; round++) {
+		struct sb_hide_list got = { 0 };
+		int threads = round % 2 ? 0 : 2;
+		char what[64];
+
+		(void)snprintf(what, sizeof(what), "round %d, threads %d", round, threads);
+		cr_assert_eq(hide_scan_threads(fd, wd, p, false, threads, &got, &e), 0, "%s",
+			     e.msg);
+		cr_expect_eq(got.threads, threads == 2 || CPU_COUNT(&cpus) > 1 ? 2 : 1,
+			     "%s: walked on %u thread(s)", what, got.threads);
+		expect_same_list(&serial, &got, what);
+		hide_list_free(&got);
+	}
+	hide_list_free(&serial);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/* A few top-level directories and little in them: hide_scan walks it on one thread. */
+Test(hide, small_tree_is_walked_on_one_thread)
+{
+	struct cordon_profile *p = wide_profile();
+	struct sb_hide_list got = { 0 };
+	char *wd = tu_tmpdir();
+	_cleanup_close_ int fd = -1;
+	cordon_error e;
+
+	mkdirs(wd, "a");
+	mkdirs(wd, "b");
+	mkdirs(wd, "c");
+	touch(wd, "b/x.key");
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "%s", e.msg);
+	cr_expect_eq(got.threads, 1, "walked on %u threads", got.threads);
+	cr_expect_eq(got.n, 1);
+	hide_list_free(&got);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+static size_t count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	size_t n = 0;
+
+	cr_assert(d, "opendir %s", path);
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * The second thread fails (as ENOMEM would make it): the scan fails with its error, the
+ * thread is gone, no fd is left open, and the placeholders the scan made are removed.
+ */
+Test(hide, a_failing_second_thread_fails_the_scan_and_leaks_nothing)
+{
+	struct cordon_profile *p = wide_profile();
+	struct sb_hide_list got = { 0 };
+	char *wd = tu_tmpdir();
+	_cleanup_close_ int fd = -1;
+	size_t fds, tasks, entries;
+	cordon_error e;
+
+	make_wide_tree(wd);
+	add(&p->mask, ".absent-mask");
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	entries = count_dir(wd);
+	fds = count_dir("/proc/self/fd");
+	tasks = count_dir("/proc/self/task");
+	hide_test_worker_fails = true;
+	cr_expect_eq(hide_scan_threads(fd, wd, p, true, 2, &got, &e), -1);
+	hide_test_worker_fails = false;
+	cr_expect_eq(e.code, ENOMEM, "error %d: %s", e.code, e.msg);
+	cr_expect_eq(count_dir("/proc/self/fd"), fds, "an fd was left open");
+	cr_expect_eq(count_dir("/proc/self/task"), tasks, "a thread was left");
+	cr_expect_eq(count_dir(wd), entries, "a placeholder was left in the workdir");
+	cr_expect_eq(got.n, 0);
+	/* And the next scan works. */
+	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 2, &got, &e), 0, "%s", e.msg);
+	cr_expect_eq(got.threads, 2);
+	hide_list_free(&got);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+static size_t vm_size(void)
+{
+	char line[256];
+	size_t kb = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %zu kB", &kb) == 1)
+			break;
+	fclose(f);
+	cr_assert_gt(kb, 0);
+	return kb * 1024;
+}
+
+/*
+ * No second thread (pthread_create fails: here its stack does not fit under RLIMIT_AS): the
+ * calling thread walks everything, silently, with the serial walk's result.
+ */
+Test(hide, no_second_thread_falls_back_to_one)
+{
+	struct cordon_profile *p = wide_profile();
+	struct sb_hide_list serial = { 0 }, got = { 0 };
+	char *wd = tu_tmpdir();
+	_cleanup_close_ int fd = -1;
+	pthread_attr_t attr;
+	struct rlimit old, lim;
+	int r;
+	cordon_error e;
+
+	make_wide_tree(wd);
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &serial, &e), 0, "%s", e.msg);
+	/* Every new thread's stack: 64 MiB, of which the limit leaves 16 MiB. */
+	cr_assert_eq(pthread_attr_init(&attr), 0);
+	cr_assert_eq(pthread_attr_setstacksize(&attr, 64 << 20), 0);
+	cr_assert_eq(pthread_setattr_default_np(&attr), 0);
+	cr_assert_eq(getrlimit(RLIMIT_AS, &old), 0);
+	lim = old;
+	lim.rlim_cur = vm_size() + (16 << 20);
+	cr_assert_eq(setrlimit(RLIMIT_AS, &lim), 0);
+	r = hide_scan_threads(fd, wd, p, false, 2, &got, &e);
+	cr_assert_eq(setrlimit(RLIMIT_AS, &old), 0);
+	cr_assert_eq(r, 0, "%s", e.msg);
+	cr_expect_eq(got.threads, 1, "a thread was made under the limit");
+	expect_same_list(&serial, &got, "no thread");
+	hide_list_free(&got);
+	hide_list_free(&serial);
+	cordon_profile_free(p);
 	tu_rmtree(wd);
 	free(wd);
 }
