@@ -60,6 +60,13 @@
  * what is left.
  */
 #define HIDE_SHARE_MIN_ENTRIES 2000
+/*
+ * A top level wider than this is walked on one thread: sharing records its entries first, and
+ * a hostile workdir of 100,000 top-level names would make that tens of megabytes.
+ */
+#define HIDE_SHARE_MAX_TOP 4096
+/* Entries a thread takes from the entry bound at once (take_entry). */
+#define HIDE_CREDIT 256
 
 struct inode_id {
 	dev_t dev;
@@ -96,7 +103,7 @@ struct walk {
 	struct pyglobset *rel_globs, *name_globs;
 	char **lits;
 	size_t nlits;
-	size_t visited; /* entries taken from the bound this pass, by every thread (atomic) */
+	size_t taken; /* entries taken from the bound this pass, by every thread (atomic) */
 };
 
 /*
@@ -125,7 +132,11 @@ struct walker {
 	struct rec *rec;
 	bool defer;	/* the top level of a shared walk: record its subdirectories, walk none */
 	bool truncated; /* the depth bound, or this thread's share of the entry bound, was hit */
-	bool stop;	/* the entry bound was hit: no further */
+	bool stop; /* the entry bound was hit, or the top level is too wide to share: no further */
+	bool wide; /* the top level of a shared walk holds too many entries to record */
+	size_t credit; /* entries taken from the bound and not walked yet (take_entry) */
+	size_t seen;   /* entries this thread walked */
+	size_t dirs;   /* top-level subdirectories this thread walked (walk_dirs) */
 };
 
 static bool has_glob(const char *p)
@@ -731,6 +742,11 @@ static int hide_found(struct walk *w, const char *rel, const struct stat *st)
 /* An entry found: hidden now, or recorded to be hidden later in the serial walk's order. */
 static int found(struct walker *t, const char *rel, const struct stat *st, bool dir)
 {
+	/* Too wide a top level to record: walk_shared walks it again, on one thread. */
+	if (t->defer && t->rec->nsub >= HIDE_SHARE_MAX_TOP) {
+		t->wide = t->stop = true;
+		return 0;
+	}
 	if (t->rec)
 		return rec_push(t->rec, rel, st, dir, t->e);
 	return hide_found(t->w, rel, st);
@@ -741,19 +757,35 @@ static bool is_dot(const char *name)
 	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
 }
 
-/*
- * The entry bound, shared by the walk's threads: n entries (a directory's getdents64 batch)
- * taken from it at once, one atomic add a batch rather than an entry (two threads adding to
- * one counter an entry at a time would pass its cache line to and fro). How many of the n
- * may be walked; fewer than n: the bound is reached.
- */
-static size_t take_entries(struct walker *t, size_t n)
-{
-	size_t before = __atomic_fetch_add(&t->w->visited, n, __ATOMIC_RELAXED);
+/* Tests only: the entry bound instead of HIDE_MAX_ENTRIES (0: HIDE_MAX_ENTRIES). */
+size_t hide_test_max_entries;
 
-	if (before >= HIDE_MAX_ENTRIES)
-		return 0;
-	return n < HIDE_MAX_ENTRIES - before ? n : HIDE_MAX_ENTRIES - before;
+static size_t max_entries(void)
+{
+	return hide_test_max_entries ? hide_test_max_entries : HIDE_MAX_ENTRIES;
+}
+
+/*
+ * The entry bound, shared by the walk's threads: may the walk take one more entry? Each
+ * thread takes its entries from the bound HIDE_CREDIT at a time (one atomic add for many
+ * entries: two threads adding to one counter an entry at a time would pass its cache line to
+ * and fro) and spends them an entry at a time, in walk order. So a walk on one thread covers
+ * exactly the first entries in walk order, as it always did; a shared walk that reaches the
+ * bound is walked again on one thread (walk_shared).
+ */
+static bool take_entry(struct walker *t)
+{
+	if (t->credit == 0) {
+		size_t max = max_entries();
+		size_t before = __atomic_fetch_add(&t->w->taken, HIDE_CREDIT, __ATOMIC_RELAXED);
+
+		if (before >= max)
+			return false;
+		t->credit = max - before < HIDE_CREDIT ? max - before : HIDE_CREDIT;
+	}
+	t->credit--;
+	t->seen++;
+	return true;
 }
 
 /* rel_globs' state for the directory name at depth + 1, from its parent's at depth. */
@@ -836,23 +868,14 @@ static int walk_fd(struct walker *t, int fd, char *rel, size_t rlen, int depth)
 	char *buf = t->dents + (size_t)depth * DENTS_SIZE;
 	long got;
 
-	while ((got = syscall(SYS_getdents64, fd, buf, DENTS_SIZE)) > 0) {
-		size_t n = 0, left;
-
-		for (long off = 0; off < got;) {
-			const struct dirent64 *de = (const struct dirent64 *)(buf + off);
-
-			off += de->d_reclen;
-			n += !is_dot(de->d_name);
-		}
-		left = take_entries(t, n);
+	while ((got = syscall(SYS_getdents64, fd, buf, DENTS_SIZE)) > 0)
 		for (long off = 0; off < got;) {
 			const struct dirent64 *de = (const struct dirent64 *)(buf + off);
 
 			off += de->d_reclen;
 			if (is_dot(de->d_name))
 				continue;
-			if (left-- == 0) {
+			if (!take_entry(t)) {
 				t->truncated = t->stop = true;
 				return 0;
 			}
@@ -861,7 +884,6 @@ static int walk_fd(struct walker *t, int fd, char *rel, size_t rlen, int depth)
 			if (t->stop)
 				return 0;
 		}
-	}
 	return 0;
 }
 
@@ -918,6 +940,7 @@ static int walk_dirs(struct walker *t, struct share *q, bool one)
 		len = strlen(d->rel); /* a top-level name: NAME_MAX at most */
 		memcpy(rel, d->rel, len + 1);
 		t->rec = d;
+		t->dirs++;
 		enter(t, 0, rel, len);
 		fd = openat(q->top_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0 && walk_dir(t, fd, rel, len, 1) < 0) {
@@ -998,14 +1021,15 @@ static int worker_start(struct worker *k, struct share *q, struct walk *w, bool 
 
 /*
  * pthread_join returns once the kernel has cleared the thread's tid, a little before the
- * thread has left the thread group. Wait for that too, so that the process is single-threaded
- * again when hide_scan returns: unshare(CLONE_NEWUSER) and setns() into a user namespace
- * refuse (EINVAL) a process that still has another thread, and nothing may depend on this one.
+ * thread has left the thread group. Wait a little for that too, so that the process is
+ * single-threaded again when hide_scan returns (unshare(CLONE_NEWUSER) or setns() into a user
+ * namespace would refuse it otherwise; no caller does either today). Bounded: a traced
+ * thread can stay a zombie, and in cordond another thread may reuse the tid.
  */
 static void worker_join(struct worker *k, pthread_t th)
 {
 	(void)pthread_join(th, NULL);
-	while (syscall(SYS_tgkill, getpid(), k->tid, 0) == 0)
+	for (int i = 0; i < 1000 && syscall(SYS_tgkill, getpid(), k->tid, 0) == 0; i++)
 		(void)sched_yield();
 }
 
@@ -1018,11 +1042,12 @@ static void worker_join(struct worker *k, pthread_t th)
  * serial walk's order (the top level, each subdirectory's matches in place of its name).
  * hide_one stays on one thread and in that order: it dedups, makes the list of hard links and
  * follows symlinks, and the mounts are made in the list's order. The result is walk_serial's
- * (tests/unit/test_hide.c compares them), unless the entry bound is hit: then the entries
- * walked before it are not the same ones (the threads take them in another order), but the
- * scan is bounded all the same (truncated, visited).
+ * (tests/unit/test_hide.c compares them). Nothing is hidden before the replay, so a shared
+ * walk can be dropped whole: when it reaches the entry bound (which entries come before it
+ * would depend on the threads' timing) or the top level is too wide to record
+ * (HIDE_SHARE_MAX_TOP), the pass is walked again on the calling thread alone (1 is returned).
  */
-static int walk_shared(struct walker *t0, int fd, bool force, unsigned *ret_threads)
+static int walk_shared_pass(struct walker *t0, int fd, bool force, unsigned *ret_threads)
 {
 	struct rec top = { 0 };
 	struct share q = { .top_fd = fd };
@@ -1045,20 +1070,26 @@ static int walk_shared(struct walker *t0, int fd, bool force, unsigned *ret_thre
 			if (top.sub[i].dir)
 				q.dirs[q.ndirs++] = &top.sub[i];
 	}
-	if (r == 0 && q.ndirs > 0) {
-		size_t at_top = __atomic_load_n(&t0->w->visited, __ATOMIC_RELAXED);
+	if (r == 0 && !t0->stop && q.ndirs > 0) {
+		size_t at_top = t0->seen;
 		bool may = q.ndirs >= 2;
 
 		if (force && may) {
 			two = worker_start(&k, &q, t0->w, true, &th) == 0;
 			may = false;
+			/* Tests: the second thread takes the first directory, however late it starts. */
+			for (int i = 0;
+			     two && i < 200000 && !__atomic_load_n(&q.next, __ATOMIC_RELAXED) &&
+			     !__atomic_load_n(&q.failed, __ATOMIC_RELAXED);
+			     i++)
+				(void)sched_yield();
 		}
 		/*
 		 * Alone, a subdirectory at a time, until what is left looks worth a second thread
 		 * (HIDE_SHARE_MIN_ENTRIES at the pace so far) or cannot be shared any more.
 		 */
 		while (r == 0 && may && !t0->stop) {
-			size_t done, left, seen;
+			size_t done, left;
 
 			r = walk_dirs(t0, &q, true);
 			if (r <= 0)
@@ -1066,9 +1097,8 @@ static int walk_shared(struct walker *t0, int fd, bool force, unsigned *ret_thre
 			r = 0;
 			done = q.next;
 			left = q.ndirs - q.next;
-			seen = __atomic_load_n(&t0->w->visited, __ATOMIC_RELAXED) - at_top;
 			may = left >= 2;
-			if (may && seen / done * left >= HIDE_SHARE_MIN_ENTRIES) {
+			if (may && (t0->seen - at_top) / done * left >= HIDE_SHARE_MIN_ENTRIES) {
 				two = worker_start(&k, &q, t0->w, false, &th) == 0;
 				may = false;
 			}
@@ -1077,17 +1107,21 @@ static int walk_shared(struct walker *t0, int fd, bool force, unsigned *ret_thre
 			r = walk_dirs(t0, &q, false);
 		if (two) {
 			worker_join(&k, th);
-			*ret_threads = 2;
 			if (k.r < 0 && r == 0) {
 				*t0->e = k.e;
 				r = -1;
 			}
+			/* The bound reached on either thread: the pass is walked again. */
+			t0->stop = t0->stop || k.t.stop;
 			t0->truncated = t0->truncated || k.t.truncated;
+			t0->seen += k.t.seen;
+			if (k.t.dirs > 0)
+				*ret_threads = 2;
 			walker_free(&k.t);
 		}
 	}
 	t0->rec = NULL;
-	for (size_t i = 0; r == 0 && i < top.nsub; i++) {
+	for (size_t i = 0; r == 0 && !t0->stop && i < top.nsub; i++) {
 		const struct rec *d = &top.sub[i];
 
 		if (!d->dir)
@@ -1098,6 +1132,29 @@ static int walk_shared(struct walker *t0, int fd, bool force, unsigned *ret_thre
 	free(q.dirs);
 	rec_free(&top);
 	return r;
+}
+
+static void walker_restart(struct walker *t)
+{
+	t->w->taken = 0;
+	t->truncated = t->stop = t->wide = false;
+	t->credit = t->seen = t->dirs = 0;
+}
+
+static int walk_serial(struct walker *t, int fd);
+
+/* A shared pass (walk_shared_pass), or, when it had to be dropped, a serial one. */
+static int walk_shared(struct walker *t0, int fd, bool force, unsigned *ret_threads)
+{
+	int r = walk_shared_pass(t0, fd, force, ret_threads);
+
+	if (r < 0 || !t0->stop)
+		return r;
+	walker_restart(t0);
+	*ret_threads = 1;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return cordon_err(t0->e, errno, "hide: rewind the workdir");
+	return walk_serial(t0, fd);
 }
 
 /* The walk on the calling thread alone: each match hidden as it is found. */
@@ -1116,8 +1173,7 @@ static int walk_root(struct walker *t, int threads, unsigned *ret_threads)
 	*ret_threads = 1;
 	if (fd < 0)
 		return cordon_err(t->e, errno, "hide: open workdir");
-	t->w->visited = 0;
-	t->truncated = t->stop = false;
+	walker_restart(t);
 	if (threads != 1)
 		return walk_shared(t, fd, threads == 2, ret_threads);
 	return walk_serial(t, fd);
@@ -1184,7 +1240,7 @@ static int walk_pass(struct walker *t, int threads)
 	int r = walk_root(t, threads, &used);
 
 	/* What the serial walk counts: it stops at the first entry past the bound. */
-	out->visited = t->w->visited <= HIDE_MAX_ENTRIES ? t->w->visited : HIDE_MAX_ENTRIES + 1;
+	out->visited = t->stop ? max_entries() + 1 : t->seen;
 	out->truncated = out->truncated || t->truncated;
 	out->threads = out->threads > used ? out->threads : used;
 	return r;

@@ -110,7 +110,7 @@ struct sb_hide_list {
 	size_t n, cap;
 	bool truncated; /* the walk hit its depth or entry bound */
 	size_t visited;
-	unsigned threads; /* that walked the workdir: 1, or 2 (hide.c: walk_shared) */
+	unsigned threads; /* that walked the workdir: 1, or 2 when a second one walked part of it */
 	struct sb_placeholder *ph;
 	size_t nph;
 	/*
@@ -204,8 +204,9 @@ int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bo
  */
 int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profile *p,
 		      bool placeholders, int threads, struct sb_hide_list *ret, cordon_error *e);
-/* Tests only: the walk's second thread fails (ENOMEM) as it starts. */
+/* Tests only: the walk's second thread fails (ENOMEM) as it starts; the entry bound (0: 100,000). */
 extern bool hide_test_worker_fails;
+extern size_t hide_test_max_entries;
 /* Remove the placeholders (after the sandbox is gone) and free them. */
 void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n);
 void hide_list_free(struct sb_hide_list *l);

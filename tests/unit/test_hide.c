@@ -464,8 +464,6 @@ static void expect_same_list(const struct sb_hide_list *a, const struct sb_hide_
 				  b->v[i].dir == a->v[i].dir,
 			  "%s: entry %zu (%s) differs", what, i, a->v[i].rel);
 	}
-	cr_expect_eq(a->npin, b->npin, "%s: pins", what);
-	cr_expect_eq(a->nph, b->nph, "%s: placeholders", what);
 }
 
 static struct cordon_profile *wide_profile(void)
@@ -517,8 +515,12 @@ Test(hide, shared_walk_is_the_serial_walk)
 		(void)snprintf(what, sizeof(what), "round %d, threads %d", round, threads);
 		cr_assert_eq(hide_scan_threads(fd, wd, p, false, threads, &got, &e), 0, "%s",
 			     e.msg);
-		cr_expect_eq(got.threads, threads == 2 || CPU_COUNT(&cpus) > 1 ? 2 : 1,
-			     "%s: walked on %u thread(s)", what, got.threads);
+		/* Forced, the second thread takes a directory at least; on its own, maybe none. */
+		if (threads == 2)
+			cr_expect_eq(got.threads, 2, "%s: walked on %u thread(s)", what,
+				     got.threads);
+		else
+			cr_expect(got.threads == 1 || CPU_COUNT(&cpus) > 1, "%s", what);
 		expect_same_list(&serial, &got, what);
 		hide_list_free(&got);
 	}
@@ -646,6 +648,139 @@ Test(hide, no_second_thread_falls_back_to_one)
 	cr_assert_eq(r, 0, "%s", e.msg);
 	cr_expect_eq(got.threads, 1, "a thread was made under the limit");
 	expect_same_list(&serial, &got, "no thread");
+	hide_list_free(&got);
+	hide_list_free(&serial);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/*
+ * The entry bound covers exactly the first entries in walk order (getdents order, each
+ * directory's subtree right after its name), whichever way the walk runs: here a bound of N
+ * must hide exactly the *.key files among the first N entries, as a plain readdir walk in
+ * the same order counts them. The tree has files after each subdirectory, in the same
+ * directory read, so a walk that charged a whole directory read to the bound before going
+ * into its subdirectories (and so never looked at the rest of it) hides fewer.
+ */
+struct bound_ref {
+	char rel[64][512];
+	size_t n, seen, max;
+};
+
+static void bound_walk(const char *wd, const char *rel, struct bound_ref *ref)
+{
+	char p[4096];
+	DIR *d;
+	struct dirent *de;
+
+	(void)snprintf(p, sizeof(p), "%s%s%s", wd, *rel ? "/" : "", rel);
+	d = opendir(p);
+	cr_assert(d, "opendir %s", p);
+	while ((de = readdir(d)) && ref->seen <= ref->max) {
+		char sub[512];
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++ref->seen > ref->max)
+			break;
+		cr_assert_lt(strlen(rel) + strlen(de->d_name) + 2, sizeof(ref->rel[0]));
+		(void)snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", de->d_name);
+		if (de->d_type == DT_DIR)
+			bound_walk(wd, sub, ref);
+		else if (strstr(de->d_name, ".key") && ref->n < 64)
+			(void)snprintf(ref->rel[ref->n++], sizeof(ref->rel[0]), "%s", sub);
+	}
+	closedir(d);
+}
+
+Test(hide, entry_bound_covers_the_first_entries_in_walk_order)
+{
+	struct cordon_profile *p = wide_profile();
+	char *wd = tu_tmpdir();
+	_cleanup_close_ int fd = -1;
+	char rel[256];
+	cordon_error e;
+	size_t bounded = 0;
+
+	for (int d = 0; d < 4; d++) {
+		(void)snprintf(rel, sizeof(rel), "t%d", d);
+		mkdirs(wd, rel);
+		for (int s = 0; s < 2; s++) {
+			(void)snprintf(rel, sizeof(rel), "t%d/s%d", d, s);
+			mkdirs(wd, rel);
+			for (int f = 0; f < 12; f++) {
+				(void)snprintf(rel, sizeof(rel), "t%d/s%d/f%02d.txt", d, s, f);
+				touch(wd, rel);
+			}
+		}
+		for (int f = 0; f < 12; f++) {
+			(void)snprintf(rel, sizeof(rel), "t%d/%s%02d.%s", d, f % 3 ? "f" : "k", f,
+				       f % 3 ? "txt" : "key");
+			touch(wd, rel);
+		}
+	}
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (size_t max = 5; max < 160; max += 6) {
+		struct bound_ref ref = { .max = max };
+
+		bound_walk(wd, "", &ref);
+		bounded += ref.seen > max;
+		for (int threads = 0; threads <= 2; threads++) {
+			struct sb_hide_list got = { 0 };
+			size_t hits = 0;
+
+			hide_test_max_entries = max;
+			cr_assert_eq(hide_scan_threads(fd, wd, p, false, threads, &got, &e), 0,
+				     "%s", e.msg);
+			hide_test_max_entries = 0;
+			cr_expect_eq(got.truncated, ref.seen > max, "bound %zu, threads %d", max,
+				     threads);
+			cr_expect_eq(got.visited, ref.seen, "bound %zu, threads %d", max, threads);
+			cr_expect_eq(got.n, ref.n,
+				     "bound %zu, threads %d: %zu hidden, %zu expected", max,
+				     threads, got.n, ref.n);
+			for (size_t i = 0; i < ref.n; i++)
+				for (size_t j = 0; j < got.n; j++)
+					hits += strcmp(got.v[j].rel, ref.rel[i]) == 0;
+			cr_expect_eq(hits, ref.n, "bound %zu, threads %d: %zu of %zu hidden", max,
+				     threads, hits, ref.n);
+			hide_list_free(&got);
+		}
+	}
+	cr_assert_gt(bounded, 20, "the bound was reached only %zu times", bounded);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/*
+ * A top level too wide to record (more than 4,096 subdirectories and matches: a shared walk
+ * records them before it walks the subdirectories) is walked on one thread, with the serial walk's result.
+ */
+Test(hide, too_wide_a_top_level_is_walked_on_one_thread)
+{
+	struct cordon_profile *p = wide_profile();
+	struct sb_hide_list serial = { 0 }, got = { 0 };
+	char *wd = tu_tmpdir();
+	_cleanup_close_ int fd = -1;
+	char rel[64];
+	cordon_error e;
+
+	for (int i = 0; i < 4200; i++) {
+		(void)snprintf(rel, sizeof(rel), i % 100 ? "n%04d" : "n%04d.key", i);
+		if (i % 100)
+			mkdirs(wd, rel);
+		else
+			touch(wd, rel);
+	}
+	touch(wd, "n0005/inner.key");
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &serial, &e), 0, "%s", e.msg);
+	cr_assert_eq(serial.n, 43, "%zu hidden", serial.n);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 2, &got, &e), 0, "%s", e.msg);
+	cr_expect_eq(got.threads, 1, "walked on %u threads", got.threads);
+	expect_same_list(&serial, &got, "wide");
 	hide_list_free(&got);
 	hide_list_free(&serial);
 	cordon_profile_free(p);
