@@ -240,6 +240,10 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "The setup step \`prepare: hide scan\` (the walk of the workdir and the matching), median ms:"
 	echo "1 pattern $scan1, 100 patterns $scan100 (ratio $(r "$scan100" "$scan1")). Every pattern is"
 	echo "matched at once (policy/pyglobset.c), so the patterns add little to the walk itself."
+	echo "Issue 15's goal is 2 ms for 10,000 files and 100 patterns. Reading the directories is"
+	echo "most of the walk (ext4's readdir: a bare getdents64 walk of this tree takes 1.6 to 2 ms"
+	echo "in a fresh process here), so a big workdir's top-level subdirectories are walked on two"
+	echo "threads, with the serial walk's result (docs/security.md, the walk's bounds)."
 	echo
 	echo "## Where the start goes"
 	echo
