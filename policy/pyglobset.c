@@ -22,6 +22,7 @@
 
 #include "policy/internal.h"
 #include "runtime/cleanup.h"
+#include "runtime/grow.h"
 
 struct wide_state {
 	size_t bit;
@@ -72,15 +73,8 @@ void pyglobset_free(struct pyglobset *s)
 
 int pyglobset_add(struct pyglobset *s, const char *pattern, cordon_error *e)
 {
-	if (s->npats == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 8;
-		struct pyfn_pattern *v = reallocarray(s->pats, cap, sizeof(*v));
-
-		if (!v)
-			return cordon_err(e, ENOMEM, "out of memory");
-		s->pats = v;
-		s->cap = cap;
-	}
+	if (array_grow(&s->pats, s->npats, &s->cap, sizeof(*s->pats), 8, e) < 0)
+		return -1;
 	if (pyfn_compile(pattern, &s->pats[s->npats], e) < 0)
 		return -1;
 	s->npats++;

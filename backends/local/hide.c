@@ -31,6 +31,7 @@
 #include "backends/local/sandbox.h"
 #include "policy/internal.h"
 #include "runtime/cleanup.h"
+#include "runtime/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -460,15 +461,8 @@ static int add_to(struct sb_hide **vp, size_t *np, size_t *capp, const char *rel
 	for (size_t i = 0; i < n; i++)
 		if (strcmp((*vp)[i].rel, rel) == 0)
 			return 0;
-	if (n == *capp) {
-		size_t cap = *capp ? 2 * *capp : 16;
-		struct sb_hide *v = reallocarray(*vp, cap, sizeof(*v));
-
-		if (!v)
-			return cordon_err(e, ENOMEM, "out of memory");
-		*vp = v;
-		*capp = cap;
-	}
+	if (array_grow(vp, n, capp, sizeof(**vp), 16, e) < 0)
+		return -1;
 	(*vp)[n].rel = strdup(rel);
 	if (!(*vp)[n].rel)
 		return cordon_err(e, ENOMEM, "out of memory");
@@ -563,15 +557,8 @@ static int hide_one(struct walk *w, const char *rel, const struct stat *st)
 	if (S_ISLNK(st->st_mode))
 		return add_symlink_target(w, rel);
 	if (S_ISREG(st->st_mode) && st->st_nlink > 1 && !w->link_pass) {
-		if (w->nlinks == w->links_cap) {
-			size_t cap = w->links_cap ? 2 * w->links_cap : 8;
-			struct inode_id *v = reallocarray(w->links, cap, sizeof(*v));
-
-			if (!v)
-				return cordon_err(w->e, ENOMEM, "out of memory");
-			w->links = v;
-			w->links_cap = cap;
-		}
+		if (array_grow(&w->links, w->nlinks, &w->links_cap, sizeof(*w->links), 8, w->e) < 0)
+			return -1;
 		w->links[w->nlinks++] = (struct inode_id){ st->st_dev, st->st_ino };
 	}
 	return 0;
@@ -714,15 +701,8 @@ static int rec_push(struct rec *into, const char *rel, const struct stat *st, bo
 {
 	struct rec *r;
 
-	if (into->nsub == into->subcap) {
-		size_t cap = into->subcap ? 2 * into->subcap : 16;
-		struct rec *v = reallocarray(into->sub, cap, sizeof(*v));
-
-		if (!v)
-			return cordon_err(e, ENOMEM, "out of memory");
-		into->sub = v;
-		into->subcap = cap;
-	}
+	if (array_grow(&into->sub, into->nsub, &into->subcap, sizeof(*into->sub), 16, e) < 0)
+		return -1;
 	r = &into->sub[into->nsub];
 	*r = (struct rec){ .rel = strdup(rel), .dir = dir };
 	if (!r->rel)

@@ -70,17 +70,25 @@ static bool ref_hidden(const struct cordon_profile *p, const char *rel, const ch
 	return false;
 }
 
-/* The reference walk: every hidden rel, in a newline-separated sorted list. */
-static void ref_walk(const struct cordon_profile *p, const char *root, const char *rel, char ***v,
-		     size_t *n)
+/* root/rel ("" for root itself), open for readdir. */
+static DIR *opendir_rel(const char *root, const char *rel)
 {
 	char path[4096];
 	DIR *d;
-	struct dirent *de;
 
 	(void)snprintf(path, sizeof(path), "%s%s%s", root, *rel ? "/" : "", rel);
 	d = opendir(path);
 	cr_assert(d, "opendir %s", path);
+	return d;
+}
+
+/* The reference walk: every hidden rel, in a newline-separated sorted list. */
+static void ref_walk(const struct cordon_profile *p, const char *root, const char *rel, char ***v,
+		     size_t *n)
+{
+	DIR *d = opendir_rel(root, rel);
+	struct dirent *de;
+
 	while ((de = readdir(d))) {
 		char r[4096];
 
@@ -482,18 +490,38 @@ static struct cordon_profile *wide_profile(void)
 	return p;
 }
 
-Test(hide, shared_walk_is_the_serial_walk)
+/*
+ * The fixture of the tests of the walk's threads: the profile above, a fresh workdir and an
+ * fd of it (the tests fill the workdir after it is opened: the walk reads it at scan time).
+ */
+static struct cordon_profile *p;
+static char *wd;
+static int fd = -1;
+
+static void wide_setup(void)
 {
-	struct cordon_profile *p = wide_profile();
+	p = wide_profile();
+	wd = tu_tmpdir();
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(fd, 0, "open %s", wd);
+}
+
+static void wide_teardown(void)
+{
+	closep(&fd);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+Test(hide, shared_walk_is_the_serial_walk, .init = wide_setup, .fini = wide_teardown)
+{
 	struct sb_hide_list serial = { 0 };
-	char *wd = tu_tmpdir();
-	_cleanup_close_ int fd = -1;
 	cordon_error e;
 	cpu_set_t cpus;
 	bool linked = false;
 
 	make_wide_tree(wd);
-	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &serial, &e), 0, "%s", e.msg);
 	cr_assert_eq(serial.threads, 1);
 	cr_assert(serial.truncated, "the chain deeper than the bound was not noticed");
@@ -525,32 +553,22 @@ Test(hide, shared_walk_is_the_serial_walk)
 		hide_list_free(&got);
 	}
 	hide_list_free(&serial);
-	cordon_profile_free(p);
-	tu_rmtree(wd);
-	free(wd);
 }
 
 /* A few top-level directories and little in them: hide_scan walks it on one thread. */
-Test(hide, small_tree_is_walked_on_one_thread)
+Test(hide, small_tree_is_walked_on_one_thread, .init = wide_setup, .fini = wide_teardown)
 {
-	struct cordon_profile *p = wide_profile();
 	struct sb_hide_list got = { 0 };
-	char *wd = tu_tmpdir();
-	_cleanup_close_ int fd = -1;
 	cordon_error e;
 
 	mkdirs(wd, "a");
 	mkdirs(wd, "b");
 	mkdirs(wd, "c");
 	touch(wd, "b/x.key");
-	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "%s", e.msg);
 	cr_expect_eq(got.threads, 1, "walked on %u threads", got.threads);
 	cr_expect_eq(got.n, 1);
 	hide_list_free(&got);
-	cordon_profile_free(p);
-	tu_rmtree(wd);
-	free(wd);
 }
 
 static size_t count_dir(const char *path)
@@ -570,18 +588,15 @@ static size_t count_dir(const char *path)
  * The second thread fails (as ENOMEM would make it): the scan fails with its error, the
  * thread is gone, no fd is left open, and the placeholders the scan made are removed.
  */
-Test(hide, a_failing_second_thread_fails_the_scan_and_leaks_nothing)
+Test(hide, a_failing_second_thread_fails_the_scan_and_leaks_nothing, .init = wide_setup,
+     .fini = wide_teardown)
 {
-	struct cordon_profile *p = wide_profile();
 	struct sb_hide_list got = { 0 };
-	char *wd = tu_tmpdir();
-	_cleanup_close_ int fd = -1;
 	size_t fds, tasks, entries;
 	cordon_error e;
 
 	make_wide_tree(wd);
 	add(&p->mask, ".absent-mask");
-	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	entries = count_dir(wd);
 	fds = count_dir("/proc/self/fd");
 	tasks = count_dir("/proc/self/task");
@@ -597,9 +612,6 @@ Test(hide, a_failing_second_thread_fails_the_scan_and_leaks_nothing)
 	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 2, &got, &e), 0, "%s", e.msg);
 	cr_expect_eq(got.threads, 2);
 	hide_list_free(&got);
-	cordon_profile_free(p);
-	tu_rmtree(wd);
-	free(wd);
 }
 
 static size_t vm_size(void)
@@ -621,19 +633,15 @@ static size_t vm_size(void)
  * No second thread (pthread_create fails: here its stack does not fit under RLIMIT_AS): the
  * calling thread walks everything, silently, with the serial walk's result.
  */
-Test(hide, no_second_thread_falls_back_to_one)
+Test(hide, no_second_thread_falls_back_to_one, .init = wide_setup, .fini = wide_teardown)
 {
-	struct cordon_profile *p = wide_profile();
 	struct sb_hide_list serial = { 0 }, got = { 0 };
-	char *wd = tu_tmpdir();
-	_cleanup_close_ int fd = -1;
 	pthread_attr_t attr;
 	struct rlimit old, lim;
 	int r;
 	cordon_error e;
 
 	make_wide_tree(wd);
-	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &serial, &e), 0, "%s", e.msg);
 	/* Every new thread's stack: 64 MiB, of which the limit leaves 16 MiB. */
 	cr_assert_eq(pthread_attr_init(&attr), 0);
@@ -650,9 +658,6 @@ Test(hide, no_second_thread_falls_back_to_one)
 	expect_same_list(&serial, &got, "no thread");
 	hide_list_free(&got);
 	hide_list_free(&serial);
-	cordon_profile_free(p);
-	tu_rmtree(wd);
-	free(wd);
 }
 
 /*
@@ -668,15 +673,11 @@ struct bound_ref {
 	size_t n, seen, max;
 };
 
-static void bound_walk(const char *wd, const char *rel, struct bound_ref *ref)
+static void bound_walk(const char *rel, struct bound_ref *ref)
 {
-	char p[4096];
-	DIR *d;
+	DIR *d = opendir_rel(wd, rel);
 	struct dirent *de;
 
-	(void)snprintf(p, sizeof(p), "%s%s%s", wd, *rel ? "/" : "", rel);
-	d = opendir(p);
-	cr_assert(d, "opendir %s", p);
 	while ((de = readdir(d)) && ref->seen <= ref->max) {
 		char sub[512];
 
@@ -687,18 +688,16 @@ static void bound_walk(const char *wd, const char *rel, struct bound_ref *ref)
 		cr_assert_lt(strlen(rel) + strlen(de->d_name) + 2, sizeof(ref->rel[0]));
 		(void)snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", de->d_name);
 		if (de->d_type == DT_DIR)
-			bound_walk(wd, sub, ref);
+			bound_walk(sub, ref);
 		else if (strstr(de->d_name, ".key") && ref->n < 64)
 			(void)snprintf(ref->rel[ref->n++], sizeof(ref->rel[0]), "%s", sub);
 	}
 	closedir(d);
 }
 
-Test(hide, entry_bound_covers_the_first_entries_in_walk_order)
+Test(hide, entry_bound_covers_the_first_entries_in_walk_order, .init = wide_setup,
+     .fini = wide_teardown)
 {
-	struct cordon_profile *p = wide_profile();
-	char *wd = tu_tmpdir();
-	_cleanup_close_ int fd = -1;
 	char rel[256];
 	cordon_error e;
 	size_t bounded = 0;
@@ -720,11 +719,10 @@ Test(hide, entry_bound_covers_the_first_entries_in_walk_order)
 			touch(wd, rel);
 		}
 	}
-	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (size_t max = 5; max < 160; max += 6) {
 		struct bound_ref ref = { .max = max };
 
-		bound_walk(wd, "", &ref);
+		bound_walk("", &ref);
 		bounded += ref.seen > max;
 		for (int threads = 0; threads <= 2; threads++) {
 			struct sb_hide_list got = { 0 };
@@ -749,21 +747,15 @@ Test(hide, entry_bound_covers_the_first_entries_in_walk_order)
 		}
 	}
 	cr_assert_gt(bounded, 20, "the bound was reached only %zu times", bounded);
-	cordon_profile_free(p);
-	tu_rmtree(wd);
-	free(wd);
 }
 
 /*
  * A top level too wide to record (more than 4,096 subdirectories and matches: a shared walk
  * records them before it walks the subdirectories) is walked on one thread, with the serial walk's result.
  */
-Test(hide, too_wide_a_top_level_is_walked_on_one_thread)
+Test(hide, too_wide_a_top_level_is_walked_on_one_thread, .init = wide_setup, .fini = wide_teardown)
 {
-	struct cordon_profile *p = wide_profile();
 	struct sb_hide_list serial = { 0 }, got = { 0 };
-	char *wd = tu_tmpdir();
-	_cleanup_close_ int fd = -1;
 	char rel[64];
 	cordon_error e;
 
@@ -775,7 +767,6 @@ Test(hide, too_wide_a_top_level_is_walked_on_one_thread)
 			touch(wd, rel);
 	}
 	touch(wd, "n0005/inner.key");
-	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &serial, &e), 0, "%s", e.msg);
 	cr_assert_eq(serial.n, 43, "%zu hidden", serial.n);
 	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 2, &got, &e), 0, "%s", e.msg);
@@ -783,7 +774,4 @@ Test(hide, too_wide_a_top_level_is_walked_on_one_thread)
 	expect_same_list(&serial, &got, "wide");
 	hide_list_free(&got);
 	hide_list_free(&serial);
-	cordon_profile_free(p);
-	tu_rmtree(wd);
-	free(wd);
 }

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Room for one more element in a growing array (the hide list, its records, pattern sets). */
+#pragma once
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cordon/cordon.h>
+
+/*
+ * Make room for element n of the array *vp points to (vp: the address of the array's
+ * pointer; *capp elements of size bytes allocated): when it is full, it doubles, or starts at
+ * first. 0, or -1 with ENOMEM in e and the array as it was.
+ */
+static inline int array_grow(void *vp, size_t n, size_t *capp, size_t size, size_t first,
+			     cordon_error *e)
+{
+	size_t cap = *capp ? 2 * *capp : first;
+	void *old, *v;
+
+	if (n < *capp)
+		return 0;
+	memcpy(&old, vp, sizeof(old));
+	v = reallocarray(old, cap, size);
+	if (!v)
+		return cordon_err(e, ENOMEM, "out of memory");
+	memcpy(vp, &v, sizeof(v));
+	*capp = cap;
+	return 0;
+}
