@@ -89,6 +89,7 @@ struct walk {
 	/* second pass: other names of hard-linked hidden files */
 	struct inode_id *links;
 	size_t nlinks, links_cap;
+	struct sb_hindex linkix; /* links by inode */
 	bool link_pass;
 	cordon_error *e;
 	/*
@@ -179,6 +180,7 @@ void hide_list_free(struct sb_hide_list *l)
 	for (size_t i = 0; i < l->n; i++)
 		free(l->v[i].rel);
 	free(l->v);
+	free(l->vix.slot);
 	for (size_t i = 0; i < l->nph; i++) {
 		free(l->ph[i].rel);
 		closep(&l->ph[i].fd);
@@ -453,14 +455,93 @@ void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n)
 	free(v);
 }
 
-static int add_to(struct sb_hide **vp, size_t *np, size_t *capp, const char *rel,
-		  const struct stat *st, cordon_error *e)
+/*
+ * An index by hash (open addressing, linear probing, at most half full) of the hide list's
+ * names and of the hidden files' inodes: each is looked up for every entry the walk hides or
+ * meets, and a workdir can hide tens of thousands (with a linear search, 20,000 hidden .o
+ * files took 0.4 s to list).
+ */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+#define HASH_SEED 14695981039346656037ULL
+
+/* The slot of the element eq(ctx, i, key) says is key (*found), or the empty one it would take. */
+static size_t hindex_probe(const struct sb_hindex *x, uint64_t h,
+			   bool (*eq)(const void *ctx, size_t i, const void *key), const void *ctx,
+			   const void *key, bool *found)
+{
+	size_t mask = x->cap - 1;
+
+	for (size_t i = h & mask;; i = (i + 1) & mask) {
+		if (!x->slot[i]) {
+			*found = false;
+			return i;
+		}
+		if (eq(ctx, x->slot[i] - 1, key)) {
+			*found = true;
+			return i;
+		}
+	}
+}
+
+/* Room for n elements (the table at most half full): it doubles, each element put back. */
+static int hindex_reserve(struct sb_hindex *x, size_t n,
+			  uint64_t (*hash)(const void *ctx, size_t i), const void *ctx,
+			  cordon_error *e)
+{
+	struct sb_hindex y = { .cap = x->cap ? x->cap : 64 };
+
+	if (n > UINT32_MAX - 1)
+		return cordon_err(e, E2BIG, "hide: too many entries");
+	if (x->slot && 2 * n <= x->cap)
+		return 0;
+	while (2 * n > y.cap)
+		y.cap *= 2;
+	y.slot = calloc(y.cap, sizeof(*y.slot));
+	if (!y.slot)
+		return cordon_err(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < x->cap; i++) {
+		size_t j;
+
+		if (!x->slot[i])
+			continue;
+		for (j = hash(ctx, x->slot[i] - 1) & (y.cap - 1); y.slot[j];
+		     j = (j + 1) & (y.cap - 1))
+			;
+		y.slot[j] = x->slot[i];
+	}
+	free(x->slot);
+	*x = y;
+	return 0;
+}
+
+static uint64_t rel_hash(const char *rel)
+{
+	return hash_bytes(HASH_SEED, rel, strlen(rel));
+}
+
+static uint64_t hide_hash(const void *ctx, size_t i)
+{
+	return rel_hash(((const struct sb_hide *)ctx)[i].rel);
+}
+
+static bool hide_eq(const void *ctx, size_t i, const void *key)
+{
+	return strcmp(((const struct sb_hide *)ctx)[i].rel, key) == 0;
+}
+
+static int push(struct sb_hide **vp, size_t *np, size_t *capp, const char *rel,
+		const struct stat *st, cordon_error *e)
 {
 	size_t n = *np;
 
-	for (size_t i = 0; i < n; i++)
-		if (strcmp((*vp)[i].rel, rel) == 0)
-			return 0;
 	if (array_grow(vp, n, capp, sizeof(**vp), 16, e) < 0)
 		return -1;
 	(*vp)[n].rel = strdup(rel);
@@ -473,9 +554,59 @@ static int add_to(struct sb_hide **vp, size_t *np, size_t *capp, const char *rel
 	return 0;
 }
 
+/* rel into the hide list, unless it is there already. */
 static int add(struct sb_hide_list *l, const char *rel, const struct stat *st, cordon_error *e)
 {
-	return add_to(&l->v, &l->n, &l->cap, rel, st, e);
+	bool found;
+	size_t slot;
+
+	if (hindex_reserve(&l->vix, l->n + 1, hide_hash, l->v, e) < 0)
+		return -1;
+	slot = hindex_probe(&l->vix, rel_hash(rel), hide_eq, l->v, rel, &found);
+	if (found)
+		return 0;
+	if (push(&l->v, &l->n, &l->cap, rel, st, e) < 0)
+		return -1;
+	l->vix.slot[slot] = (uint32_t)l->n;
+	return 0;
+}
+
+static uint64_t inode_hash(const struct inode_id *id)
+{
+	return hash_bytes(hash_bytes(HASH_SEED, &id->dev, sizeof(id->dev)), &id->ino,
+			  sizeof(id->ino));
+}
+
+static uint64_t link_hash(const void *ctx, size_t i)
+{
+	return inode_hash(&((const struct inode_id *)ctx)[i]);
+}
+
+static bool link_eq(const void *ctx, size_t i, const void *key)
+{
+	const struct inode_id *a = &((const struct inode_id *)ctx)[i], *b = key;
+
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* Is st's inode one of the hidden files' (w->links)? Read-only: both walk threads ask. */
+static bool is_hidden_inode(const struct walk *w, const struct stat *st)
+{
+	struct inode_id id = { st->st_dev, st->st_ino };
+	bool found = false;
+
+	if (w->nlinks > 0)
+		(void)hindex_probe(&w->linkix, inode_hash(&id), link_eq, w->links, &id, &found);
+	return found;
+}
+
+/* Is dir pinned already? (A few directories: those on the way to the literal masks.) */
+static bool pinned(const struct sb_hide_list *l, const char *dir)
+{
+	for (size_t i = 0; i < l->npin; i++)
+		if (strcmp(l->pin[i].rel, dir) == 0)
+			return true;
+	return false;
 }
 
 /*
@@ -502,7 +633,8 @@ static int pin_parents(struct walk *w, const char *rel)
 		fd = (int)syscall(SYS_openat2, w->wd_fd, dir, &how, sizeof(how));
 		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
 			return 0;
-		if (add_to(&w->out->pin, &w->out->npin, &w->out->pincap, dir, &st, w->e) < 0)
+		if (!pinned(w->out, dir) &&
+		    push(&w->out->pin, &w->out->npin, &w->out->pincap, dir, &st, w->e) < 0)
 			return -1;
 	}
 	return 0;
@@ -557,9 +689,19 @@ static int hide_one(struct walk *w, const char *rel, const struct stat *st)
 	if (S_ISLNK(st->st_mode))
 		return add_symlink_target(w, rel);
 	if (S_ISREG(st->st_mode) && st->st_nlink > 1 && !w->link_pass) {
+		struct inode_id id = { st->st_dev, st->st_ino };
+		bool found;
+		size_t slot;
+
+		if (hindex_reserve(&w->linkix, w->nlinks + 1, link_hash, w->links, w->e) < 0)
+			return -1;
+		slot = hindex_probe(&w->linkix, inode_hash(&id), link_eq, w->links, &id, &found);
+		if (found)
+			return 0;
 		if (array_grow(&w->links, w->nlinks, &w->links_cap, sizeof(*w->links), 8, w->e) < 0)
 			return -1;
-		w->links[w->nlinks++] = (struct inode_id){ st->st_dev, st->st_ino };
+		w->links[w->nlinks++] = id;
+		w->linkix.slot[slot] = (uint32_t)w->nlinks;
 	}
 	return 0;
 }
@@ -812,9 +954,8 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 		if (de->d_type == DT_REG || (have_st && S_ISREG(st.st_mode))) {
 			if (!have_st && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				return 0;
-			for (size_t i = 0; st.st_nlink > 1 && i < w->nlinks; i++)
-				if (w->links[i].dev == st.st_dev && w->links[i].ino == st.st_ino)
-					return found(t, rel, &st, false);
+			if (st.st_nlink > 1 && is_hidden_inode(w, &st))
+				return found(t, rel, &st, false);
 		}
 	} else if (matches(t, rel, len, name,
 			   t->rel_state + depth * pyglobset_words(w->rel_globs))) {
@@ -1266,6 +1407,7 @@ int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profil
 		closep(&w.tmpfiles[i].fd);
 	}
 	free(w.links);
+	free(w.linkix.slot);
 	pyglobset_free(w.rel_globs);
 	pyglobset_free(w.name_globs);
 	free(w.lits);

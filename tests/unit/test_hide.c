@@ -447,6 +447,16 @@ static void make_wide_tree(const char *wd)
 	cr_assert_eq(link(p, to), 0);
 	(void)snprintf(to, sizeof(to), "%s/zz-copy.txt", wd);
 	cr_assert_eq(link(p, to), 0);
+	/* alias.key -> top.key: top.key is hidden twice over (a match, a symlink's target). */
+	(void)snprintf(p, sizeof(p), "%s/alias.key", wd);
+	cr_assert_eq(symlink("top.key", p), 0);
+	/* d09/sub/a.key and d27/b.key: two hidden names of one inode, with a third one. */
+	touch(wd, "d09/sub/a.key");
+	(void)snprintf(p, sizeof(p), "%s/d09/sub/a.key", wd);
+	(void)snprintf(to, sizeof(to), "%s/d27/b.key", wd);
+	cr_assert_eq(link(p, to), 0);
+	(void)snprintf(to, sizeof(to), "%s/d33/third.txt", wd);
+	cr_assert_eq(link(p, to), 0);
 	/* d12/token.key -> ../d25/f00.txt: both hidden. */
 	(void)snprintf(p, sizeof(p), "%s/d12/token.key", wd);
 	cr_assert_eq(symlink("../d25/f00.txt", p), 0);
@@ -529,6 +539,14 @@ Test(hide, shared_walk_is_the_serial_walk, .init = wide_setup, .fini = wide_tear
 	for (size_t i = 0; i < serial.n; i++)
 		linked = linked || strcmp(serial.v[i].rel, "d31/sub/notes.txt") == 0;
 	cr_assert(linked, "the other names of a hidden file were not hidden");
+	/* Each name once, however many ways it is hidden. */
+	for (size_t i = 0; i < serial.n; i++)
+		for (size_t j = i + 1; j < serial.n; j++)
+			cr_assert_str_neq(serial.v[i].rel, serial.v[j].rel, "hidden twice");
+	linked = false;
+	for (size_t i = 0; i < serial.n; i++)
+		linked = linked || strcmp(serial.v[i].rel, "d33/third.txt") == 0;
+	cr_assert(linked, "the third name of an inode hidden under two was not hidden");
 	cr_assert_eq(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
 	/*
 	 * Forced (2) and hide_scan's own choice (0: the tree is big enough, if there are two
