@@ -105,17 +105,10 @@ struct sb_placeholder {
 	int fd;
 };
 
-/* An index of an array by hash (hide.c: hindex_*): a slot holds an element's index + 1. */
-struct sb_hindex {
-	uint32_t *slot;
-	size_t cap;
-};
-
 struct sb_hide_list {
 	struct sb_hide *v;
 	size_t n, cap;
-	struct sb_hindex vix; /* v by rel (hide.c: add) */
-	bool truncated;	      /* the walk hit its depth or entry bound */
+	bool truncated; /* the walk hit its depth or entry bound */
 	size_t visited;
 	unsigned threads; /* that walked the workdir: 1, or 2 when a second one walked part of it */
 	struct sb_placeholder *ph;
