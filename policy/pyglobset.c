@@ -73,7 +73,7 @@ void pyglobset_free(struct pyglobset *s)
 
 int pyglobset_add(struct pyglobset *s, const char *pattern, cordon_error *e)
 {
-	if (array_grow(&s->pats, s->npats, &s->cap, sizeof(*s->pats), 8, e) < 0)
+	if (array_grow(&s->pats, s->npats, &s->cap, 8, e) < 0)
 		return -1;
 	if (pyfn_compile(pattern, &s->pats[s->npats], e) < 0)
 		return -1;

@@ -62,10 +62,13 @@
  */
 #define HIDE_SHARE_MIN_ENTRIES 2000
 /*
- * A top level wider than this is walked on one thread: sharing records its entries first, and
- * a hostile workdir of 100,000 top-level names would make that tens of megabytes.
+ * A shared walk records what it finds before anything is hidden (walk_shared): a top level
+ * with more subdirectories and matches than this, or a thread's records past this many bytes,
+ * and the pass is walked on one thread instead, which records nothing (a hostile workdir of
+ * 100,000 long names would otherwise hold hundreds of megabytes twice over).
  */
 #define HIDE_SHARE_MAX_TOP 4096
+#define HIDE_SHARE_MAX_BYTES (8u << 20)
 /* Entries a thread takes from the entry bound at once (take_entry). */
 #define HIDE_CREDIT 256
 
@@ -133,11 +136,11 @@ struct walker {
 	struct rec *rec;
 	bool defer;	/* the top level of a shared walk: record its subdirectories, walk none */
 	bool truncated; /* the depth bound, or this thread's share of the entry bound, was hit */
-	bool stop; /* the entry bound was hit, or the top level is too wide to share: no further */
-	bool wide; /* the top level of a shared walk holds too many entries to record */
-	size_t credit; /* entries taken from the bound and not walked yet (take_entry) */
-	size_t seen;   /* entries this thread walked */
-	size_t dirs;   /* top-level subdirectories this thread walked (walk_dirs) */
+	bool stop; /* the entry bound, or a bound of a shared walk's records, was hit: no further */
+	size_t rec_bytes; /* what this thread's records hold (HIDE_SHARE_MAX_BYTES) */
+	size_t credit;	  /* entries taken from the bound and not walked yet (take_entry) */
+	size_t seen;	  /* entries this thread walked */
+	size_t dirs;	  /* top-level subdirectories this thread walked (walk_dirs) */
 };
 
 static bool has_glob(const char *p)
@@ -458,7 +461,7 @@ static int push(struct sb_hide **vp, size_t *np, size_t *capp, const char *rel,
 {
 	size_t n = *np;
 
-	if (array_grow(vp, n, capp, sizeof(**vp), 16, e) < 0)
+	if (array_grow(vp, n, capp, 16, e) < 0)
 		return -1;
 	(*vp)[n].rel = strdup(rel);
 	if (!(*vp)[n].rel)
@@ -641,7 +644,7 @@ static int hide_one(struct walk *w, const char *rel, const struct stat *st)
 	if (S_ISLNK(st->st_mode))
 		return add_symlink_target(w, rel);
 	if (S_ISREG(st->st_mode) && st->st_nlink > 1 && !w->link_pass) {
-		if (array_grow(&w->links, w->nlinks, &w->links_cap, sizeof(*w->links), 8, w->e) < 0)
+		if (array_grow(&w->links, w->nlinks, &w->links_cap, 8, w->e) < 0)
 			return -1;
 		w->links[w->nlinks++] = (struct inode_id){ st->st_dev, st->st_ino };
 	}
@@ -785,7 +788,7 @@ static int rec_push(struct rec *into, const char *rel, const struct stat *st, bo
 {
 	struct rec *r;
 
-	if (array_grow(&into->sub, into->nsub, &into->subcap, sizeof(*into->sub), 16, e) < 0)
+	if (array_grow(&into->sub, into->nsub, &into->subcap, 16, e) < 0)
 		return -1;
 	r = &into->sub[into->nsub];
 	*r = (struct rec){ .rel = strdup(rel), .dir = dir };
@@ -806,13 +809,16 @@ static int hide_found(struct walk *w, const char *rel, const struct stat *st)
 /* An entry found: hidden now, or recorded to be hidden later in the serial walk's order. */
 static int found(struct walker *t, const char *rel, const struct stat *st, bool dir)
 {
-	/* Too wide a top level to record: walk_shared walks it again, on one thread. */
-	if (t->defer && t->rec->nsub >= HIDE_SHARE_MAX_TOP) {
-		t->wide = t->stop = true;
-		return 0;
-	}
-	if (t->rec)
+	if (t->rec) {
+		/* Too much to record: walk_shared walks the pass again, on one thread. */
+		t->rec_bytes += sizeof(struct rec) + strlen(rel) + 1;
+		if ((t->defer && t->rec->nsub >= HIDE_SHARE_MAX_TOP) ||
+		    t->rec_bytes > HIDE_SHARE_MAX_BYTES) {
+			t->stop = true;
+			return 0;
+		}
 		return rec_push(t->rec, rel, st, dir, t->e);
+	}
 	return hide_found(t->w, rel, st);
 }
 
@@ -858,7 +864,7 @@ static void enter(struct walker *t, int depth, const char *name, size_t nlen)
 	size_t words = pyglobset_words(t->w->rel_globs);
 	uint64_t *child = t->rel_state + (depth + 1) * words;
 
-	if (t->w->link_pass || !words)
+	if (!words)
 		return;
 	memcpy(child, t->rel_state + depth * words, words * sizeof(uint64_t));
 	pyglobset_feed(t->w->rel_globs, child, name, nlen);
@@ -898,6 +904,14 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 				return 0;
 			if (st.st_nlink > 1 && is_hidden_inode(w, &st))
 				return found(t, rel, &st, false);
+		} else if (is_dir &&
+			   matches(t, rel, len, name,
+				   t->rel_state + depth * pyglobset_words(w->rel_globs))) {
+			/*
+			 * Hidden whole by the first pass: nothing in it to look for, and its
+			 * entries must not spend the bound before the names still to be found.
+			 */
+			return 0;
 		}
 	} else if (matches(t, rel, len, name,
 			   t->rel_state + depth * pyglobset_words(w->rel_globs))) {
@@ -1107,8 +1121,9 @@ static void worker_join(struct worker *k, pthread_t th)
  * follows symlinks, and the mounts are made in the list's order. The result is walk_serial's
  * (tests/unit/test_hide.c compares them). Nothing is hidden before the replay, so a shared
  * walk can be dropped whole: when it reaches the entry bound (which entries come before it
- * would depend on the threads' timing) or the top level is too wide to record
- * (HIDE_SHARE_MAX_TOP), the pass is walked again on the calling thread alone (1 is returned).
+ * would depend on the threads' timing) or its records would be too big (HIDE_SHARE_MAX_TOP,
+ * HIDE_SHARE_MAX_BYTES), the pass is walked again on the calling thread alone: such a workdir
+ * pays for two walks of the pass, within the same bounds.
  */
 static int walk_shared_pass(struct walker *t0, int fd, bool force, unsigned *ret_threads)
 {
@@ -1200,7 +1215,8 @@ static int walk_shared_pass(struct walker *t0, int fd, bool force, unsigned *ret
 static void walker_restart(struct walker *t)
 {
 	t->w->taken = 0;
-	t->truncated = t->stop = t->wide = false;
+	t->truncated = t->stop = false;
+	t->rec_bytes = 0;
 	t->credit = t->seen = t->dirs = 0;
 }
 

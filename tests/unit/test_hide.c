@@ -793,3 +793,45 @@ Test(hide, too_wide_a_top_level_is_walked_on_one_thread, .init = wide_setup, .fi
 	hide_list_free(&got);
 	hide_list_free(&serial);
 }
+
+/*
+ * The hard-link pass does not go into a directory the first pass hid whole: its entries would
+ * spend the entry bound before the other names of a hidden file, which would stay visible.
+ * a.key has a second name in each of twenty directories, some of them read after the hidden
+ * node_modules, whose 300 files are more than the bound here.
+ */
+Test(hide, link_pass_skips_what_the_first_pass_hid_whole, .init = wide_setup, .fini = wide_teardown)
+{
+	char rel[64], from[4096], to[4096];
+	cordon_error e;
+
+	add(&p->ignore, "node_modules");
+	touch(wd, "a.key");
+	mkdirs(wd, "node_modules");
+	for (int i = 0; i < 300; i++) {
+		(void)snprintf(rel, sizeof(rel), "node_modules/m%03d.js", i);
+		touch(wd, rel);
+	}
+	(void)snprintf(from, sizeof(from), "%s/a.key", wd);
+	for (int i = 0; i < 20; i++) {
+		(void)snprintf(rel, sizeof(rel), "z%02d", i);
+		mkdirs(wd, rel);
+		(void)snprintf(to, sizeof(to), "%s/z%02d/copy.txt", wd, i);
+		cr_assert_eq(link(from, to), 0);
+	}
+	for (int threads = 0; threads <= 2; threads++) {
+		struct sb_hide_list got = { 0 };
+		size_t copies = 0;
+
+		hide_test_max_entries = 200;
+		cr_assert_eq(hide_scan_threads(fd, wd, p, false, threads, &got, &e), 0, "%s",
+			     e.msg);
+		hide_test_max_entries = 0;
+		for (size_t i = 0; i < got.n; i++)
+			copies += strstr(got.v[i].rel, "/copy.txt") != NULL;
+		cr_expect_eq(copies, 20, "threads %d: %zu of 20 other names hidden", threads,
+			     copies);
+		cr_expect(!got.truncated, "threads %d: the bound was reached", threads);
+		hide_list_free(&got);
+	}
+}
