@@ -37,7 +37,15 @@ static const struct executor_rule executor_defaults[] = {
 	{ ">\\s*/dev/sd[a-z][0-9]*\\s*$", "Direct disk block device overwrite is not allowed." },
 	{ ">\\s*/dev/hd[a-z][0-9]*\\s*$", "Direct disk block device overwrite is not allowed." },
 	{ ">\\s*/dev/nvme\\d+n\\d+p\\d+\\s*$", "Direct NVMe disk overwrite is not allowed." },
-	{ "\\bdd\\b.*\\bof=/dev/(?:sd|hd|nvme)",
+	/*
+	 * AG2 spells this one \bdd\b.*\bof=/dev/(?:sd|hd|nvme) and searched as it is, every
+	 * "dd" of a line is a start from which ".*" runs to the line's end and back: quadratic
+	 * ("dd " 8,000 times took 1.8 s, a 1 MiB command would take most of an hour, before its
+	 * timeout starts). A line matches that iff its first "dd" word has such an "of=" after
+	 * it, and that is what this spelling searches, once per line (a unit test compares the
+	 * two on random commands).
+	 */
+	{ "(?m)^(?>.*?\\bdd\\b).*\\bof=/dev/(?:sd|hd|nvme)",
 	  "Writing to disk devices with dd is not allowed." },
 	{ ":\\(\\)\\s*\\{\\s*:\\s*\\|\\s*:\\s*&\\s*\\}\\s*;", "Fork bombs are not allowed." },
 	{ "\\bmkfs\\.(?:ext[234]|xfs|btrfs|ntfs|vfat|fat)\\s+/dev/",

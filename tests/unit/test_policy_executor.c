@@ -266,3 +266,96 @@ Test(policy_executor, combined_with_compat_lists)
 	tp_expect(&p, "git pull", "/w", NULL, NULL, NULL, 2);
 	tp_profile_free(&p);
 }
+
+static char *executor_deny(const char *dangerous, const char *command)
+{
+	struct cordon_profile p = { .mode = CORDON_MODE_COMPAT, .command_filtering = true };
+	cordon_error e = { 0 };
+	char *deny = NULL;
+
+	tp_list(&p.denied_commands, L0);
+	if (dangerous)
+		tp_list(&p.dangerous_patterns, L(dangerous));
+	cr_assert_eq(policy_check(&p, command, "/nonexistent-ws", NULL, &deny, &e), 0, "%s: %s",
+		     command, e.msg);
+	tp_profile_free(&p);
+	return deny;
+}
+
+/*
+ * The dd rule is spelled for a linear search (policy/executor.c): it must refuse exactly what
+ * AG2's own spelling refuses. Random commands of dd words, of= targets and line breaks (no
+ * other default rule can match them), each checked with the defaults and with AG2's regex as
+ * the only rule.
+ */
+Test(policy_executor, dd_rule_refuses_what_ag2s_spelling_refuses)
+{
+	static const char *const parts[] = { "dd",
+					     "DD",
+					     "add",
+					     "dd_",
+					     "of=/dev/sd",
+					     "OF=/dev/hd",
+					     "of=/dev/nvme0",
+					     "of=/dev/x",
+					     "xof=/dev/sd",
+					     " ",
+					     " ",
+					     "\n",
+					     "a",
+					     "-",
+					     "/" };
+	uint64_t x = 7;
+	size_t refused = 0;
+
+	for (int k = 0; k < 3000; k++) {
+		char cmd[512] = "";
+		int n;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		n = 1 + (int)((x >> 33) % 14);
+		for (int i = 0; i < n; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			strcat(cmd, parts[(x >> 33) % ARRAY_SIZE(parts)]);
+		}
+		{
+			_cleanup_free_ char *ours = executor_deny(NULL, cmd);
+			_cleanup_free_ char *ag2 =
+				executor_deny("\\bdd\\b.*\\bof=/dev/(?:sd|hd|nvme) => Writing to "
+					      "disk devices with "
+					      "dd is not allowed.",
+					      cmd);
+
+			cr_assert((ours == NULL) == (ag2 == NULL), "'%s': ours %s, AG2's %s", cmd,
+				  ours ? ours : "allowed", ag2 ? ag2 : "allowed");
+			if (ours)
+				cr_assert_str_eq(ours, ag2);
+			refused += ours != NULL;
+		}
+	}
+	cr_assert(refused > 100 && refused < 2900, "%zu of 3000 refused", refused);
+}
+
+/*
+ * "dd " 350,000 times, then an of= that is not a disk: allowed. Searched the way AG2's regex
+ * reads, this one check would run for most of an hour (quadratic); it is one pass now.
+ */
+Test(policy_executor, many_dd_words_are_one_pass)
+{
+	size_t n = 350000;
+	_cleanup_free_ char *cmd = malloc(3 * n + 16);
+	_cleanup_free_ char *deny = NULL;
+
+	cr_assert(cmd);
+	for (size_t i = 0; i < n; i++)
+		memcpy(cmd + 3 * i, "dd ", 3);
+	strcpy(cmd + 3 * n, "of=/dev/zz");
+	deny = executor_deny(NULL, cmd);
+	cr_assert_null(deny, "%s", deny);
+	cmd[3 * n + 8] = 's';
+	cmd[3 * n + 9] = 'd';
+	free(deny);
+	deny = executor_deny(NULL, cmd);
+	cr_assert_str_eq(deny, "Potentially dangerous command detected: Writing to disk devices "
+			       "with dd is not allowed.");
+}
