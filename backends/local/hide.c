@@ -47,6 +47,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -69,6 +70,8 @@
  */
 #define HIDE_SHARE_MAX_TOP 4096
 #define HIDE_SHARE_MAX_BYTES (8u << 20)
+/* What following hidden symlinks to their targets may take in one scan (add_symlink_target). */
+#define HIDE_SYMLINK_BUDGET_NS 1000000000ull
 /* Entries a thread takes from the entry bound at once (take_entry). */
 #define HIDE_CREDIT 256
 
@@ -89,6 +92,8 @@ struct walk {
 	int wd_fd;
 	const char *workdir;
 	struct sb_hide_list *out;
+	uint64_t symlink_ns; /* spent following hidden symlinks (add_symlink_target) */
+	size_t nsymlinks;
 	/* second pass: other names of hard-linked hidden files */
 	struct inode_id *links;
 	size_t nlinks, links_cap;
@@ -616,15 +621,41 @@ static bool mask_norm(const char *m, char *buf, size_t n)
  * hide that name too. A target outside the workdir is not ours to hide: the sandbox only shows
  * it if a ro_bind does (docs/security.md).
  */
+/* Tests only: the budget of symlink resolution instead of HIDE_SYMLINK_BUDGET_NS (0: it). */
+uint64_t hide_test_symlink_budget_ns;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int add_symlink_target(struct walk *w, const char *rel)
 {
 	_cleanup_close_ int fd = -1;
 	char proc[64], abs[PATH_MAX];
 	size_t wl = strlen(w->workdir);
+	uint64_t t0 = mono_ns(), budget;
 	struct stat st;
 	ssize_t n;
 
 	fd = openat(w->wd_fd, rel, O_PATH | O_CLOEXEC);
+	/*
+	 * A chain of 40 links with 4,000-byte targets ("././...") costs the kernel about a
+	 * millisecond to follow, and a workdir can hold many: the scan's time following them is
+	 * bounded, and past it the run is refused, not started with targets left unhidden.
+	 */
+	w->symlink_ns += mono_ns() - t0;
+	w->nsymlinks++;
+	budget = hide_test_symlink_budget_ns ? hide_test_symlink_budget_ns : HIDE_SYMLINK_BUDGET_NS;
+	if (w->symlink_ns > budget)
+		return cordon_err(
+			w->e, ELOOP,
+			"the workdir's symlinks take too long to resolve (%zu followed in "
+			"%.1f s): remove them, or ignore their directory whole",
+			w->nsymlinks, (double)w->symlink_ns / 1e9);
 	if (fd < 0)
 		return 0; /* dangling: nothing to read */
 	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);

@@ -601,6 +601,41 @@ static int fmt_size(char *buf, size_t n, uint64_t bytes, uint64_t dflt)
 	return snprintf(buf, n, "%llu", (unsigned long long)bytes) >= (int)n ? -1 : 0;
 }
 
+/*
+ * Each hidden name is a mount inside the sandbox, and the kernel allows fs.mount-max mounts in
+ * a mount namespace (100,000 by default), the host's that clone3 copies included. Past that the
+ * child's mount would fail with ENOSPC halfway through its covers: say so before clone.
+ * HIDE_MOUNT_MARGIN leaves room for the host's mounts and the sandbox's own.
+ */
+#define HIDE_MOUNT_MARGIN 2000
+
+/* Tests only: fs.mount-max instead of the kernel's (0: read it). */
+unsigned long sb_test_mount_max;
+
+static int check_mount_max(const struct sb_hide_list *h, cordon_error *e)
+{
+	unsigned long max = sb_test_mount_max;
+	size_t need = h->n + h->npin + HIDE_MOUNT_MARGIN;
+
+	if (!max) {
+		char buf[32] = "";
+		_cleanup_close_ int fd = open("/proc/sys/fs/mount-max", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+		if (n <= 0)
+			return 0; /* unknown: the child's mounts say it if it comes to that */
+		buf[n] = '\0';
+		max = strtoul(buf, NULL, 10);
+	}
+	if (need <= max)
+		return 0;
+	return cordon_err(e, 0,
+			  "too many names to hide in the workdir: %zu, and this kernel allows %lu "
+			  "mounts in a namespace (fs.mount-max); ignore their directories whole "
+			  "instead",
+			  h->n + h->npin, max);
+}
+
 static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 {
 	const struct cordon_profile *p = s->profile;
@@ -626,6 +661,8 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	if (hide_wanted(p) && !s->workdir_tmpfs) {
 		if (hide_scan(x->wd_fd, x->workdir, p, !policy_workdir_readonly(p), &x->hides, e) <
 		    0)
+			return cordon_err_prefix(e, "sandbox: hide");
+		if (check_mount_max(&x->hides, e) < 0)
 			return cordon_err_prefix(e, "sandbox: hide");
 		if (x->trace) {
 			char what[128];

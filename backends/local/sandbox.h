@@ -207,6 +207,10 @@ int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profil
 /* Tests only: the walk's second thread fails (ENOMEM) as it starts; the entry bound (0: 100,000). */
 extern bool hide_test_worker_fails;
 extern size_t hide_test_max_entries;
+/* Tests only: fs.mount-max as sandbox.c's check before clone reads it (0: the kernel's). */
+extern unsigned long sb_test_mount_max;
+/* Tests only: the time following hidden symlinks may take (0: one second). */
+extern uint64_t hide_test_symlink_budget_ns;
 /* Remove the placeholders (after the sandbox is gone) and free them. */
 void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n);
 void hide_list_free(struct sb_hide_list *l);

@@ -835,3 +835,31 @@ Test(hide, link_pass_skips_what_the_first_pass_hid_whole, .init = wide_setup, .f
 		hide_list_free(&got);
 	}
 }
+
+/*
+ * Following hidden symlinks to their targets has a time budget (a planted chain costs the
+ * kernel about a millisecond a link): past it the scan fails, and the run is refused rather
+ * than started with targets left unhidden. Here the budget is 1 ns, so the first symlink
+ * spends it; with the usual one, the same scan hides the link and its target.
+ */
+Test(hide, symlinks_past_their_budget_fail_the_scan, .init = wide_setup, .fini = wide_teardown)
+{
+	struct sb_hide_list got = { 0 };
+	char link[4096];
+	cordon_error e = { 0 };
+	int r;
+
+	touch(wd, "real.txt");
+	(void)snprintf(link, sizeof(link), "%s/alias.key", wd);
+	cr_assert_eq(symlink("real.txt", link), 0);
+	hide_test_symlink_budget_ns = 1;
+	r = hide_scan_threads(fd, wd, p, false, 1, &got, &e);
+	hide_test_symlink_budget_ns = 0;
+	cr_assert_eq(r, -1);
+	cr_assert(strstr(e.msg, "symlinks take too long to resolve (1 followed"), "%s", e.msg);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &got, &e), 0, "%s", e.msg);
+	cr_assert_eq(got.n, 2);
+	cr_expect_str_eq(got.v[0].rel, "alias.key");
+	cr_expect_str_eq(got.v[1].rel, "real.txt");
+	hide_list_free(&got);
+}

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "backends/local/proc.h"
+#include "backends/local/sandbox.h"
 #include "tests/lib/testutil.h"
 
 #include <criterion/criterion.h>
@@ -1706,6 +1707,41 @@ Test(sandbox, idmap_kept_for_the_next_run_of_a_runner)
 	cr_assert_neq(ns[0], first, "another mapping reused the first one's namespace");
 	cordon_unstage();
 	cordon_stage_prebuild(false);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+/*
+ * More names to hide than the kernel allows mounts in a namespace (fs.mount-max, made small
+ * here): the run is refused before clone with a line that says so, instead of the child's
+ * cover mount failing halfway with ENOSPC. The same workdir runs under the real limit.
+ */
+Test(sandbox, too_many_names_to_hide_is_refused_before_clone)
+{
+	struct cordon_profile *p;
+	struct sbx r;
+	char *wd, name[32];
+
+	need_root();
+	p = load_default();
+	add(&p->ignore, "*.key");
+	wd = tu_tmpdir();
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "k%02d.key", i);
+		tu_write_file(wd, name, "SECRET\n");
+	}
+	sb_test_mount_max = 2030;
+	sbx_run(&r, p, wd, false, "echo ran");
+	sb_test_mount_max = 0;
+	cr_assert_neq(r.rc, 0, "ran: %s", r.out);
+	cr_assert(strstr(r.e.msg, "too many names to hide in the workdir"), "%s", r.e.msg);
+	cr_assert(strstr(r.e.msg, "allows 2030 mounts"), "%s", r.e.msg);
+	sbx_free(&r);
+	sbx_run(&r, p, wd, false, "cat k07.key; echo ran");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "ran\n");
+	sbx_free(&r);
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(p);
