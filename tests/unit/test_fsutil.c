@@ -80,6 +80,64 @@ Test(fsutil, rmtree_wide_and_symlinks_out)
 	free(top);
 }
 
+/*
+ * A wide level deeper than the levels that keep their stream (32): read once, whole, and each
+ * of its subdirectories gone into in turn, with files, unwritable directories, a symlink out
+ * and a tree below each; and a mount at that depth is left and reported.
+ */
+Test(fsutil, rmtree_wide_level_deep_down)
+{
+	char *top = tu_tmpdir(), *outside = tu_tmpdir(), p[512], deep[4096];
+	int fd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t len;
+	cordon_error e;
+
+	tu_write_file(outside, "keep", "x");
+	snprintf(deep, sizeof(deep), "%s", top);
+	for (int i = 0; i < 40; i++) {
+		int sub;
+
+		cr_assert_eq(mkdirat(fd, "d", 0755), 0);
+		sub = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		(void)close(fd);
+		fd = sub;
+		strcat(deep, "/d");
+	}
+	for (int i = 0; i < 300; i++) {
+		char name[32];
+		int sub;
+
+		snprintf(name, sizeof(name), "w%d", i);
+		cr_assert_eq(mkdirat(fd, name, 0755), 0);
+		sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		touch_at(sub, "f");
+		cr_assert_eq(mkdirat(sub, "x", 0755), 0);
+		if (i % 7 == 0)
+			(void)fchmod(sub, 0);
+		(void)close(sub);
+		touch_at(fd, name + 1);
+	}
+	cr_assert_eq(symlinkat(outside, fd, "out"), 0);
+	(void)close(fd);
+	if (geteuid() == 0) {
+		len = strlen(deep);
+		snprintf(deep + len, sizeof(deep) - len, "/w150/mnt");
+		cr_assert_eq(mkdir(deep, 0755), 0);
+		cr_assert_eq(mount("none", deep, "tmpfs", 0, "size=1M"), 0, "mount: %s",
+			     strerror(errno));
+		cr_expect_eq(fsutil_rmtree(top, &e), -1, "a tree with a mount in it was 'removed'");
+		cr_expect(access(deep, F_OK) == 0, "the mount point went");
+		cr_assert_eq(umount(deep), 0);
+	}
+	cr_assert_eq(fsutil_rmtree(top, &e), 0, "rmtree: %s", e.msg);
+	cr_expect(access(top, F_OK) != 0, "%s is still there", top);
+	snprintf(p, sizeof(p), "%s/keep", outside);
+	cr_expect(access(p, F_OK) == 0, "followed a symlink out");
+	tu_rmtree(outside);
+	free(outside);
+	free(top);
+}
+
 Test(fsutil, rmtree_leaves_mounts_and_says_so)
 {
 	char *top = tu_tmpdir(), m[512], f[600];
