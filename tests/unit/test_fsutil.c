@@ -25,6 +25,18 @@ static void touch_at(int dfd, const char *name)
 	(void)close(fd);
 }
 
+/* dfd/name made, with a file "f" in it; its fd. */
+static int mkdir_with_file(int dfd, const char *name)
+{
+	int sub;
+
+	cr_assert_eq(mkdirat(dfd, name, 0755), 0, "mkdir %s", name);
+	sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(sub, 0);
+	touch_at(sub, "f");
+	return sub;
+}
+
 Test(fsutil, rmtree_any_depth)
 {
 	char *top = tu_tmpdir(), path[4200];
@@ -60,13 +72,9 @@ Test(fsutil, rmtree_wide_and_symlinks_out)
 	tu_write_file(outside, "keep", "x");
 	for (int i = 0; i < 2000; i++) {
 		char name[32];
-		int sub;
 
 		snprintf(name, sizeof(name), "w%d", i);
-		cr_assert_eq(mkdirat(fd, name, 0755), 0);
-		sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		touch_at(sub, "f");
-		(void)close(sub);
+		(void)close(mkdir_with_file(fd, name));
 	}
 	cr_assert_eq(symlinkat(outside, fd, "out"), 0);
 	snprintf(p, sizeof(p), "%s/keep", outside);
@@ -108,9 +116,7 @@ Test(fsutil, rmtree_wide_level_deep_down)
 		int sub;
 
 		snprintf(name, sizeof(name), "w%d", i);
-		cr_assert_eq(mkdirat(fd, name, 0755), 0);
-		sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		touch_at(sub, "f");
+		sub = mkdir_with_file(fd, name);
 		cr_assert_eq(mkdirat(sub, "x", 0755), 0);
 		if (i % 7 == 0)
 			(void)fchmod(sub, 0);
