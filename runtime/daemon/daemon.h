@@ -28,6 +28,7 @@ struct daemon_config {
 	unsigned max_conns_per_caller;	  /* open connections per uid */
 	size_t max_body;		  /* JSON request bodies, bytes */
 	size_t max_file;		  /* file uploads, bytes */
+	size_t max_bodies;		  /* request bodies held at once, all connections, bytes */
 	unsigned request_timeout;	  /* seconds to send a complete request; idle keep-alive */
 	double session_idle;		  /* seconds before an unused session is torn down */
 	double runner_idle;		  /* the runner pool's memory of the load (runners.c) */

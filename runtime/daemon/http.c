@@ -153,6 +153,28 @@ static enum MHD_Result send_msg(struct MHD_Connection *c, int status, const char
 
 /* ---- concurrency ---- */
 
+/*
+ * Request bodies held in memory, all connections together: at most cfg.max_bodies (uploads
+ * are up to --max-file each, and one caller may hold --max-connections-per-caller of them).
+ */
+static atomic_size_t bodies_held;
+
+static bool bodies_take(size_t n)
+{
+	size_t cur = atomic_load(&bodies_held);
+
+	do {
+		if (n > cfg.max_bodies || cur > cfg.max_bodies - n)
+			return false;
+	} while (!atomic_compare_exchange_weak(&bodies_held, &cur, cur + n));
+	return true;
+}
+
+static void bodies_give(size_t n)
+{
+	atomic_fetch_sub(&bodies_held, n);
+}
+
 /* Claim a run slot for this connection: 0, or 429 with *e. */
 static int slot_acquire(struct conn *cn, cordon_error *e)
 {
@@ -945,9 +967,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 			while (nc < rq->len + n + 1)
 				nc *= 2;
+			if (!bodies_take(nc - rq->cap)) {
+				/* Too much held at once, all connections: thrown away, then 503. */
+				bodies_give(rq->cap);
+				free(rq->body);
+				rq->body = NULL;
+				rq->cap = rq->len = 0;
+				rq->status = 503;
+				rq->discarded += n;
+				cordon_err(
+					&rq->err, 0,
+					"busy: the request bodies in memory would pass %zu bytes "
+					"(--max-bodies); try again",
+					cfg.max_bodies);
+				return MHD_YES;
+			}
 			nb = realloc(rq->body, nc);
-			if (!nb)
+			if (!nb) {
+				bodies_give(nc - rq->cap);
 				return MHD_NO;
+			}
 			rq->body = nb;
 			rq->cap = nc;
 		}
@@ -990,6 +1029,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			fsutil_temp_release(rq->temp_hold, false);
 			free(rq->temp_workdir);
 		}
+		bodies_give(rq->cap);
 		free(rq->body);
 		free(rq);
 		*con_cls = NULL;

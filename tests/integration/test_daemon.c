@@ -694,6 +694,57 @@ Test(daemon, huge_body_gets_a_readable_413, .timeout = 60)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+/*
+ * --max-bodies: the request bodies held in memory at once, all connections together. One
+ * connection holds a body of 64 KiB, half sent; another's small request is answered 503 with
+ * Retry-After while it does, and runs once the first is done (its memory given back).
+ */
+Test(daemon, bodies_held_at_once_are_bounded, .timeout = 60)
+{
+	const char *const args[] = { "--max-body", "60000", "--max-bodies", "65536", NULL };
+	const size_t total = 60000;
+	struct daemon d;
+	struct res r;
+	char head[256], *chunk = malloc(total);
+	int fd, busy = 0;
+
+	cr_assert(chunk);
+	memset(chunk, 'a', total);
+	daemon_start(&d, args);
+	fd = connect_to(d.sock);
+	cr_assert(fd >= 0);
+	snprintf(head, sizeof(head),
+		 "POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", total);
+	write_all(fd, head, strlen(head));
+	write_all(fd, chunk, 40000);
+	/* Until cordond has read those 40,000 bytes (a buffer of 64 KiB: the whole budget). */
+	for (int i = 0; i < 200 && !busy; i++) {
+		http(d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r);
+		cr_assert(r.status == 200 || r.status == 503, "status %d: %s", r.status, r.body);
+		if (r.status == 503) {
+			busy = 1;
+			cr_expect(strstr(r.body, "busy: the request bodies in memory would pass "
+						 "65536 bytes (--max-bodies); try again"),
+				  "%s", r.body);
+			cr_expect(strstr(r.head, "Retry-After: 1"), "%s", r.head);
+		}
+		res_free(&r);
+		if (!busy)
+			usleep(20000);
+	}
+	cr_assert(busy, "a small request ran while 64 KiB of bodies were held");
+	write_all(fd, chunk, total - 40000);
+	read_reply(fd, &r);
+	close(fd);
+	cr_expect_eq(r.status, 400, "%d: %s", r.status, r.body);
+	res_free(&r);
+	http(d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r);
+	cr_expect_eq(r.status, 200, "%d: %s", r.status, r.body);
+	res_free(&r);
+	free(chunk);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
 Test(daemon, oversized_bodies, .timeout = 60)
 {
 	const char *const args[] = { "--max-body", "4096", "--max-file", "8192", NULL };
