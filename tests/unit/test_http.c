@@ -114,6 +114,47 @@ Test(http, chunked_body)
 	reap(pid);
 }
 
+/*
+ * A big chunked body arrives over many reads, chunk headers and data cut anywhere: every byte
+ * once, in order (the decoder takes up each read where the last complete chunk ended).
+ */
+Test(http, chunked_body_over_many_reads)
+{
+	const char *head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	size_t cap = 4u << 20, n = strlen(head), want = 0;
+	char *answer = malloc(cap), *expect = malloc(cap);
+	struct http_response r;
+	cordon_error e;
+	uint64_t x = 3;
+	pid_t pid;
+
+	cr_assert(answer && expect);
+	memcpy(answer, head, n);
+	while (want < (2u << 20)) {
+		size_t len;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		len = 1 + (size_t)((x >> 33) % 5000);
+		n += (size_t)sprintf(answer + n, "%zx\r\n", len);
+		for (size_t i = 0; i < len; i++)
+			answer[n + i] = expect[want + i] = (char)('a' + (want + i) % 23);
+		n += len;
+		want += len;
+		memcpy(answer + n, "\r\n", 2);
+		n += 2;
+	}
+	memcpy(answer + n, "0\r\n\r\n", 5);
+	n += 5;
+	pid = serve_n(answer, n);
+	cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 20000, &r, &e), 0, "%s", e.msg);
+	cr_assert_eq(r.body_len, want);
+	cr_assert(memcmp(r.body, expect, want) == 0, "the decoded body differs");
+	http_response_free(&r);
+	reap(pid);
+	free(answer);
+	free(expect);
+}
+
 Test(http, body_until_close_and_error_status)
 {
 	struct http_response r;
