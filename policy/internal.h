@@ -137,6 +137,19 @@ bool match_argv(const char *pattern, char *const *argv);
  */
 int ignore_check(const char *command, const char *workdir, const struct cordon_list *patterns,
 		 policy_resolve_fn resolve, bool wildcards, char **ret_deny, cordon_error *e);
+/*
+ * The work one check did, for the unit tests (tests/unit/test_policy_ignore.c), which check
+ * that it grows with the tokens plus the patterns, not with their product.
+ */
+struct ignore_stats {
+	size_t compiled; /* patterns added to the automata */
+	size_t compared; /* comparisons with plain patterns */
+	size_t fed;	 /* bytes run through the automata */
+};
+/* ignore_check(), adding to *st (which may be NULL) what it did. */
+int ignore_check_stats(const char *command, const char *workdir, const struct cordon_list *patterns,
+		       policy_resolve_fn resolve, bool wildcards, char **ret_deny,
+		       struct ignore_stats *st, cordon_error *e);
 
 /* --- strict.c: restricted mode (§11) -------------------------------------------------------- */
 

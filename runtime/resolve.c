@@ -12,6 +12,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <search.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +21,7 @@
 
 #include "policy/policy.h"
 #include "runtime/cleanup.h"
+#include "runtime/grow.h"
 #include "runtime/resolve.h"
 
 /* Python's recursion limit (1000 frames) ends a long chain of links with RecursionError,
@@ -26,12 +29,85 @@
  * depends on the caller's stack; this is the same order of magnitude. */
 #define RESOLVE_MAX_DEPTH 960
 
-struct resolve_seen {
-	char **key;
-	char **val; /* NULL: being resolved */
-	size_t n;
+/*
+ * The cost of a resolution must stay linear in the token: a command (untrusted) can name a
+ * path of half a million components, and the previous command can have planted as many
+ * symlinks for it to cross, all before the command's timeout starts. So the path is one
+ * growing buffer that components are appended to and ".." cuts back (Python builds a new
+ * string each time, which is quadratic here), and the links already seen are kept in a
+ * balanced tree (tsearch: red-black in glibc), not a list searched from the start.
+ */
+struct resolve_memo {
+	char *key;
+	char *val; /* NULL: being resolved */
+	struct resolve_stats *st;
 };
 
+struct resolve_ctx {
+	char *path; /* the path resolved so far, NUL-terminated at path[len] */
+	size_t len, cap;
+	void *memo; /* tsearch root of struct resolve_memo */
+	struct resolve_stats *st;
+	cordon_error *e;
+};
+
+static int resolve_memo_cmp(const void *a, const void *b)
+{
+	const struct resolve_memo *x = a, *y = b;
+
+	if (x->st)
+		x->st->compared++;
+	return strcmp(x->key, y->key);
+}
+
+static void resolve_memo_free(void *p)
+{
+	struct resolve_memo *m = p;
+
+	free(m->key);
+	free(m->val);
+	free(m);
+}
+
+/* path[len..) = s[0..n) */
+static int resolve_add(struct resolve_ctx *c, const char *s, size_t n)
+{
+	if (n > SIZE_MAX / 2 - c->len)
+		return cordon_err(c->e, ENOMEM, "out of memory");
+	while (c->len + n + 1 > c->cap)
+		if (array_grow(&c->path, c->cap, &c->cap, 256, c->e) < 0)
+			return -1;
+	memcpy(c->path + c->len, s, n);
+	c->len += n;
+	c->path[c->len] = '\0';
+	if (c->st)
+		c->st->copied += n;
+	return 0;
+}
+
+static int resolve_set(struct resolve_ctx *c, const char *s)
+{
+	c->len = 0;
+	return resolve_add(c, s, strlen(s));
+}
+
+static void resolve_cut(struct resolve_ctx *c, size_t len)
+{
+	c->len = len;
+	c->path[len] = '\0';
+}
+
+/* path = posixpath.join(path, b), in place: an absolute b replaces it. */
+static int resolve_append(struct resolve_ctx *c, const char *b, size_t n)
+{
+	if (b[0] == '/')
+		c->len = 0;
+	else if (c->len > 0 && c->path[c->len - 1] != '/' && resolve_add(c, "/", 1) < 0)
+		return -1;
+	return resolve_add(c, b, n);
+}
+
+/* posixpath.join(a, b) as a new string, for the few joins outside the component loop. */
 static char *resolve_join(const char *a, const char *b)
 {
 	size_t la = strlen(a);
@@ -44,64 +120,44 @@ static char *resolve_join(const char *a, const char *b)
 	return r;
 }
 
-/* posixpath.split(path)[0] and [1]: head without trailing slashes unless all slashes. */
-static int resolve_split(const char *path, char **ret_head, char **ret_tail)
+/*
+ * ".." on the path resolved so far: path = posixpath.split(path)[0] (the head, without its
+ * trailing slashes unless it is all slashes), or join(head, "../..") when the tail is itself
+ * "..", or ".." for an empty path. Lexical: after a link, it applies to the link's target.
+ */
+static int resolve_parent(struct resolve_ctx *c)
 {
-	const char *slash = strrchr(path, '/');
-	size_t i = slash ? (size_t)(slash - path) + 1 : 0, h = i;
-	char *head, *tail;
+	const char *slash;
+	size_t i, h;
+	bool dotdot;
 
-	while (h > 0 && path[h - 1] == '/')
+	if (c->len == 0)
+		return resolve_set(c, "..");
+	slash = memrchr(c->path, '/', c->len);
+	i = slash ? (size_t)(slash - c->path) + 1 : 0;
+	h = i;
+	while (h > 0 && c->path[h - 1] == '/')
 		h--;
 	if (h == 0)
 		h = i; /* "/" or "//" stays as it is */
-	head = strndup(path, h);
-	tail = strdup(path + i);
-	if (!head || !tail) {
-		free(head);
-		free(tail);
-		return -1;
-	}
-	*ret_head = head;
-	*ret_tail = tail;
-	return 0;
+	dotdot = c->len - i == 2 && c->path[i] == '.' && c->path[i + 1] == '.';
+	resolve_cut(c, h);
+	return dotdot ? resolve_append(c, "../..", 5) : 0;
 }
 
-/* The value memoised for newpath, or (char *)-1 when not seen yet. */
-static char *resolve_seen_get(const struct resolve_seen *s, const char *key, size_t *ret_k)
+/* Stopped at a loop: path = join(path, rest), the rest left as written; returns 2. */
+static int resolve_loop(struct resolve_ctx *c, const char *rest)
 {
-	for (size_t k = 0; k < s->n; k++)
-		if (!strcmp(s->key[k], key)) {
-			*ret_k = k;
-			return s->val[k];
-		}
-	return (char *)-1;
-}
-
-static int resolve_seen_add(struct resolve_seen *s, const char *key)
-{
-	char **k = realloc(s->key, (s->n + 1) * sizeof(*k));
-	char **v;
-
-	if (!k)
-		return -1;
-	s->key = k;
-	v = realloc(s->val, (s->n + 1) * sizeof(*v));
-	if (!v)
-		return -1;
-	s->val = v;
-	s->key[s->n] = strdup(key);
-	if (!s->key[s->n])
-		return -1;
-	s->val[s->n++] = NULL;
-	return 0;
+	if (!rest)
+		rest = "";
+	return resolve_append(c, rest, strlen(rest)) < 0 ? -1 : 2;
 }
 
 /*
- * _joinrealpath(path, rest): *path is replaced by the result. Returns 0 (ok), 2 (stopped at
- * a loop: the rest is appended unresolved, as in Python), 1 (Python raises), -1 ENOMEM.
+ * _joinrealpath(path, rest): c->path is replaced by the result. Returns 0 (ok), 2 (stopped at
+ * a loop: the rest is appended unresolved, as in Python), 1 (Python raises), -1 with c->e.
  */
-static int resolve_join_real(char **path, const char *rest_in, struct resolve_seen *seen, int depth)
+static int resolve_join_real(struct resolve_ctx *c, const char *rest_in, int depth)
 {
 	_cleanup_free_ char *rest_buf = NULL;
 	char *rest;
@@ -109,20 +165,19 @@ static int resolve_join_real(char **path, const char *rest_in, struct resolve_se
 	if (depth > RESOLVE_MAX_DEPTH)
 		return 1;
 	if (rest_in[0] == '/') {
-		free(*path);
-		*path = strdup("/");
-		if (!*path)
+		if (resolve_set(c, "/") < 0)
 			return -1;
 		rest_in++;
 	}
 	rest_buf = strdup(rest_in);
 	if (!rest_buf)
-		return -1;
+		return cordon_err(c->e, ENOMEM, "out of memory");
 	rest = rest_buf;
 
 	while (rest && *rest) {
 		char *name = rest, *slash = strchr(rest, '/');
-		_cleanup_free_ char *newpath = NULL;
+		size_t before = c->len;
+		struct resolve_memo probe, *m, **node;
 		struct stat st;
 
 		if (slash) {
@@ -134,56 +189,41 @@ static int resolve_join_real(char **path, const char *rest_in, struct resolve_se
 		if (!name[0] || !strcmp(name, "."))
 			continue;
 		if (!strcmp(name, "..")) {
-			/* Lexical, on the path resolved so far: after a link, its target. */
-			if ((*path)[0]) {
-				_cleanup_free_ char *head = NULL, *tail = NULL;
-
-				if (resolve_split(*path, &head, &tail) < 0)
-					return -1;
-				free(*path);
-				if (!strcmp(tail, "..")) {
-					*path = resolve_join(head, "../..");
-				} else {
-					*path = TAKE_PTR(head);
-				}
-			} else {
-				free(*path);
-				*path = strdup("..");
-			}
-			if (!*path)
+			if (resolve_parent(c) < 0)
 				return -1;
 			continue;
 		}
-		newpath = resolve_join(*path, name);
-		if (!newpath)
+		/* newpath = join(path, name), built in place: path[0..before) stays the path. */
+		if (resolve_append(c, name, strlen(name)) < 0)
 			return -1;
 		/* Non-strict: a component that cannot be lstat'ed is simply not a link. */
-		if (lstat(newpath, &st) < 0 || !S_ISLNK(st.st_mode)) {
-			free(*path);
-			*path = TAKE_PTR(newpath);
+		if (lstat(c->path, &st) < 0 || !S_ISLNK(st.st_mode))
 			continue;
-		}
 
-		size_t k;
-		char *known = resolve_seen_get(seen, newpath, &k);
-
-		if (known != (char *)-1) {
-			if (known) {
-				free(*path);
-				*path = strdup(known);
-				if (!*path)
+		probe = (struct resolve_memo){ .key = c->path, .st = c->st };
+		node = tfind(&probe, &c->memo, resolve_memo_cmp);
+		if (node) {
+			m = *node;
+			if (m->val) {
+				if (resolve_set(c, m->val) < 0)
 					return -1;
 				continue;
 			}
 			/* A link met again while resolving itself: a loop. Python returns
 			 * join(newpath, rest) and lets the final stat() report ELOOP. */
-			free(*path);
-			*path = resolve_join(newpath, rest ? rest : "");
-			return *path ? 2 : -1;
+			return resolve_loop(c, rest);
 		}
-		if (resolve_seen_add(seen, newpath) < 0)
-			return -1;
-		k = seen->n - 1;
+		m = calloc(1, sizeof(*m));
+		if (!m)
+			return cordon_err(c->e, ENOMEM, "out of memory");
+		m->st = c->st;
+		m->key = strdup(c->path);
+		if (!m->key || !tsearch(m, &c->memo, resolve_memo_cmp)) {
+			resolve_memo_free(m);
+			return cordon_err(c->e, ENOMEM, "out of memory");
+		}
+		if (c->st)
+			c->st->memo++;
 
 		_cleanup_free_ char *target = NULL;
 		ssize_t n;
@@ -193,8 +233,8 @@ static int resolve_join_real(char **path, const char *rest_in, struct resolve_se
 			free(target);
 			target = malloc(cap);
 			if (!target)
-				return -1;
-			n = readlink(newpath, target, cap);
+				return cordon_err(c->e, ENOMEM, "out of memory");
+			n = readlink(m->key, target, cap);
 			if (n < 0)
 				return 1; /* os.readlink() raised: resolve() raises */
 			if ((size_t)n < cap)
@@ -203,20 +243,17 @@ static int resolve_join_real(char **path, const char *rest_in, struct resolve_se
 		}
 		target[n] = '\0';
 
-		int r = resolve_join_real(path, target, seen, depth + 1);
+		/* The target is resolved from the link's directory: path as it was. */
+		resolve_cut(c, before);
+		int r = resolve_join_real(c, target, depth + 1);
 
 		if (r < 0 || r == 1)
 			return r;
-		if (r == 2) {
-			char *j = resolve_join(*path, rest ? rest : "");
-
-			free(*path);
-			*path = j;
-			return j ? 2 : -1;
-		}
-		seen->val[k] = strdup(*path);
-		if (!seen->val[k])
-			return -1;
+		if (r == 2)
+			return resolve_loop(c, rest);
+		m->val = strdup(c->path);
+		if (!m->val)
+			return cordon_err(c->e, ENOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -261,29 +298,27 @@ static char *resolve_pure(const char *path)
 	return out;
 }
 
-int resolve_host(const char *workdir, const char *token, char **ret_abs, cordon_error *e)
+int resolve_host_stats(const char *workdir, const char *token, char **ret_abs,
+		       struct resolve_stats *st, cordon_error *e)
 {
 	_cleanup_free_ char *joined = NULL, *path = NULL, *abs = NULL;
-	struct resolve_seen seen = { 0 };
-	struct stat st;
+	struct resolve_ctx c = { .st = st, .e = e };
+	struct stat sb;
 	int r;
 
 	/* Path(workdir) / token: an absolute token replaces the workdir; "~" is a name. */
 	_cleanup_free_ char *raw = resolve_join(workdir, token);
 
 	joined = raw ? resolve_pure(raw) : NULL;
-	path = strdup("");
-	if (!joined || !path)
+	if (!joined)
 		return cordon_err(e, ENOMEM, "out of memory");
-	r = resolve_join_real(&path, joined, &seen, 0);
-	for (size_t k = 0; k < seen.n; k++) {
-		free(seen.key[k]);
-		free(seen.val[k]);
-	}
-	free(seen.key);
-	free(seen.val);
+	r = resolve_set(&c, "");
+	if (r == 0)
+		r = resolve_join_real(&c, joined, 0);
+	tdestroy(c.memo, resolve_memo_free);
+	path = c.path;
 	if (r < 0)
-		return cordon_err(e, ENOMEM, "out of memory");
+		return -1;
 	if (r == 1)
 		return 1;
 
@@ -304,8 +339,13 @@ int resolve_host(const char *workdir, const char *token, char **ret_abs, cordon_
 		return -1;
 	/* Path.resolve() stats the result so a loop left unresolved by realpath() raises
 	 * RuntimeError("Symlink loop ..."); any other stat error is ignored. */
-	if (stat(abs, &st) < 0 && errno == ELOOP)
+	if (stat(abs, &sb) < 0 && errno == ELOOP)
 		return 1;
 	*ret_abs = TAKE_PTR(abs);
 	return 0;
+}
+
+int resolve_host(const char *workdir, const char *token, char **ret_abs, cordon_error *e)
+{
+	return resolve_host_stats(workdir, token, ret_abs, NULL, e);
 }

@@ -13,3 +13,17 @@
  * skipped), -1 with *e on ENOMEM.
  */
 int resolve_host(const char *workdir, const char *token, char **ret_abs, cordon_error *e);
+
+/*
+ * The work one resolution did, for the unit tests (tests/unit/test_policy_resolve.c), which
+ * check that it grows linearly with the token, not with its square.
+ */
+struct resolve_stats {
+	size_t copied;	 /* bytes written into the path being built */
+	size_t compared; /* key comparisons in the memo of links seen */
+	size_t memo;	 /* links memoised */
+};
+
+/* resolve_host(), adding to *st (which may be NULL) what it did. */
+int resolve_host_stats(const char *workdir, const char *token, char **ret_abs,
+		       struct resolve_stats *st, cordon_error *e);

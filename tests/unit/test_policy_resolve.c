@@ -14,6 +14,7 @@
 
 #include "runtime/resolve.h"
 #include "test_policy.h"
+#include "tests/unit/ref_resolve.h"
 
 static char res_root[PATH_MAX];
 static char res_w[PATH_MAX + 8];
@@ -211,4 +212,152 @@ Test(policy_resolve, long_chain, .init = res_setup, .fini = res_teardown)
 	snprintf(path, sizeof(path), "%s/sub/f", res_w);
 	cr_expect_str_eq(got, path);
 	free(got);
+}
+
+/* --- Linear cost, and the same results as the former resolver ------------------------------ */
+
+/* A 1 MiB token of half a million components: with a new string per component (the former
+ * resolver) this copied ~250 GB; now each byte of the result is written about once. */
+Test(policy_resolve, long_token_linear, .init = res_setup, .fini = res_teardown)
+{
+	size_t n = 500 * 1000, wl = strlen(res_w);
+	_cleanup_free_ char *tok = malloc(2 * n), *want = malloc(wl + 2 * n + 1);
+	struct resolve_stats st = { 0 };
+	cordon_error e;
+	char *got = NULL;
+
+	cr_assert(tok && want);
+	for (size_t k = 0; k < n; k++)
+		memcpy(tok + 2 * k, "x/", 2);
+	tok[2 * n - 1] = '\0';
+	snprintf(want, wl + 2 * n + 1, "%s/%s", res_w, tok);
+	cr_assert_eq(resolve_host_stats(res_w, tok, &got, &st, &e), 0, "%s", e.msg);
+	cr_expect_str_eq(got, want);
+	cr_expect_leq(st.copied, 2 * strlen(want), "copied %zu bytes for a %zu-byte result",
+		      st.copied, strlen(want));
+	cr_expect_eq(st.memo, 0);
+	free(got);
+}
+
+/* The tree of links seen is searched in O(log n): 20,000 links "s<k> -> ." crossed in one
+ * token (a list searched from the start made 2*10^8 comparisons). */
+Test(policy_resolve, many_links_logarithmic, .init = res_setup, .fini = res_teardown)
+{
+	const size_t n = 20000;
+	_cleanup_free_ char *tok = malloc(n * 8);
+	char path[PATH_MAX * 2], *p = tok;
+	struct resolve_stats st = { 0 };
+	cordon_error e;
+	char *got = NULL;
+
+	cr_assert_not_null(tok);
+	for (size_t k = 0; k < n; k++) {
+		snprintf(path, sizeof(path), "%s/s%zu", res_w, k);
+		cr_assert_eq(symlink(".", path), 0);
+		p += sprintf(p, k ? "/s%zu" : "s%zu", k);
+	}
+	/* and back through all of them once more: every one a hit in the memo */
+	cr_assert_eq(resolve_host_stats(res_w, tok, &got, &st, &e), 0, "%s", e.msg);
+	cr_expect_str_eq(got, res_w);
+	cr_expect_eq(st.memo, n);
+	/* log2(20000) < 15: a red-black tree's search path is at most twice that */
+	cr_expect_leq(st.compared, n * 2 * 32, "%zu comparisons for %zu links", st.compared, n);
+	cr_expect_leq(st.copied, n * (strlen(res_w) + 16));
+	free(got);
+}
+
+/* A small deterministic generator (xorshift64*), so that a failure can be replayed. */
+static uint64_t res_rng = 0x9e3779b97f4a7c15u;
+
+static size_t res_rand(size_t n)
+{
+	res_rng ^= res_rng >> 12;
+	res_rng ^= res_rng << 25;
+	res_rng ^= res_rng >> 27;
+	return (size_t)((res_rng * 0x2545f4914f6cdd1dULL) >> 33) % n;
+}
+
+/* A random path of 0..max components from names that exist in the random tree, ".", "..",
+ * empty ones (doubled slashes), sometimes absolute into the temp root. */
+static void res_rand_path(char *buf, size_t size, size_t max)
+{
+	static const char *const parts[] = { "a",  "b", "c",  "l0", "l1", "l2",	  "l3", "l4",
+					     "l5", ".", "..", "",   "x",  "a\\b", "..." };
+	size_t n = res_rand(max + 1), len = 0;
+
+	buf[0] = '\0';
+	if (res_rand(6) == 0)
+		len = (size_t)snprintf(buf, size, "%s%s", res_root, res_rand(2) ? "/w" : "");
+	else if (res_rand(12) == 0)
+		len = (size_t)snprintf(buf, size, "/");
+	for (size_t k = 0; k < n && len + 8 < size; k++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+					(k || len) && buf[len - 1] != '/' ? "/" : "",
+					parts[res_rand(ARRAY_SIZE(parts))]);
+	if (res_rand(8) == 0 && len + 2 < size)
+		strcat(buf, "/");
+}
+
+static void res_compare(const char *workdir, const char *token)
+{
+	cordon_error e1 = { 0 }, e2 = { 0 };
+	char *want = NULL, *got = NULL;
+	int rw = ref_resolve_host(workdir, token, &want, &e1);
+	int rg = resolve_host(workdir, token, &got, &e2);
+
+	cr_expect_eq(rg, rw, "[%s] [%s]: %d, was %d", workdir, token, rg, rw);
+	if (rg == 0 && rw == 0)
+		cr_expect_str_eq(got, want, "[%s] [%s]", workdir, token);
+	free(want);
+	free(got);
+}
+
+/*
+ * Random trees of directories and links (to each other, up, absolute, dangling, in loops)
+ * and random tokens: the resolver gives what the former one gave, byte for byte. The
+ * workdir is also taken relative (from the cwd) and through a link.
+ */
+Test(policy_resolve, same_as_former_resolver, .init = res_setup, .fini = res_teardown)
+{
+	static const char *const links[] = { "l0", "l1", "l2", "l3", "l4", "l5" };
+	static const char *const dirs[] = { "a", "a/b", "a/b/c", "b", "c", "c/a" };
+	char path[PATH_MAX * 2], target[512], tok[512];
+
+	cr_assert_eq(chdir(res_root), 0);
+	for (int round = 0; round < 40; round++) {
+		char sub[64];
+
+		snprintf(sub, sizeof(sub), "t%d", round);
+		snprintf(path, sizeof(path), "%s/w/%s", res_root, sub);
+		cr_assert_eq(mkdir(path, 0700), 0);
+		for (size_t k = 0; k < ARRAY_SIZE(dirs); k++) {
+			snprintf(path, sizeof(path), "%s/w/%s/%s", res_root, sub, dirs[k]);
+			cr_assert_eq(mkdir(path, 0700), 0);
+		}
+		for (size_t k = 0; k < ARRAY_SIZE(links); k++) {
+			const char *where = res_rand(3) ? "" : dirs[res_rand(ARRAY_SIZE(dirs))];
+
+			res_rand_path(target, sizeof(target), 4);
+			snprintf(path, sizeof(path), "%s/w/%s/%s%s%s", res_root, sub, where,
+				 where[0] ? "/" : "", links[k]);
+			cr_assert_eq(symlink(target[0] ? target : ".", path), 0, "%s", path);
+		}
+		for (int k = 0; k < 150; k++) {
+			char wd[PATH_MAX * 2];
+
+			res_rand_path(tok, sizeof(tok), 7);
+			switch (res_rand(4)) {
+			case 0: /* relative to the cwd, the temp root */
+				snprintf(wd, sizeof(wd), "w/%s", sub);
+				break;
+			case 1: /* through a link, or a loop */
+				snprintf(wd, sizeof(wd), "%s/w/%s/%s", res_root, sub,
+					 links[res_rand(ARRAY_SIZE(links))]);
+				break;
+			default:
+				snprintf(wd, sizeof(wd), "%s/w/%s", res_root, sub);
+			}
+			res_compare(wd, tok);
+		}
+	}
 }
