@@ -37,6 +37,7 @@ struct ignore_set {
 	uint64_t *state;   /* room for either automaton's state */
 	const char **lits; /* the plain patterns, in strcmp order */
 	size_t nlits;
+	const struct cordon_list *patterns;
 	struct ignore_stats *st;
 };
 
@@ -66,7 +67,7 @@ static int ignore_compile(const struct cordon_list *patterns, struct ignore_stat
 {
 	size_t words;
 
-	*s = (struct ignore_set){ .st = st };
+	*s = (struct ignore_set){ .patterns = patterns, .st = st };
 	if (pyglobset_new(&s->rel_globs, e) < 0 || pyglobset_new(&s->name_globs, e) < 0)
 		return -1;
 	s->lits = calloc(patterns->n + 1, sizeof(*s->lits));
@@ -186,6 +187,7 @@ static int ignore_token(const char *token, const char *workdir, const char *base
 			cordon_error *e)
 {
 	_cleanup_free_ char *abs = NULL, *resolved = NULL, *rel = NULL, *name = NULL;
+	bool deny;
 	int r;
 
 	r = resolve(workdir, token, &abs, e);
@@ -210,7 +212,15 @@ static int ignore_token(const char *token, const char *workdir, const char *base
 			*c = '/';
 	if (pypath_name(resolved, &name, e) < 0)
 		return -1;
-	if (ignore_match(set, rel, name))
+	deny = ignore_match(set, rel, name);
+	if (set->st && set->st->ref) {
+		r = set->st->ref(set->patterns, rel, name, e);
+		if (r < 0)
+			return -1;
+		set->st->checked++;
+		set->st->differed += (r > 0) != deny;
+	}
+	if (deny)
 		return pystr_asprintf(ret_deny, e, "Access denied: %s", resolved);
 	return 0;
 }

@@ -145,6 +145,13 @@ struct ignore_stats {
 	size_t compiled; /* patterns added to the automata */
 	size_t compared; /* comparisons with plain patterns */
 	size_t fed;	 /* bytes run through the automata */
+	/*
+	 * Tests: a rule each decision (rel, name) is also asked of, one pattern at a time (1:
+	 * deny, 0: no, -1: error); checked counts them, differed the answers that differ.
+	 */
+	int (*ref)(const struct cordon_list *patterns, const char *rel, const char *name,
+		   cordon_error *e);
+	size_t checked, differed;
 };
 /* ignore_check(), adding to *st (which may be NULL) what it did. */
 int ignore_check_stats(const char *command, const char *workdir, const struct cordon_list *patterns,

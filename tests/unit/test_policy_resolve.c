@@ -14,7 +14,6 @@
 
 #include "runtime/resolve.h"
 #include "test_policy.h"
-#include "tests/unit/ref_resolve.h"
 
 static char res_root[PATH_MAX];
 static char res_w[PATH_MAX + 8];
@@ -298,30 +297,113 @@ static void res_rand_path(char *buf, size_t size, size_t max)
 		strcat(buf, "/");
 }
 
-static void res_compare(const char *workdir, const char *token)
-{
-	cordon_error e1 = { 0 }, e2 = { 0 };
-	char *want = NULL, *got = NULL;
-	int rw = ref_resolve_host(workdir, token, &want, &e1);
-	int rg = resolve_host(workdir, token, &got, &e2);
+/*
+ * The pairs (workdir, token) of a test, resolved by Python 3.11 itself at the end:
+ * (Path(workdir) / token).resolve(), the very call resolve_host() reproduces, or an exception
+ * (resolve_host's 1). python3 runs in the test's cwd, as the relative workdirs need.
+ */
+struct res_pairs {
+	char (*wd)[PATH_MAX * 2];
+	char (*tok)[512];
+	size_t n, cap;
+};
 
-	cr_expect_eq(rg, rw, "[%s] [%s]: %d, was %d", workdir, token, rg, rw);
-	if (rg == 0 && rw == 0)
-		cr_expect_str_eq(got, want, "[%s] [%s]", workdir, token);
-	free(want);
-	free(got);
+static void res_pair_add(struct res_pairs *p, const char *wd, const char *tok)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 256;
+		p->wd = realloc(p->wd, p->cap * sizeof(*p->wd));
+		p->tok = realloc(p->tok, p->cap * sizeof(*p->tok));
+		cr_assert(p->wd && p->tok);
+	}
+	snprintf(p->wd[p->n], sizeof(p->wd[0]), "%s", wd);
+	snprintf(p->tok[p->n], sizeof(p->tok[0]), "%s", tok);
+	p->n++;
+}
+
+static const char res_python[] =
+	"import pathlib, sys\n"
+	"d = open(sys.argv[1], 'rb').read().split(b'\\0')\n"
+	"out = []\n"
+	"for i in range(0, len(d) - 1, 2):\n"
+	"    wd, tok = (x.decode('utf-8', 'surrogateescape') for x in d[i:i + 2])\n"
+	"    try:\n"
+	"        r = str((pathlib.Path(wd) / tok).resolve())\n"
+	"        out.append(b'0' + r.encode('utf-8', 'surrogateescape'))\n"
+	"    except Exception:\n"
+	"        out.append(b'1')\n"
+	"sys.stdout.buffer.write(b'\\0'.join(out) + b'\\0')\n";
+
+/* Every pair through resolve_host and through Python: the same path, or both an error. */
+static void res_compare_all(const struct res_pairs *p)
+{
+	char in[64] = "/tmp/cordon-resolve-XXXXXX", cmd[256], *out = NULL, *at;
+	size_t len = 0, cap = 0, errors = 0;
+	int fd = mkstemp(in);
+	FILE *py;
+
+	cr_assert_geq(fd, 0);
+	for (size_t k = 0; k < p->n; k++) {
+		cr_assert_eq(write(fd, p->wd[k], strlen(p->wd[k]) + 1),
+			     (ssize_t)strlen(p->wd[k]) + 1);
+		cr_assert_eq(write(fd, p->tok[k], strlen(p->tok[k]) + 1),
+			     (ssize_t)strlen(p->tok[k]) + 1);
+	}
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "python3 -c \"$CORDON_RES_PY\" %s", in);
+	cr_assert_eq(setenv("CORDON_RES_PY", res_python, 1), 0);
+	py = popen(cmd, "r");
+	cr_assert(py, "python3: %s", strerror(errno));
+	for (;;) {
+		if (len + 65536 > cap) {
+			cap = cap ? 2 * cap : 1 << 20;
+			out = realloc(out, cap);
+			cr_assert(out);
+		}
+		size_t got = fread(out + len, 1, cap - len, py);
+
+		if (got == 0)
+			break;
+		len += got;
+	}
+	cr_assert_eq(pclose(py), 0, "python3 failed");
+	unlink(in);
+	at = out;
+	for (size_t k = 0; k < p->n; k++) {
+		cordon_error e = { 0 };
+		char *got = NULL;
+		int r = resolve_host(p->wd[k], p->tok[k], &got, &e);
+
+		cr_assert(at < out + len, "python3 answered %zu of %zu", k, p->n);
+		cr_assert_neq(r, -1, "%s", e.msg);
+		if (*at == '1') {
+			cr_expect_eq(r, 1, "[%s] [%s]: Python raises, cordon gave [%s]", p->wd[k],
+				     p->tok[k], got ? got : "");
+			errors++;
+		} else {
+			cr_expect_eq(r, 0, "[%s] [%s]: cordon refused, Python gave [%s]", p->wd[k],
+				     p->tok[k], at + 1);
+			if (r == 0)
+				cr_expect_str_eq(got, at + 1, "[%s] [%s]", p->wd[k], p->tok[k]);
+		}
+		at += strlen(at) + 1;
+		free(got);
+	}
+	cr_expect_gt(errors, 0, "no symlink loop among %zu pairs", p->n);
+	free(out);
 }
 
 /*
  * Random trees of directories and links (to each other, up, absolute, dangling, in loops)
- * and random tokens: the resolver gives what the former one gave, byte for byte. The
- * workdir is also taken relative (from the cwd) and through a link.
+ * and random tokens: the resolver gives what Python 3.11's Path.resolve() gives, byte for
+ * byte. The workdir is also taken relative (from the cwd) and through a link.
  */
-Test(policy_resolve, same_as_former_resolver, .init = res_setup, .fini = res_teardown)
+Test(policy_resolve, same_as_pythons_resolve, .init = res_setup, .fini = res_teardown)
 {
 	static const char *const links[] = { "l0", "l1", "l2", "l3", "l4", "l5" };
 	static const char *const dirs[] = { "a", "a/b", "a/b/c", "b", "c", "c/a" };
 	char path[PATH_MAX * 2], target[512], tok[512];
+	struct res_pairs pairs = { 0 };
 
 	cr_assert_eq(chdir(res_root), 0);
 	for (int round = 0; round < 40; round++) {
@@ -357,7 +439,10 @@ Test(policy_resolve, same_as_former_resolver, .init = res_setup, .fini = res_tea
 			default:
 				snprintf(wd, sizeof(wd), "%s/w/%s", res_root, sub);
 			}
-			res_compare(wd, tok);
+			res_pair_add(&pairs, wd, tok);
 		}
 	}
+	res_compare_all(&pairs);
+	free(pairs.wd);
+	free(pairs.tok);
 }
