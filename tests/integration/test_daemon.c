@@ -654,24 +654,33 @@ Test(daemon, malformed_requests, .timeout = 60)
  * and discarding the body for a bounded time before it closes, so the client's writes never
  * fail with EPIPE.
  */
+/* A connection with the head of a POST /v1/run whose body, of len bytes, is still to come. */
+static int post_run_head(const char *sock, size_t len)
+{
+	char head[256];
+	int fd = connect_to(sock);
+
+	cr_assert(fd >= 0);
+	snprintf(head, sizeof(head),
+		 "POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", len);
+	write_all(fd, head, strlen(head));
+	return fd;
+}
+
 Test(daemon, huge_body_gets_a_readable_413, .timeout = 60)
 {
 	const char *const args[] = { "--max-body", "4096", NULL };
 	const size_t total = 16u << 20;
 	struct daemon d;
 	struct res r;
-	char head[256], *chunk = malloc(65536);
+	char *chunk = malloc(65536);
 	size_t sent = 0;
 	int fd;
 
 	cr_assert(chunk);
 	memset(chunk, 'a', 65536);
 	daemon_start(&d, args);
-	fd = connect_to(d.sock);
-	cr_assert(fd >= 0);
-	snprintf(head, sizeof(head),
-		 "POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", total);
-	write_all(fd, head, strlen(head));
+	fd = post_run_head(d.sock, total);
 	while (sent < total) {
 		ssize_t w = write(fd, chunk, total - sent < 65536 ? total - sent : 65536);
 
@@ -705,17 +714,13 @@ Test(daemon, bodies_held_at_once_are_bounded, .timeout = 60)
 	const size_t total = 60000;
 	struct daemon d;
 	struct res r;
-	char head[256], *chunk = malloc(total);
+	char *chunk = malloc(total);
 	int fd, busy = 0;
 
 	cr_assert(chunk);
 	memset(chunk, 'a', total);
 	daemon_start(&d, args);
-	fd = connect_to(d.sock);
-	cr_assert(fd >= 0);
-	snprintf(head, sizeof(head),
-		 "POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", total);
-	write_all(fd, head, strlen(head));
+	fd = post_run_head(d.sock, total);
 	write_all(fd, chunk, 40000);
 	/* Until cordond has read those 40,000 bytes (a buffer of 64 KiB: the whole budget). */
 	for (int i = 0; i < 200 && !busy; i++) {

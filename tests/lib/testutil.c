@@ -24,6 +24,14 @@ const char *tu_cordon(void)
 	return b && *b ? b : "build/cordon";
 }
 
+size_t tu_rand(uint64_t *s, size_t n)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return (size_t)((*s * 0x2545f4914f6cdd1dULL) >> 33) % n;
+}
+
 bool tu_ci(void)
 {
 	const char *ci = getenv("CI"), *all = getenv("CORDON_REQUIRE_ALL");

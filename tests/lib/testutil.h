@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct tu_run {
@@ -48,6 +49,8 @@ void tu_each_proc(bool (*fn)(pid_t pid, const char *cmdline, void *arg), void *a
 int tu_run_cgroups(pid_t pid, char *first, size_t n);
 /* Under CI=true or CORDON_REQUIRE_ALL=1 a skip is a failure. */
 bool tu_ci(void);
+/* A number below n from the generator state *s (xorshift64*: a fixed seed replays a failure). */
+size_t tu_rand(uint64_t *s, size_t n);
 
 #define TU_SKIP(...)                                                                               \
 	do {                                                                                       \

@@ -8,16 +8,14 @@
 #include <stdio.h>
 
 #include "test_policy.h"
+#include "tests/lib/testutil.h"
 
-/* xorshift64*, fixed seed: a failure replays. */
+/* Fixed seed: a failure replays. */
 static uint64_t ig_rng = 0x2545f4914f6cdd1dULL;
 
 static size_t ig_rand(size_t n)
 {
-	ig_rng ^= ig_rng >> 12;
-	ig_rng ^= ig_rng << 25;
-	ig_rng ^= ig_rng >> 27;
-	return (size_t)((ig_rng * 0x2545f4914f6cdd1dULL) >> 33) % n;
+	return tu_rand(&ig_rng, n);
 }
 
 static void ig_rand_str(char *buf, size_t size, const char *const *parts, size_t nparts, size_t max)

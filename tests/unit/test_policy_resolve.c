@@ -14,6 +14,7 @@
 
 #include "runtime/resolve.h"
 #include "test_policy.h"
+#include "tests/lib/testutil.h"
 
 static char res_root[PATH_MAX];
 static char res_w[PATH_MAX + 8];
@@ -265,15 +266,12 @@ Test(policy_resolve, many_links_logarithmic, .init = res_setup, .fini = res_tear
 	free(got);
 }
 
-/* A small deterministic generator (xorshift64*), so that a failure can be replayed. */
+/* Fixed seed, so that a failure can be replayed. */
 static uint64_t res_rng = 0x9e3779b97f4a7c15u;
 
 static size_t res_rand(size_t n)
 {
-	res_rng ^= res_rng >> 12;
-	res_rng ^= res_rng << 25;
-	res_rng ^= res_rng >> 27;
-	return (size_t)((res_rng * 0x2545f4914f6cdd1dULL) >> 33) % n;
+	return tu_rand(&res_rng, n);
 }
 
 /* A random path of 0..max components from names that exist in the random tree, ".", "..",
