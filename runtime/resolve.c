@@ -51,6 +51,46 @@ struct resolve_ctx {
 	cordon_error *e;
 };
 
+/*
+ * The work the resolutions of one policy check may do (resolve_budget_begin): bytes of token
+ * and link targets parsed and of path built, plus RESOLVE_LSTAT_COST a component looked up.
+ * Each token's resolution is linear, but the previous command can plant chains of 960 links
+ * with 4 KB targets, and then a two-byte token costs megabytes; a cordond body holds half a
+ * million tokens. Past the budget the check fails (the command is refused, exit 125), which
+ * Python, following every chain, never does: no command an agent writes comes near it.
+ * Thread-local: a check runs on one thread.
+ */
+#define RESOLVE_LSTAT_COST 64
+static __thread bool budget_on;
+static __thread uint64_t budget_left, budget_total;
+
+void resolve_budget_begin(uint64_t units)
+{
+	budget_on = true;
+	budget_left = budget_total = units;
+}
+
+void resolve_budget_end(void)
+{
+	budget_on = false;
+}
+
+static int resolve_spend(struct resolve_ctx *c, uint64_t units)
+{
+	if (!budget_on)
+		return 0;
+	if (units > budget_left) {
+		budget_left = 0;
+		return cordon_err(
+			c->e, 0,
+			"the command's paths take too much work to resolve for the ignore "
+			"check (links in the workdir; over %llu units): refused",
+			(unsigned long long)budget_total);
+	}
+	budget_left -= units;
+	return 0;
+}
+
 static int resolve_memo_cmp(const void *a, const void *b)
 {
 	const struct resolve_memo *x = a, *y = b;
@@ -74,6 +114,8 @@ static int resolve_add(struct resolve_ctx *c, const char *s, size_t n)
 {
 	if (n > SIZE_MAX / 2 - c->len)
 		return cordon_err(c->e, ENOMEM, "out of memory");
+	if (resolve_spend(c, n) < 0)
+		return -1;
 	while (c->len + n + 1 > c->cap)
 		if (array_grow(&c->path, c->cap, &c->cap, 256, c->e) < 0)
 			return -1;
@@ -164,6 +206,8 @@ static int resolve_join_real(struct resolve_ctx *c, const char *rest_in, int dep
 
 	if (depth > RESOLVE_MAX_DEPTH)
 		return 1;
+	if (resolve_spend(c, strlen(rest_in)) < 0)
+		return -1;
 	if (rest_in[0] == '/') {
 		if (resolve_set(c, "/") < 0)
 			return -1;
@@ -197,6 +241,8 @@ static int resolve_join_real(struct resolve_ctx *c, const char *rest_in, int dep
 		if (resolve_append(c, name, strlen(name)) < 0)
 			return -1;
 		/* Non-strict: a component that cannot be lstat'ed is simply not a link. */
+		if (resolve_spend(c, RESOLVE_LSTAT_COST) < 0)
+			return -1;
 		if (lstat(c->path, &st) < 0 || !S_ISLNK(st.st_mode))
 			continue;
 

@@ -24,6 +24,15 @@ struct resolve_stats {
 	size_t memo;	 /* links memoised */
 };
 
+/*
+ * A budget for the resolutions of one policy check on this thread (units: bytes parsed and
+ * built, 64 a component looked up): past it resolve_host fails (-1) until
+ * resolve_budget_end(). RESOLVE_CHECK_BUDGET is what run.c gives a check.
+ */
+#define RESOLVE_CHECK_BUDGET (256ull << 20)
+void resolve_budget_begin(uint64_t units);
+void resolve_budget_end(void);
+
 /* resolve_host(), adding to *st (which may be NULL) what it did. */
 int resolve_host_stats(const char *workdir, const char *token, char **ret_abs,
 		       struct resolve_stats *st, cordon_error *e);

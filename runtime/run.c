@@ -22,6 +22,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/*
+ * The policy check of a command on the host, its path resolutions within one budget
+ * (runtime/resolve.h: a planted chain of links must not turn a long command into hours).
+ */
+static int policy_check_host(const struct cordon_profile *p, const char *command,
+			     const char *workdir, char **ret_deny, cordon_error *e)
+{
+	int r;
+
+	resolve_budget_begin(RESOLVE_CHECK_BUDGET);
+	r = policy_check_ex(p, command, workdir, resolve_host, getenv("HOME"), ret_deny, e);
+	resolve_budget_end();
+	return r;
+}
+
 extern char **environ;
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -252,8 +267,7 @@ int cordon_check(const struct cordon_request *rq, char **ret_refusal, cordon_err
 		return -1;
 	if (r > 0)
 		return cordon_err(e, ELOOP, "workdir '%s'", rq->workdir);
-	return policy_check_ex(rq->profile, rq->command, wd, resolve_host, getenv("HOME"),
-			       ret_refusal, e);
+	return policy_check_host(rq->profile, rq->command, wd, ret_refusal, e);
 }
 
 static int set_str(char **dst, const char *s, cordon_error *e)
@@ -358,8 +372,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	if (set_str(&r.backend, ops->name, e) < 0 || set_str(&r.workdir, workdir, e) < 0)
 		goto out;
 	if (rq->command) {
-		if (policy_check_ex(p, rq->command, workdir, resolve_host, getenv("HOME"), &deny,
-				    e) < 0)
+		if (policy_check_host(p, rq->command, workdir, &deny, e) < 0)
 			goto out;
 		if (deny) {
 			rc = refusal_result(TAKE_PTR(deny), &r, e);

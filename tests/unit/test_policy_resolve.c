@@ -444,3 +444,41 @@ Test(policy_resolve, same_as_pythons_resolve, .init = res_setup, .fini = res_tea
 	free(pairs.wd);
 	free(pairs.tok);
 }
+
+/*
+ * The budget of one check's resolutions: a planted chain of links with long targets costs a
+ * two-byte token thousands of units, and past the budget resolve_host fails (E2BIG), which
+ * refuses the command (exit 125); without a budget (or once it ends) the same token resolves.
+ */
+Test(policy_resolve, chain_past_the_checks_budget, .init = res_setup, .fini = res_teardown)
+{
+	char path[PATH_MAX * 2], target[PATH_MAX], *got = NULL;
+	cordon_error e = { 0 };
+	int r = 0, n = 0;
+
+	/* c0 -> ./././.../c1 -> ... -> c20 -> a directory */
+	snprintf(path, sizeof(path), "%s/d", res_w);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	for (int k = 20; k >= 0; k--) {
+		size_t len = 0;
+
+		while (len < 2000)
+			len += (size_t)snprintf(target + len, sizeof(target) - len, "./");
+		snprintf(target + len, sizeof(target) - len, k == 20 ? "d" : "c%d", k + 1);
+		snprintf(path, sizeof(path), "%s/c%d", res_w, k);
+		cr_assert_eq(symlink(target, path), 0);
+	}
+	cr_assert_eq(resolve_host(res_w, "c0", &got, &e), 0, "%s", e.msg);
+	free(got);
+	resolve_budget_begin(1000000);
+	while (n < 1000 && (r = resolve_host(res_w, "c0", &got, &e)) == 0) {
+		free(got);
+		n++;
+	}
+	resolve_budget_end();
+	cr_assert_eq(r, -1, "%d resolutions within the budget", n);
+	cr_expect(n > 5 && n < 100, "%d resolutions within the budget", n);
+	cr_expect(strstr(e.msg, "take too much work to resolve"), "%s", e.msg);
+	cr_assert_eq(resolve_host(res_w, "c0", &got, &e), 0, "after the check: %s", e.msg);
+	free(got);
+}
