@@ -2512,6 +2512,19 @@ Test(daemon, stale_socket_and_refusals, .timeout = 60)
 		cr_expect(strstr(run.err, "--max-runs"), "%s", run.err);
 		tu_run_free(&run);
 	}
+	for (int k = 0; k < 2; k++) {
+		const char *const argv[] = { cordond_bin(), "--max-bodies", k ? "0" : "64k", NULL };
+		char want[128];
+
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		cr_expect_eq(run.status, 2);
+		snprintf(want, sizeof(want),
+			 "cordond: --max-bodies: expected an integer between 1 and 1099511627776, "
+			 "got '%s'",
+			 argv[2]);
+		cr_expect(strstr(run.err, want), "%s", run.err);
+		tu_run_free(&run);
+	}
 	{
 		const char *const argv[] = { cordond_bin(), "--runner-idle", "0", NULL };
 
