@@ -612,10 +612,11 @@ static int fmt_size(char *buf, size_t n, uint64_t bytes, uint64_t dflt)
 /* Tests only: fs.mount-max instead of the kernel's (0: read it). */
 unsigned long sb_test_mount_max;
 
-static int check_mount_max(const struct sb_hide_list *h, cordon_error *e)
+/* fs.mount-max, read once per process (cordond's threads may race to store the same value). */
+static unsigned long mount_max(void)
 {
-	unsigned long max = sb_test_mount_max;
-	size_t need = h->n + h->npin + HIDE_MOUNT_MARGIN;
+	static unsigned long cached;
+	unsigned long max = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
 	if (!max) {
 		char buf[32] = "";
@@ -623,10 +624,21 @@ static int check_mount_max(const struct sb_hide_list *h, cordon_error *e)
 		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 
 		if (n <= 0)
-			return 0; /* unknown: the child's mounts say it if it comes to that */
+			return 0;
 		buf[n] = '\0';
 		max = strtoul(buf, NULL, 10);
+		__atomic_store_n(&cached, max, __ATOMIC_RELAXED);
 	}
+	return max;
+}
+
+static int check_mount_max(const struct sb_hide_list *h, cordon_error *e)
+{
+	unsigned long max = sb_test_mount_max ? sb_test_mount_max : mount_max();
+	size_t need = h->n + h->npin + HIDE_MOUNT_MARGIN;
+
+	if (!max)
+		return 0; /* unknown: the child's mounts say it if it comes to that */
 	if (need <= max)
 		return 0;
 	return cordon_err(e, 0,
