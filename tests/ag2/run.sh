@@ -2,7 +2,8 @@
 # AG2's own shell/sandbox tests, twice: on AG2's LocalEnvironment, then with cordon's
 # environment swapped in (cordon_swap.py). Prints both pass counts.
 # Usage: tests/ag2/run.sh [BUILD_DIR]   (from the repository root)
-# Needs: AG2_SRC = a checkout of github.com/ag2ai/ag2, importable with $AG2_PYTHON (default
+# Needs: AG2_SRC = a checkout of github.com/ag2ai/ag2 (AG2 1.0's package ag2, or the older
+# autogen.beta), importable with $AG2_PYTHON (default
 # python3) together with its dependencies (pydantic 2, ...), pytest and pytest-asyncio.
 # Exit: 0 no regression, 1 a test that passes on AG2's backend fails on cordon's and is not
 # listed in tests/ag2/expected-differences.txt, 77 skipped (the reason on a line "SKIP: ...").
@@ -16,13 +17,15 @@ skip() {
 }
 [ -n "${AG2_SRC:-}" ] || skip "AG2_SRC is not set (a checkout of github.com/ag2ai/ag2 whose tests to run)"
 AG2_SRC=$(cd "$AG2_SRC" && pwd) || skip "AG2_SRC: cannot enter $AG2_SRC"
+# AG2 1.0 (package ag2): test/tools/...; before it (autogen.beta): test/beta/tools/...
 files=()
-for f in test/beta/tools/test_local_shell.py test/beta/tools/sandbox; do
+for f in test/tools/test_local_shell.py test/tools/sandbox test/tools/test_sandbox_code.py \
+	test/beta/tools/test_local_shell.py test/beta/tools/sandbox; do
 	[ -e "$AG2_SRC/$f" ] && files+=("$f")
 done
-[ ${#files[@]} -gt 0 ] || skip "$AG2_SRC has none of AG2's shell/sandbox tests (test/beta/tools/...)"
-if ! why=$(cd "$AG2_SRC" && PYTHONPATH="$AG2_SRC" "$PY" -c \
-	'import pytest, pytest_asyncio, autogen.beta.tools.sandbox' 2>&1); then
+[ ${#files[@]} -gt 0 ] || skip "$AG2_SRC has none of AG2's shell/sandbox tests (test/tools/...)"
+if ! why=$(cd "$AG2_SRC" && PYTHONPATH="$AG2_SRC:$ROOT/clients/python" "$PY" -c \
+	'import pytest, pytest_asyncio, cordon._ag2 as a; assert a.AG2_PACKAGE, a.AG2' 2>&1); then
 	skip "AG2 or its test dependencies do not import with $PY: $(tail -1 <<<"$why")"
 fi
 [ -x "$B/cordond" ] || skip "$B/cordond is not built (make)"
@@ -35,6 +38,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+[ -n "${AG2_KEEP:-}" ] && trap - EXIT && echo "ag2: keeping $tmp"
 
 # A profile that is ag2-compat plus this Python's trees, read-only: AG2's tests run
 # sys.executable, which may live outside /usr (a pyenv or a venv under a home).

@@ -1,17 +1,17 @@
 """AG2's own types, when AG2 is importable; stand-ins with the same behaviour otherwise.
 
-cordon never needs AG2. When `autogen.beta.tools.sandbox` imports (AG2 with its real
-dependencies), cordon's environments are built on AG2's own classes, so that AG2's code that
-checks types sees what it expects:
+cordon never needs AG2. When AG2's sandbox package imports (`ag2.tools.sandbox` in AG2 1.0,
+`autogen.beta.tools.sandbox` before; AG2 with its real dependencies), cordon's environments
+are built on AG2's own classes, so that AG2's code that checks types sees what it expects:
 
 - `ExecResult` is AG2's (a slots dataclass): `==` and `isinstance` against AG2's type hold;
 - a local cordon environment is an AG2 `SingletonFactory`, so that AG2's `ShellAdapter` reports
   the sandbox's real host workdir (a `Path`: `.exists()` works) in the tool description and
   resolves `ignore` against it, as it does for AG2's `LocalEnvironment`;
-- the sandbox is an AG2 `LocalSandbox` (a `SandboxBase`): it runs on this host and has AG2's
-  synchronous `exec_sync`, so AG2's `ShellAdapter.run_sync` calls it directly, also from
-  inside a running event loop, as it does for AG2's own local sandbox. None of LocalSandbox's
-  own code runs: cordon's sandbox defines every method (and never calls its __init__).
+- the sandbox is an AG2 `LocalSandbox` (a `SandboxBase`): it runs on this host, and the older
+  AG2's synchronous `ShellAdapter.run_sync` calls its `exec_sync` directly, also from inside a
+  running event loop, as it does for AG2's own local sandbox. None of LocalSandbox's own code
+  runs: cordon's sandbox defines every method (and never calls its __init__).
 
 Set CORDON_NO_AG2=1 to use the stand-ins even when AG2 is installed.
 """
@@ -20,15 +20,34 @@ import os
 from typing import Any, Optional
 
 AG2: Optional[str] = None  # the reason AG2 is not used, or None when it is
-try:
+# Where AG2's sandbox package lives: `ag2.tools.sandbox` since AG2 1.0 (the former beta
+# promoted to the `ag2` package), `autogen.beta.tools.sandbox` before. The first that imports.
+AG2_PACKAGES = ("ag2.tools", "autogen.beta.tools")
+AG2_PACKAGE: Optional[str] = None  # the one in use
+
+
+def _import_ag2() -> Any:
+    import importlib
+
     if os.environ.get("CORDON_NO_AG2") == "1":
         raise ImportError("CORDON_NO_AG2=1")
-    from autogen.beta.tools.sandbox.base import ExecResult as _AG2ExecResult  # type: ignore
-    from autogen.beta.tools.sandbox.base import SandboxBase as _AG2SandboxBase  # type: ignore
-    from autogen.beta.tools.sandbox.factory import SingletonFactory as _AG2SingletonFactory  # type: ignore
-    from autogen.beta.tools.sandbox.local import LocalSandbox as _AG2LocalSandbox  # type: ignore
-except Exception as exc:  # ImportError, or AG2 present but its dependencies are not
-    AG2 = f"{type(exc).__name__}: {exc}"
+    errors = []
+    for pkg in AG2_PACKAGES:
+        try:
+            base = importlib.import_module(pkg + ".sandbox.base")
+            factory = importlib.import_module(pkg + ".sandbox.factory")
+            local = importlib.import_module(pkg + ".sandbox.local")
+            return pkg, base.ExecResult, base.SandboxBase, factory.SingletonFactory, local.LocalSandbox
+        except Exception as exc:  # ImportError, or AG2 present but its dependencies are not
+            errors.append(f"{pkg}: {type(exc).__name__}: {exc}")
+    raise ImportError("; ".join(errors))
+
+
+try:
+    (AG2_PACKAGE, _AG2ExecResult, _AG2SandboxBase, _AG2SingletonFactory,
+     _AG2LocalSandbox) = _import_ag2()
+except ImportError as exc:
+    AG2 = str(exc)
     _AG2ExecResult = _AG2SandboxBase = _AG2SingletonFactory = _AG2LocalSandbox = None
 
 

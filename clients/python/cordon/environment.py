@@ -91,13 +91,51 @@ def _daemon_path_error(e: CordonError, p: str) -> Exception:
     return e
 
 
-class CordonSandbox(LocalSandbox):
-    """One cordond session, as an AG2 Sandbox (async) with sync twins for plain scripts."""
+def _drop_session(socket: str, session_id: str) -> None:
+    """A sandbox's session when the sandbox was dropped unclosed (weakref.finalize): deleted on
+    a connection of its own, since the garbage collector may run this in the middle of another
+    request of the same thread. Best effort, as at exit."""
+    try:
+        c = Cordon(socket)
+        try:
+            c.request("DELETE", f"/v1/sessions/{session_id}")
+        finally:
+            c.close()
+    except Exception:
+        pass
 
-    def __init__(self, environment: "CordonEnvironment", session: Session):
+
+class CordonSandbox(LocalSandbox):
+    """One cordond session, as an AG2 Sandbox (async) with sync twins for plain scripts.
+
+    The session is made on first use (a run or a file), as AG2's LocalSandbox makes its workdir
+    on first use: code that makes sandboxes and never uses or closes them (AG2's own tests make
+    dozens) holds no session. A sandbox dropped without close() has its session deleted when it
+    is garbage-collected, so unclosed sandboxes do not pile up against cordond's per-caller
+    session limit."""
+
+    def __init__(self, environment: "CordonEnvironment", session: Optional[Session] = None):
         self._env = environment
-        self._session = session
+        self._session_obj = session
+        self._finalizer: Optional[Any] = None
         self._closed = False
+        if session is not None:
+            self._watch(session)
+
+    def _watch(self, session: Session) -> None:
+        self._finalizer = weakref.finalize(self, _drop_session, session.client.socket, session.id)
+
+    @property
+    def _session(self) -> Session:
+        s = self._session_obj
+        if s is None:
+            self._check_open()
+            with self._env._lock:
+                s = self._session_obj
+                if s is None:
+                    s = self._session_obj = self._env._new_session()
+                    self._watch(s)
+        return s
 
     def __deepcopy__(self, memo: Dict[int, Any]) -> "CordonSandbox":
         return self
@@ -106,12 +144,20 @@ class CordonSandbox(LocalSandbox):
 
     @property
     def workdir(self) -> PurePosixPath:
+        if self._session_obj is None:
+            local = self._env._local_workdir()
+            if local is not None:
+                return PurePosixPath(local)
         return PurePosixPath(self._session.workdir)
 
     @property
     def host_workdir(self) -> Optional[Path]:
         # The local backend's session workdir is a directory on this host (cordond runs here);
         # a container backend's is inside the container unless cordond names a host side.
+        if self._session_obj is None:
+            local = self._env._local_workdir()
+            if local is not None:
+                return Path(local)
         host = self._session.host_workdir
         return Path(host) if host else None
 
@@ -225,7 +271,10 @@ class CordonSandbox(LocalSandbox):
             return
         self._closed = True
         self._env._forget(self)
-        self._session.close()
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        if self._session_obj is not None:
+            self._session_obj.close()
         self._env._cleanup_workdir()
 
     async def aclose(self) -> None:
@@ -290,7 +339,11 @@ class CordonEnvironment(SingletonFactory):
         # one, cordond makes and removes a temporary workdir of its own.
         self.temp_prefix = temp_prefix
         self._made_workdir = False
+        self._temp_finalizer: Optional[Any] = None
         self.client = client or Cordon(socket)
+        if client is None:
+            # Its own client's connections close when the environment is dropped unclosed.
+            weakref.finalize(self, self.client.close)
         self.env_vars = dict(env_vars) if env_vars else None
         self.inherit_env = inherit_env
         self.timeout = timeout
@@ -313,26 +366,54 @@ class CordonEnvironment(SingletonFactory):
 
     @property
     def sandbox(self) -> CordonSandbox:
-        """The environment's sandbox, creating the cordond session on first use (AG2's
-        SingletonFactory.sandbox)."""
+        """The environment's sandbox (AG2's SingletonFactory.sandbox); its cordond session is
+        made on first use."""
         with self._lock:
             if self._sandbox is None:
-                self._sandbox = CordonSandbox(self, self._new_session())
+                self._sandbox = CordonSandbox(self)
             return self._sandbox
 
-    def _new_session(self) -> Session:
+    def _ensure_workdir(self) -> None:
+        # The temporary workdir this process makes (temp_prefix), as AG2's LocalSandbox makes
+        # "ag2_sandbox_*" on first use; removed at close, or when the environment is dropped.
         if self._workdir is None and self.temp_prefix is not None:
             self._workdir = tempfile.mkdtemp(prefix=self.temp_prefix)
             self._made_workdir = True
+            if self.cleanup:
+                self._temp_finalizer = weakref.finalize(
+                    self, shutil.rmtree, self._workdir, ignore_errors=True
+                )
+
+    def _local_workdir(self) -> Optional[str]:
+        """A local environment's workdir before any session exists (its host directory, the
+        same path inside the sandbox), made if missing as AG2's LocalSandbox makes it; None
+        when only a session can tell (another backend, or cordond's own temp workdir)."""
+        if self.backend != "local":
+            return None
+        with self._lock:
+            self._ensure_workdir()
+            if self._workdir is None:
+                return None
+            os.makedirs(self._workdir, exist_ok=True)
+            return self._workdir
+
+    def _new_session(self) -> Session:
+        self._ensure_workdir()
         try:
             return self.client.session(
                 profile=self.profile, workdir=self._workdir, backend=self.backend, image=self.image
             )
         except BaseException:
             if self._made_workdir:
-                shutil.rmtree(self._workdir, ignore_errors=True)
+                self._drop_temp()
                 self._workdir, self._made_workdir = None, False
             raise
+
+    def _drop_temp(self) -> None:
+        if self._temp_finalizer is not None:
+            self._temp_finalizer.detach()
+            self._temp_finalizer = None
+        shutil.rmtree(self._workdir, ignore_errors=True)
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[CordonSandbox]:
@@ -371,7 +452,7 @@ class CordonEnvironment(SingletonFactory):
 
     def _cleanup_workdir(self) -> None:
         if self.cleanup and self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._drop_temp()
             if self._made_workdir:
                 self._workdir = None
 
@@ -436,14 +517,18 @@ class CordonLocalEnvironment(CordonEnvironment):
 class CordonLocalSandbox(CordonSandbox):
     """AG2's `LocalSandbox(path=None, *, cleanup=None, timeout=60, max_output=100_000,
     env_vars=None, languages=("python", "bash"))`, run in cordon's local sandbox: a sandbox made
-    directly, without a factory (its cordond session is made at once, its workdir created, as
-    AG2's). Same extra keywords as CordonLocalEnvironment (`profile`, `socket`, ...)."""
+    directly, without a factory (its workdir and cordond session are made on first use, as
+    AG2's workdir is). Same extra keywords as CordonLocalEnvironment (`profile`, `socket`, ...)."""
 
     def __init__(self, path: Optional[Union[str, "os.PathLike[str]"]] = None, **kw: Any):
         env = CordonLocalEnvironment(path, **kw)
+        super().__init__(env)
         with env._lock:
-            super().__init__(env, env._new_session())
             env._sandbox = self
+
+    def close(self) -> None:
+        super().close()
+        self._env.client.close()  # the environment is this sandbox's own
 
 
 def _close_at_exit(ref: "weakref.ReferenceType[CordonEnvironment]") -> None:

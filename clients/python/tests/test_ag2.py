@@ -179,14 +179,71 @@ class TestDropIn(DaemonCase):
         cap = Capture(self.daemon.socket)
         env = CordonEnvironment(backend="docker", image="busybox", client=cap)
         self.addCleanup(env.close)
+        sb = env.sandbox  # the session is made on first use, not with the sandbox
+        self.assertFalse(hasattr(cap, "kw"))
         with self.assertRaises(CordonError):
-            env.sandbox
+            sb.session
         self.assertEqual((cap.kw["backend"], cap.kw["image"]), ("docker", "busybox"))
         # And the client puts them in the body: a backend cordond does not know is a 400.
         with self.assertRaises(CordonError) as cm:
-            self.env(backend="no-such-backend").sandbox
+            self.env(backend="no-such-backend").sandbox.session
         self.assertEqual(cm.exception.status, 400)
         self.assertTrue(cm.exception.message.startswith("backend"), cm.exception.message)
+
+    def _sessions(self) -> int:
+        for line in self.client.request("GET", "/metrics", raw=True).decode().splitlines():
+            if line.startswith("cordond_sessions "):
+                return int(float(line.split()[1]))
+        raise AssertionError("no cordond_sessions in /metrics")
+
+    def test_unused_sandboxes_hold_no_session(self) -> None:
+        # AG2's own tests make dozens of sandboxes and environments and never close them;
+        # before sessions were made on first use, the 33rd got cordond's 429 (32 per caller).
+        base = self._sessions()
+        d = tempfile.mkdtemp(prefix="cordon-py-lazy-")
+        _give_to_nobody(d)
+        self.addCleanup(shutil.rmtree, d, True)
+        kept = []
+        for i in range(40):
+            sb = CordonLocalSandbox(os.path.join(d, str(i)), socket=self.daemon.socket)
+            kept.append(sb)
+            # Its workdir is made and reported without a session, as AG2's LocalSandbox does.
+            self.assertEqual(sb.host_workdir, Path(d, str(i)))
+            self.assertTrue(sb.host_workdir.is_dir())
+            self.assertEqual(sb.workdir, PurePosixPath(d, str(i)))
+        temp = CordonLocalEnvironment(socket=self.daemon.socket)
+        kept.append(temp)
+        self.assertTrue(temp.workdir.name.startswith("ag2_sandbox_") and temp.workdir.is_dir())
+        self.assertEqual(self._sessions(), base)
+        # First use makes the session, in that same directory.
+        self.assertEqual(_run(kept[7].exec(["sh", "-c", "pwd; echo x > f"])).output, os.path.join(d, "7"))
+        self.assertEqual(self._sessions(), base + 1)
+        self.assertEqual(Path(d, "7", "f").read_text(), "x\n")
+        for sb in kept:
+            _run(sb.aclose())
+        self.assertEqual(self._sessions(), base)
+        self.assertFalse(temp.workdir.exists() if temp._workdir else False)
+
+    def test_dropped_sandbox_session_is_deleted(self) -> None:
+        # A sandbox dropped without close() has its session deleted when it is collected,
+        # not at exit: unclosed sandboxes do not pile up against the per-caller limit.
+        import gc
+
+        base = self._sessions()
+        sb = CordonLocalSandbox(socket=self.daemon.socket)
+        self.assertEqual(_run(sb.exec(["true"])).exit_code, 0)
+        sid, wd = sb.session.id, sb.host_workdir
+        self.assertEqual(self._sessions(), base + 1)
+        self.assertEqual(self.client.request("GET", f"/v1/sessions/{sid}")["id"], sid)
+        del sb
+        gc.collect()
+        with self.assertRaises(CordonError) as cm:
+            self.client.request("GET", f"/v1/sessions/{sid}")
+        self.assertEqual(cm.exception.status, 404)
+        self.assertEqual(self._sessions(), base)
+        # Its temporary workdir (made here, "ag2_sandbox_*") goes with the environment.
+        self.assertTrue(wd.name.startswith("ag2_sandbox_"))
+        self.assertFalse(wd.exists())
 
     def test_local_environment_like_ag2s(self) -> None:
         d = tempfile.mkdtemp(prefix="cordon-py-local-")
