@@ -64,7 +64,21 @@ echo "== cordon's environment swapped in"
 CORDON_SOCKET="$tmp/s" CORDON_AG2_PROFILE=ag2-test \
 	PYTHONPATH="$AG2_SRC:$ROOT/clients/python:$ROOT/tests/ag2" run_pytest cordon -p cordon_swap
 
-"$PY" - "$tmp/ag2.xml" "$tmp/cordon.xml" "$ROOT/tests/ag2/expected-differences.txt" <<'PYEOF'
+# cordon's own environments as AG2's documentation uses its own (an Agent, SandboxShellTool,
+# the hardened default profile): AG2 1.0's layout only.
+own=0
+if (cd "$AG2_SRC" && PYTHONPATH="$AG2_SRC:$ROOT/clients/python" "$PY" -c \
+	'import cordon._ag2 as a; assert a.AG2_PACKAGE == "ag2.tools"') >/dev/null 2>&1; then
+	echo "== cordon's environments in AG2's Agent"
+	(cd "$AG2_SRC" && CORDON_SOCKET="$tmp/s" PYTHONPATH="$AG2_SRC:$ROOT/clients/python" \
+		"$PY" -m pytest -q -p no:cacheprovider --basetemp="$tmp/pt-own" \
+		"$ROOT/tests/ag2/test_cordon_with_ag2.py") >"$tmp/own.log" 2>&1
+	own=$?
+	tail -3 "$tmp/own.log"
+	[ "$own" -eq 0 ] || { cat "$tmp/own.log"; echo "ag2: cordon's own checks with AG2 failed"; }
+fi
+
+"$PY" - "$tmp/ag2.xml" "$tmp/cordon.xml" "$ROOT/tests/ag2/expected-differences.txt" <<'PYEOF' || exit 1
 import sys, xml.etree.ElementTree as ET
 def outcomes(path):
     out = {}
@@ -82,3 +96,4 @@ for n in bad:
     print(("  expected (documented): " if n in expected else "  REGRESSION: ") + n)
 sys.exit(1 if [n for n in bad if n not in expected] else 0)
 PYEOF
+[ "$own" -eq 0 ] || exit 1
