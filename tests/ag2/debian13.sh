@@ -35,6 +35,7 @@ FAST_DEPENDS_SRC=$(cd "$FAST_DEPENDS_SRC" && pwd)
 
 PKGS=python3,python-is-python3,python3-pydantic,python3-pytest,python3-pytest-asyncio,python3-anyio
 PKGS+=,python3-httpx,python3-yaml,python3-dotenv,python3-termcolor,python3-packaging,nodejs
+PKGS+=,python3-dirty-equals,python3-pytest-timeout
 PKGS+=,ca-certificates,libseccomp2,libcurl4t64,libjansson4,libmicrohttpd12t64,libinih1
 PKGS+=,libpcre2-8-0
 if [ ! -e "$R/.cordon-ready" ] || [ "$(cat "$R/.cordon-ready")" != "$PKGS" ]; then

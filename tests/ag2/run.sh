@@ -20,7 +20,7 @@ AG2_SRC=$(cd "$AG2_SRC" && pwd) || skip "AG2_SRC: cannot enter $AG2_SRC"
 # AG2 1.0 (package ag2): test/tools/...; before it (autogen.beta): test/beta/tools/...
 files=()
 for f in test/tools/test_local_shell.py test/tools/sandbox test/tools/test_sandbox_code.py \
-	test/beta/tools/test_local_shell.py test/beta/tools/sandbox; do
+	test/tools/skills/test_toolkit.py test/beta/tools/test_local_shell.py test/beta/tools/sandbox; do
 	[ -e "$AG2_SRC/$f" ] && files+=("$f")
 done
 [ ${#files[@]} -gt 0 ] || skip "$AG2_SRC has none of AG2's shell/sandbox tests (test/tools/...)"
@@ -63,6 +63,15 @@ PYTHONPATH="$AG2_SRC" run_pytest ag2
 echo "== cordon's environment swapped in"
 CORDON_SOCKET="$tmp/s" CORDON_AG2_PROFILE=ag2-test \
 	PYTHONPATH="$AG2_SRC:$ROOT/clients/python:$ROOT/tests/ag2" run_pytest cordon -p cordon_swap
+# Proof that the swap took: the commands of that pass ran in cordond's sandboxes.
+runs=$(PYTHONPATH="$ROOT/clients/python" "$PY" -c '
+import sys
+from cordon import Cordon
+m = Cordon(sys.argv[1]).request("GET", "/metrics", raw=True).decode()
+print(sum(int(float(l.split()[1])) for l in m.splitlines() if l.startswith("cordond_runs_total")))
+' "$tmp/s") || runs=0
+echo "ag2: cordond ran $runs commands for the swapped-in tests"
+[ "$runs" -gt 0 ] || { echo "ag2: no command reached cordond: the swap did not take"; exit 1; }
 
 # cordon's own environments as AG2's documentation uses its own (an Agent, SandboxShellTool,
 # the hardened default profile): AG2 1.0's layout only.
