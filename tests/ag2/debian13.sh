@@ -5,8 +5,9 @@
 # pytest-asyncio, AG2's other dependencies, node for AG2's JavaScript test, and the libraries
 # cordond links), enters it as the root of a private mount namespace (cordon's sandboxes need
 # a real root for pivot_root, which a chroot is not) and runs tests/ag2/run.sh there, with this
-# build's cordon and cordond. The host's /sys, /dev and /tmp are the root's; this repository
-# and AG2_SRC are bound at their own paths.
+# build's cordon and cordond, twice: as root, then as a member of group cordon (user cordon-ag2,
+# made in the root), as an agent would run. The host's /sys, /dev and /tmp are the root's; this
+# repository and AG2_SRC are bound at their own paths.
 #
 # Usage (root, from the repository root): AG2_SRC=DIR FAST_DEPENDS_SRC=DIR tests/ag2/debian13.sh [BUILD_DIR]
 #   AG2_SRC           a checkout of github.com/ag2ai/ag2 (AG2 1.0: the `ag2` package)
@@ -65,6 +66,10 @@ for d in "fast_depends:$fdv" "ag2:${agv:-0}"; do
 		>"$SITE/${d%%:*}-${d#*:}.dist-info/METADATA"
 done
 
+# The user of the second pass: a member of group cordon, as an agent would be.
+chroot "$R" sh -c 'getent group cordon >/dev/null || groupadd -r cordon
+id cordon-ag2 >/dev/null 2>&1 || useradd -m -G cordon cordon-ag2'
+
 echo "ag2: Debian $(cat "$R/etc/debian_version"), AG2 ${agv:-?} ($(git -C "$AG2_SRC" rev-parse --short HEAD 2>/dev/null || echo "not a git checkout")), fast_depends $fdv"
 exec unshare -m --propagation private bash -c '
 set -e
@@ -79,4 +84,13 @@ pivot_root . .old
 umount -l /.old
 rmdir /.old 2>/dev/null || true
 cd "$ROOT"
-AG2_SRC=$AG2_SRC exec tests/ag2/run.sh "$B"' bash "$R" "$ROOT" "$AG2_SRC" "$B"
+set +e
+echo "== as root"
+AG2_SRC=$AG2_SRC tests/ag2/run.sh "$B"
+r=$?
+echo "== as cordon-ag2, a member of group cordon"
+AG2_SRC=$AG2_SRC AG2_USER=cordon-ag2 tests/ag2/run.sh "$B"
+u=$?
+[ "$u" -eq 77 ] && u=0 # this checkout is not readable by other users (a clone in /root)
+[ "$r" -ne 0 ] && exit "$r"
+exit "$u"' bash "$R" "$ROOT" "$AG2_SRC" "$B"

@@ -40,10 +40,30 @@ cleanup() {
 trap cleanup EXIT
 [ -n "${AG2_KEEP:-}" ] && trap - EXIT && echo "ag2: keeping $tmp"
 
+# AG2_USER (when root): the tests, AG2's and cordon's, run as that user, a member of group
+# cordon, as an agent would (cordond stays root). Its files go in a directory of its own.
+work=$tmp
+as_user() { "$@"; }
+if [ -n "${AG2_USER:-}" ]; then
+	[ "$(id -u)" -eq 0 ] || { echo "ag2: AG2_USER needs root"; exit 1; }
+	id "$AG2_USER" >/dev/null 2>&1 || { echo "ag2: no user $AG2_USER"; exit 1; }
+	work=$tmp/u
+	mkdir "$work"
+	chown "$AG2_USER:" "$work"
+	as_user() {
+		setpriv --reuid="$AG2_USER" --regid="$(id -g "$AG2_USER")" --init-groups \
+			env HOME="$(getent passwd "$AG2_USER" | cut -d: -f6)" USER="$AG2_USER" \
+			LOGNAME="$AG2_USER" PATH=/usr/local/bin:/usr/bin:/bin "$@"
+	}
+	as_user test -r "$ROOT/clients/python/cordon/__init__.py" -a -r "$AG2_SRC/ag2/__init__.py" ||
+		skip "$AG2_USER cannot read this checkout or AG2_SRC"
+	echo "ag2: as $AG2_USER ($(as_user id -Gn))"
+fi
+
 # A profile that is ag2-compat plus this Python's trees, read-only: AG2's tests run
 # sys.executable, which may live outside /usr (a pyenv or a venv under a home).
 mkdir "$tmp/profiles"
-PYTHONPATH="$ROOT/clients/python" "$PY" -m cordon.profile >"$tmp/profiles/ag2-test.conf" ||
+PYTHONPATH="$ROOT/clients/python" as_user "$PY" -m cordon.profile >"$tmp/profiles/ag2-test.conf" ||
 	{ echo "ag2: cannot write the test profile"; exit 1; }
 
 CORDON_PROFILE_PATH="$tmp/profiles" "$B/cordond" --socket "$tmp/s" >"$tmp/cordond.log" 2>&1 &
@@ -54,8 +74,9 @@ for _ in $(seq 100); do [ -S "$tmp/s" ] && break; sleep 0.1; done
 run_pytest() { # name, extra args...
 	local name=$1
 	shift
-	(cd "$AG2_SRC" && "$PY" -m pytest -q -p no:cacheprovider --basetemp="$tmp/pt-$name" \
-		--junitxml="$tmp/$name.xml" "$@" "${files[@]}") >"$tmp/$name.log" 2>&1
+	(cd "$AG2_SRC" && as_user "$PY" -m pytest -q -p no:cacheprovider \
+		--basetemp="$work/pt-$name" --junitxml="$work/$name.xml" "$@" "${files[@]}") \
+		>"$tmp/$name.log" 2>&1
 	tail -3 "$tmp/$name.log"
 }
 echo "== AG2's own LocalEnvironment"
@@ -80,14 +101,14 @@ if (cd "$AG2_SRC" && PYTHONPATH="$AG2_SRC:$ROOT/clients/python" "$PY" -c \
 	'import cordon._ag2 as a; assert a.AG2_PACKAGE == "ag2.tools"') >/dev/null 2>&1; then
 	echo "== cordon's environments in AG2's Agent"
 	(cd "$AG2_SRC" && CORDON_SOCKET="$tmp/s" PYTHONPATH="$AG2_SRC:$ROOT/clients/python" \
-		"$PY" -m pytest -q -p no:cacheprovider --basetemp="$tmp/pt-own" \
+		as_user "$PY" -m pytest -q -p no:cacheprovider --basetemp="$work/pt-own" \
 		"$ROOT/tests/ag2/test_cordon_with_ag2.py") >"$tmp/own.log" 2>&1
 	own=$?
 	tail -3 "$tmp/own.log"
 	[ "$own" -eq 0 ] || { cat "$tmp/own.log"; echo "ag2: cordon's own checks with AG2 failed"; }
 fi
 
-"$PY" - "$tmp/ag2.xml" "$tmp/cordon.xml" "$ROOT/tests/ag2/expected-differences.txt" <<'PYEOF' || exit 1
+"$PY" - "$work/ag2.xml" "$work/cordon.xml" "$ROOT/tests/ag2/expected-differences.txt" <<'PYEOF' || exit 1
 import sys, xml.etree.ElementTree as ET
 def outcomes(path):
     out = {}
