@@ -261,11 +261,13 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "down in a kworker; the run's cgroup in four v1 hierarchies (mkdir, attach, rmdir each);"
 	echo "the unmounts' RCU grace periods (pivot_root's detach of the old root, the mount"
 	echo "namespace's teardown); about 100 mount calls (the /proc masks, the hidden names); loading"
-	echo "the seccomp program (~0.06 ms); and the exec of the command. The scheduler here packs the"
-	echo "parent and the child on one vCPU (a wake-up across the two costs about 60 us: a pipe round"
-	echo "trip is 117 us across, 2 us on one), so what the parent does while the child builds its"
-	echo "root overlaps the child's waits, not its work. bwrap's row does none of cordon's cgroup,"
-	echo "/proc masking, hidden names, Landlock or seccomp."
+	echo "the seccomp program (~0.06 ms); and the exec of the command. The scheduler here packs a"
+	echo "new child on its parent's vCPU, where the two took turns (\`perf stat\`: 0.94 CPUs busy"
+	echo "over a run): the parent now moves the child to its other CPU for the build of the root"
+	echo "and the child puts the caller's CPUs back before the command (docs/security.md,"
+	echo "\"spread\"), which took 0.2 to 0.3 ms off the start; a wake-up across the two vCPUs costs"
+	echo "about 60 us (a pipe round trip is 117 us across, 2 us on one). bwrap's row does none of"
+	echo "cordon's cgroup, /proc masking, hidden names, Landlock or seccomp."
 	echo
 	echo "## Daemon"
 	echo

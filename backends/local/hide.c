@@ -28,6 +28,7 @@
  * file and each other name of that inode found in the workdir is hidden too.
  */
 #define _GNU_SOURCE
+#include "backends/local/cpus.h"
 #include "backends/local/sandbox.h"
 #include "policy/internal.h"
 #include "runtime/cleanup.h"
@@ -1096,10 +1097,10 @@ static int worker_start(struct worker *k, struct share *q, struct walk *w, bool 
 	pthread_attr_t attr;
 	cpu_set_t away;
 	sigset_t all, old;
-	int cpu = sched_getcpu(), r = 0;
+	int r = 0;
 
 	k->q = q;
-	k->away = sched_getaffinity(0, sizeof(k->cpus), &k->cpus) == 0 && CPU_COUNT(&k->cpus) > 1;
+	k->away = cpus_mine(&k->cpus);
 	if (!k->away && !force)
 		return -1;
 	if (walker_init(&k->t, w, &k->e) < 0)
@@ -1108,12 +1109,8 @@ static int worker_start(struct worker *k, struct share *q, struct walk *w, bool 
 		walker_free(&k->t);
 		return -1;
 	}
-	if (k->away) {
-		away = k->cpus;
-		if (cpu >= 0 && cpu < CPU_SETSIZE)
-			CPU_CLR(cpu, &away);
+	if (k->away && cpus_away(&k->cpus, &away))
 		r = pthread_attr_setaffinity_np(&attr, sizeof(away), &away);
-	}
 	(void)sigfillset(&all);
 	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (r == 0)

@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include "backends/local/cgroup.h"
+#include "backends/local/cpus.h"
 #include "backends/local/landlock.h"
 #include "backends/local/limits.h"
 #include "backends/local/sandbox.h"
@@ -137,6 +138,25 @@ static char gate(const struct sb_plan *pl)
  * pid takes (cgroup.h: cgroup_run_task_fds). Nothing of the command's has run yet. step: the
  * gate's name in traces and errors.
  */
+/*
+ * The caller's CPUs back (sandbox.c, "spread"), before anything of the command's runs. Should
+ * the caller's set no longer be allowed (a cpuset changed meanwhile), every CPU the kernel
+ * allows; the command is never left on the CPUs the parent moved us to.
+ */
+static void spread_end(const struct sb_plan *pl)
+{
+	cpu_set_t cpus;
+
+	if (!pl->spread)
+		return;
+	memcpy(&cpus, pl->cpus, sizeof(cpus));
+	if (sched_setaffinity(0, sizeof(cpus), &cpus) == 0)
+		return;
+	memset(&cpus, 0xff, sizeof(cpus));
+	if (sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
+		die_step(pl, SB_STEP_GATE2, errno, "sched_setaffinity");
+}
+
 static char gate_join(const struct sb_plan *pl, int step, int *ret_netns)
 {
 	union {
@@ -665,6 +685,7 @@ void sb_child_main(const struct sb_plan *pl)
 	 * cgroup bounds memory.
 	 */
 	mem_cg = gate_join(pl, SB_STEP_GATE2, &netns) == 'c';
+	spread_end(pl);
 	child_run(pl, mem_cg, netns);
 }
 

@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "backends/local/cgroup.h"
+#include "backends/local/cpus.h"
 #include "runtime/fsutil.h"
 #include "backends/local/idmap.h"
 #include "backends/local/landlock.h"
@@ -760,6 +761,37 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	return 0;
 }
 
+/*
+ * Spread. After clone3 the parent makes the run's network namespace and cgroup while the child
+ * builds its root (below); but on the reference VM the new child was put on the parent's vCPU
+ * and the two took turns there (`perf stat`: 0.94 CPUs busy over a run, against 2 to use).
+ * With another CPU of the caller's to go to, the parent moves the child there before it first
+ * runs; the child puts the caller's CPUs back at its second gate (init.c), before anything of
+ * the command's runs, so the command has exactly the CPUs cordon was given
+ * (sandbox/command_keeps_the_callers_cpus). Measured: 0.2 to 0.3 ms off a 3.5 ms start.
+ */
+_Static_assert(sizeof(((struct sb_plan *)0)->cpus) == sizeof(cpu_set_t), "sb_plan.cpus");
+
+static void spread_prepare(struct sb_plan *pl)
+{
+	cpu_set_t all;
+
+	pl->spread = cpus_mine(&all);
+	if (pl->spread)
+		memcpy(pl->cpus, &all, sizeof(all));
+}
+
+static void spread_child(const struct sb_plan *pl, pid_t pid)
+{
+	cpu_set_t all, away;
+
+	if (!pl->spread)
+		return;
+	memcpy(&all, pl->cpus, sizeof(all));
+	if (cpus_away(&all, &away))
+		(void)sched_setaffinity(pid, sizeof(away), &away);
+}
+
 static pid_t clone_child(struct prep *x, int *ret_pidfd, cordon_error *e)
 {
 	struct clone_args ca = { 0 };
@@ -945,9 +977,11 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 		x.pl.netns_fd = stage_take_netns();
 	x.pl.netns_at_gate2 = x.pl.netns && !x.pl.userns && x.pl.netns_fd < 0;
 
+	spread_prepare(&x.pl);
 	pid = clone_child(&x, &pidfd, e);
 	if (pid < 0)
 		goto out;
+	spread_child(&x.pl, pid);
 	trace_line(&x, "clone3", now_ms());
 	/* The child's ends (closep does not reset the variable: prep_free must not close twice). */
 	fd_close(&x.rep[1]);

@@ -170,6 +170,13 @@ struct sb_plan {
 	 */
 	bool netns_at_gate2;
 	bool trace;
+	/*
+	 * The parent moved the child off its own CPU after clone3 (sandbox.c, "spread"); the
+	 * child puts back `cpus`, the caller's CPUs (a cpu_set_t), at the second gate, before
+	 * anything of the command's can run.
+	 */
+	bool spread;
+	unsigned long cpus[1024 / (8 * sizeof(unsigned long))];
 
 	/* exec */
 	char *const *argv;

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -971,6 +972,65 @@ Test(sandbox, network_none_has_only_lo)
 	/* only lo; and no Unix socket of the host (only the header line) */
 	cr_assert_str_eq(r.out, "lo\n1\n");
 	sbx_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
+static char *my_cpus_allowed(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[512], *r = NULL;
+
+	cr_assert_not_null(f);
+	while (!r && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Cpus_allowed_list:", 18))
+			r = strdup(line);
+	fclose(f);
+	cr_assert_not_null(r);
+	return r;
+}
+
+/*
+ * The parent moves the sandbox's child off its own CPU while the child builds the root
+ * (sandbox.c, "spread"); the child must put the caller's CPUs back before the command: with
+ * two CPUs the command would otherwise be left on one. As cordon was given all of them, and
+ * under a narrower set (taskset -c 1).
+ */
+Test(sandbox, command_keeps_the_callers_cpus)
+{
+	struct cordon_profile *p;
+	cpu_set_t all, one;
+	char *wd, *want;
+	struct sbx r;
+
+	need_root();
+	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	if (CPU_COUNT(&all) < 2)
+		cr_skip_test("one CPU: nothing to spread to");
+	p = load_default();
+	wd = tu_tmpdir();
+	for (int k = 0; k < 2; k++) {
+		if (k == 1) {
+			/* the highest CPU cordon may use, alone */
+			CPU_ZERO(&one);
+			for (int c = CPU_SETSIZE - 1; c >= 0; c--)
+				if (CPU_ISSET(c, &all)) {
+					CPU_SET(c, &one);
+					break;
+				}
+			cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+		}
+		want = my_cpus_allowed();
+		for (int i = 0; i < 5; i++) {
+			sbx_run(&r, p, wd, true, "grep ^Cpus_allowed_list: /proc/self/status");
+			cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+			cr_assert_str_eq(r.out, want, "run %d with %s", i, want);
+			sbx_free(&r);
+		}
+		free(want);
+	}
+	cr_assert_eq(sched_setaffinity(0, sizeof(all), &all), 0);
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(p);
