@@ -32,6 +32,7 @@ from cordon import (  # noqa: E402
 from cordon import _ag2  # noqa: E402
 
 FAKE_AG2 = Path(__file__).resolve().parent / "fake_ag2"
+FAKE_AG2_1 = Path(__file__).resolve().parent / "fake_ag2_1"  # AG2 1.0's layout, over FAKE_AG2
 CLIENT = ROOT / "clients" / "python"
 
 
@@ -304,16 +305,24 @@ class TestDropIn(DaemonCase):
     def test_with_ag2_types(self) -> None:
         """The path taken when AG2 is importable, with AG2's types (a stand-in when AG2 is
         absent): AG2's ExecResult, a SingletonFactory whose host workdir AG2's adapter reports
-        (a Path that exists), bare refusals through the adapter."""
+        (a Path that exists), bare refusals through the adapter. In the older layout
+        (autogen.beta) and in AG2 1.0's (ag2), which the client tries first."""
+        self._with_ag2_types("autogen.beta.tools", [FAKE_AG2])
+        self._with_ag2_types("ag2.tools", [FAKE_AG2_1, FAKE_AG2])
+
+    def _with_ag2_types(self, pkg: str, fakes: list) -> None:
         script = r"""
-import asyncio, copy, json, sys
+import asyncio, copy, importlib, json, sys
 from pathlib import Path
-from autogen.beta.tools.sandbox.base import ExecResult, SandboxBase
-from autogen.beta.tools.sandbox.factory import SingletonFactory
-from autogen.beta.tools.sandbox.adapter import ShellAdapter
-from autogen.beta.tools.sandbox.local import LocalSandbox
+pkg = sys.argv[2]
+ExecResult = importlib.import_module(pkg + ".sandbox.base").ExecResult
+SandboxBase = importlib.import_module(pkg + ".sandbox.base").SandboxBase
+SingletonFactory = importlib.import_module(pkg + ".sandbox.factory").SingletonFactory
+ShellAdapter = importlib.import_module(pkg + ".sandbox.adapter").ShellAdapter
+LocalSandbox = importlib.import_module(pkg + ".sandbox.local").LocalSandbox
 import cordon
-out = {"ag2": cordon.AG2_UNAVAILABLE}
+from cordon import _ag2
+out = {"ag2": cordon.AG2_UNAVAILABLE, "package": _ag2.AG2_PACKAGE}
 env = cordon.CordonEnvironment(socket=sys.argv[1])
 ro = cordon.CordonEnvironment(socket=sys.argv[1], profile="readonly")
 async def go():
@@ -333,9 +342,11 @@ asyncio.run(go())
 env.close(); ro.close()
 print(json.dumps(out))
 """
-        pp = f"{FAKE_AG2}:{CLIENT}" if _ag2.AG2 is not None else str(CLIENT)
+        if _ag2.AG2 is None and _ag2.AG2_PACKAGE != pkg:
+            return  # real AG2 of the other layout is installed: its own test covers it
+        pp = ":".join(map(str, fakes + [CLIENT])) if _ag2.AG2 is not None else str(CLIENT)
         r = subprocess.run(
-            [sys.executable, "-c", script, self.daemon.socket],
+            [sys.executable, "-c", script, self.daemon.socket, pkg],
             capture_output=True, text=True, timeout=120,
             env=dict(os.environ, PYTHONPATH=pp),
         )
@@ -345,6 +356,7 @@ print(json.dumps(out))
             out,
             {
                 "ag2": None,
+                "package": pkg,
                 "workdir_is_path": True,
                 "workdir_exists": True,
                 "workdir_is_session": True,
