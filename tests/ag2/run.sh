@@ -26,7 +26,7 @@ done
 [ ${#files[@]} -gt 0 ] || skip "$AG2_SRC has none of AG2's shell/sandbox tests (test/tools/...)"
 if ! why=$(cd "$AG2_SRC" && PYTHONPATH="$AG2_SRC:$ROOT/clients/python" "$PY" -c \
 	'import pytest, pytest_asyncio, cordon._ag2 as a; assert a.AG2_PACKAGE, a.AG2' 2>&1); then
-	skip "AG2 or its test dependencies do not import with $PY: $(tail -1 <<<"$why")"
+	skip "AG2 or its test dependencies do not import with $PY: $(tail -1 <<<"$why") (Debian 12 has no pydantic 2: with FAST_DEPENDS_SRC set too, make check-ag2 runs them in a Debian 13 root, docs/ag2.md)"
 fi
 [ -x "$B/cordond" ] || skip "$B/cordond is not built (make)"
 
