@@ -124,6 +124,9 @@ class CordonSandbox(LocalSandbox):
 
     def _watch(self, session: Session) -> None:
         self._finalizer = weakref.finalize(self, _drop_session, session.client.socket, session.id)
+        # A caller that keeps the Session (sandbox.session) keeps its sandbox, and so the
+        # session itself, alive: the finalizer runs only when neither is reachable.
+        session._sandbox = self  # type: ignore[attr-defined]
 
     @property
     def _session(self) -> Session:

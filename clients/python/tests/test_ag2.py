@@ -245,6 +245,16 @@ class TestDropIn(DaemonCase):
         # Its temporary workdir (made here, "ag2_sandbox_*") goes with the environment.
         self.assertTrue(wd.name.startswith("ag2_sandbox_"))
         self.assertFalse(wd.exists())
+        # A caller that kept only the Session keeps the sandbox's session alive.
+        s = CordonLocalSandbox(socket=self.daemon.socket).session
+        gc.collect()
+        self.assertEqual(s.run("echo still"), "still")
+        sid = s.id
+        del s
+        gc.collect()
+        with self.assertRaises(CordonError) as cm:
+            self.client.request("GET", f"/v1/sessions/{sid}")
+        self.assertEqual(cm.exception.status, 404)
 
     def test_local_environment_like_ag2s(self) -> None:
         d = tempfile.mkdtemp(prefix="cordon-py-local-")
