@@ -15,6 +15,7 @@
 #                     fast_depends, which Debian does not package; pure Python, copied in)
 #   AG2_ROOT          where the root is kept between runs (default
 #                     /var/cache/cordon-tests/ag2-debian13); delete it to start afresh
+#   AG2_DOCKER=0     leave out the Docker test (run by default when docker.io is installed)
 # Exit: tests/ag2/run.sh's (0, 1, or 77 with the reason on a "SKIP:" line).
 set -euo pipefail
 B=${1:-build}
@@ -71,11 +72,30 @@ chroot "$R" sh -c 'getent group cordon >/dev/null || groupadd -r cordon
 id cordon-ag2 >/dev/null 2>&1 || useradd -m -G cordon cordon-ag2'
 
 echo "ag2: Debian $(cat "$R/etc/debian_version"), AG2 ${agv:-?} ($(git -C "$AG2_SRC" rev-parse --short HEAD 2>/dev/null || echo "not a git checkout")), fast_depends $fdv"
-exec unshare -m --propagation private bash -c '
+# With Docker here (docker.io installed; AG2_DOCKER=0 to leave it out), cordon's Docker
+# backend runs in AG2's Agent too: a dockerd (started if none answers, stopped after), the
+# busybox test image, and its socket in the root.
+img=
+if [ "${AG2_DOCKER:-1}" != 0 ] && command -v dockerd >/dev/null 2>&1; then
+	# shellcheck source=../lib/dockerd.sh
+	. tests/lib/dockerd.sh
+	if dockerd_ensure && docker_test_image cordon-test/busybox:1; then
+		img=cordon-test/busybox:1
+	else
+		echo "ag2: no Docker for the Docker test (it is left out)"
+	fi
+fi
+unshare -m --propagation private bash -c '
 set -e
-R=$1 ROOT=$2 AG2_SRC=$3 B=$4
+R=$1 ROOT=$2 AG2_SRC=$3 B=$4 IMG=$5
 mount --bind "$R" "$R"
 for m in sys dev tmp; do mkdir -p "$R/$m"; mount --rbind "/$m" "$R/$m"; done
+if [ -n "$IMG" ]; then
+	mkdir -p "$R/run"
+	touch "$R/run/docker.sock"
+	mount --bind /run/docker.sock "$R/run/docker.sock"
+	export CORDON_AG2_DOCKER_IMAGE=$IMG
+fi
 for d in "$ROOT" "$AG2_SRC"; do mkdir -p "$R$d"; mount --bind "$d" "$R$d"; done
 mkdir -p "$R/proc" "$R/.old"
 mount -t proc proc "$R/proc"
@@ -93,4 +113,7 @@ AG2_SRC=$AG2_SRC AG2_USER=cordon-ag2 tests/ag2/run.sh "$B"
 u=$?
 [ "$u" -eq 77 ] && u=0 # this checkout is not readable by other users (a clone in /root)
 [ "$r" -ne 0 ] && exit "$r"
-exit "$u"' bash "$R" "$ROOT" "$AG2_SRC" "$B"
+exit "$u"' bash "$R" "$ROOT" "$AG2_SRC" "$B" "$img"
+rc=$?
+[ -z "$img" ] || dockerd_release
+exit "$rc"

@@ -2,7 +2,8 @@
 whose SandboxShellTool runs on CordonEnvironment() (cordon's hardened default profile, not the
 ag2-compat one the swapped-in tests use) and a scripted model (AG2's TestConfig). Run by
 tests/ag2/run.sh after AG2's own tests; needs AG2 1.0 (the `ag2` package) and a cordond at
-$CORDON_SOCKET."""
+$CORDON_SOCKET. The Docker test runs when $CORDON_AG2_DOCKER_IMAGE names a local image (run.sh
+deselects it otherwise)."""
 
 import json
 import os
@@ -113,3 +114,23 @@ async def test_sandbox_protocol_types(tmp_path: Path) -> None:
                 await sb.put_file(Path("../escape"), b"x")
     finally:
         await e.aclose()
+
+
+@pytest.mark.asyncio
+async def test_docker_backend_in_an_agent(tmp_path: Path) -> None:
+    # AG2's DockerEnvironment replaced by cordon's Docker backend: one hardened container for
+    # the environment, the host workdir at /workspace, files persisting between tool calls,
+    # and the container removed when the environment closes.
+    image = os.environ["CORDON_AG2_DOCKER_IMAGE"]
+    e = CordonEnvironment(backend="docker", image=image, workdir=tmp_path)
+    try:
+        r = await _tool_results(
+            e,
+            "echo hi > f; pwd; grep -E '^CapEff:' /proc/self/status; test -x /bin/busybox && echo busybox",
+            "cat f; touch /etc/x 2>/dev/null || echo read-only root",
+        )
+    finally:
+        await e.aclose()
+    assert r[0] == "/workspace\nCapEff:\t0000000000000000\nbusybox", r
+    assert r[1] == "hi\nread-only root", r
+    assert (tmp_path / "f").read_text() == "hi\n"
