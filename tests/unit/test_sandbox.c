@@ -995,21 +995,17 @@ static char *my_cpus_allowed(void)
  * The parent moves the sandbox's child off its own CPU while the child builds the root
  * (sandbox.c, "spread"); the child must put the caller's CPUs back before the command: with
  * two CPUs the command would otherwise be left on one. As cordon was given all of them, and
- * under a narrower set (taskset -c 1).
+ * under a narrower set (taskset -c N), as root and as a user (in a user namespace). On one
+ * CPU nothing is spread, and the command must still have that CPU.
  */
-Test(sandbox, command_keeps_the_callers_cpus)
+static void check_cpus_kept(const char *wd, bool temp)
 {
-	struct cordon_profile *p;
+	struct cordon_profile *p = load_default();
 	cpu_set_t all, one;
-	char *wd, *want;
+	char *want;
 	struct sbx r;
 
-	need_root();
 	cr_assert_eq(sched_getaffinity(0, sizeof(all), &all), 0);
-	if (CPU_COUNT(&all) < 2)
-		cr_skip_test("one CPU: nothing to spread to");
-	p = load_default();
-	wd = tu_tmpdir();
 	for (int k = 0; k < 2; k++) {
 		if (k == 1) {
 			/* the highest CPU cordon may use, alone */
@@ -1023,7 +1019,7 @@ Test(sandbox, command_keeps_the_callers_cpus)
 		}
 		want = my_cpus_allowed();
 		for (int i = 0; i < 5; i++) {
-			sbx_run(&r, p, wd, true, "grep ^Cpus_allowed_list: /proc/self/status");
+			sbx_run(&r, p, wd, temp, "grep ^Cpus_allowed_list: /proc/self/status");
 			cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
 			cr_assert_str_eq(r.out, want, "run %d with %s", i, want);
 			sbx_free(&r);
@@ -1031,9 +1027,28 @@ Test(sandbox, command_keeps_the_callers_cpus)
 		free(want);
 	}
 	cr_assert_eq(sched_setaffinity(0, sizeof(all), &all), 0);
+	cordon_profile_free(p);
+}
+
+Test(sandbox, command_keeps_the_callers_cpus)
+{
+	char *wd;
+
+	need_root();
+	wd = tu_tmpdir();
+	check_cpus_kept(wd, true);
 	tu_rmtree(wd);
 	free(wd);
-	cordon_profile_free(p);
+}
+
+Test(sandbox, command_keeps_the_callers_cpus_as_user)
+{
+	char *wd;
+
+	wd = become_user();
+	check_cpus_kept(wd, false);
+	tu_rmtree(wd);
+	free(wd);
 }
 
 Test(sandbox, signal_and_exit_status)
