@@ -33,12 +33,12 @@ fi
 tmp=$(mktemp -d /tmp/cordon-test-ag2.XXXXXX)
 chmod 755 "$tmp"
 pid=
+# AG2_KEEP=1: the logs and test files stay in $tmp for a look (cordond is stopped all the same).
 cleanup() {
 	[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$tmp"
+	if [ -n "${AG2_KEEP:-}" ]; then echo "ag2: kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
-[ -n "${AG2_KEEP:-}" ] && trap - EXIT && echo "ag2: keeping $tmp"
 
 # AG2_USER (when root): the tests, AG2's and cordon's, run as that user, a member of group
 # cordon, as an agent would (cordond stays root). Its files go in a directory of its own.
