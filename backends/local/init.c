@@ -132,13 +132,6 @@ static char gate(const struct sb_plan *pl)
 }
 
 /*
- * A gate with fds (sandbox.c: sb_gate_join): its byte, the network namespace the parent made
- * meanwhile (*ret_netns, -1 if none), and the `tasks` files of the run's v1 cgroups, which we
- * join here, ourselves and single-threaded: moving oneself skips the global lock a move by
- * pid takes (cgroup.h: cgroup_run_task_fds). Nothing of the command's has run yet. step: the
- * gate's name in traces and errors.
- */
-/*
  * The caller's CPUs back (sandbox.c, "spread"), before anything of the command's runs. Should
  * the caller's set no longer be allowed (a cpuset changed meanwhile), every CPU the kernel
  * allows; the command is never left on the CPUs the parent moved us to.
@@ -157,6 +150,13 @@ static void spread_end(const struct sb_plan *pl)
 		die_step(pl, SB_STEP_GATE2, errno, "sched_setaffinity");
 }
 
+/*
+ * A gate with fds (sandbox.c: sb_gate_join): its byte, the network namespace the parent made
+ * meanwhile (*ret_netns, -1 if none), and the `tasks` files of the run's v1 cgroups, which we
+ * join here, ourselves and single-threaded: moving oneself skips the global lock a move by
+ * pid takes (cgroup.h: cgroup_run_task_fds). Nothing of the command's has run yet. step: the
+ * gate's name in traces and errors.
+ */
 static char gate_join(const struct sb_plan *pl, int step, int *ret_netns)
 {
 	union {
