@@ -4,7 +4,10 @@
 # runs; through its agent and through Docker's exec API) against `docker exec` on the same kind
 # of container, and a whole `cordon run --backend docker` against `docker run --rm`. The relay
 # producer is `dd bs=1M` on both sides (busybox's `head -c` writes 4 KB at a time and was the
-# bottleneck of both). Appends a section to bench/RESULTS.md.
+# bottleneck of both). Each relay round also measures the producer's own ceiling on this host:
+# the same busybox `dd` writing into a pipe whose pages are spliced to /dev/null, never read
+# (bench/pipebench.c --discard), the most that any relay that looks at the bytes could reach.
+# Appends a section to bench/RESULTS.md.
 # Usage: bench/docker.sh BUILD_DIR
 set -euo pipefail
 B=${1:-build}
@@ -19,6 +22,7 @@ dockerd_ensure
 docker_test_image "$IMG"
 trap dockerd_release EXIT
 
+cc -O2 -o "$B/bench/pipebench" bench/pipebench.c
 cc -O2 -std=gnu11 -Iinclude -I. -o "$B/bench/docker_bench" bench/docker_bench.c "$B/libcordon.a" \
 	$(pkg-config --libs libseccomp libcap mount jansson inih libpcre2-8) -lm
 
@@ -42,19 +46,29 @@ de_exec=$(cat "$B/bench/dexec")
 # The relays, in RR interleaved rounds (each one of cordon's, through the agent in a container
 # of its own, then one of `docker exec`): both vary from run to run here, so the figure is the
 # median of the rounds' own ratios, with their spread.
-co_relays=() de_relays=() ratios=()
+co_relays=() de_relays=() ratios=() ceils=() ceil_ratios=() ceil_de=()
 for rr in $(seq 1 "$RR"); do
 	o=$(CORDON_DOCKER_AGENT="$C" "$B/bench/docker_bench" "$IMG" 3 "$MB" relay)
 	c=$(sed -n 's/^relay_mbs=\([0-9.]*\).*/\1/p' <<<"$o")
 	s=$(ms); "$DOCKER" exec "$cid" dd if=/dev/zero bs=1048576 count="$MB" 2>/dev/null >/dev/null; e=$(ms)
 	d=$(echo "scale=1; $MB * 1000000000 / ($e - $s)" | bc)
+	p=$("$B/bench/pipebench" --discard "/bin/busybox dd if=/dev/zero bs=1048576 count=$MB 2>/dev/null")
+	k=$(echo "scale=1; ${p#* } / 1000000 / ${p%% *}" | bc)
 	co_relays+=("$c") de_relays+=("$d") ratios+=("$(echo "scale=2; $c / $d" | bc)")
-	echo "relay round $rr: cordon ${c} MB/s, docker exec ${d} MB/s"
+	ceils+=("$k") ceil_ratios+=("$(echo "scale=2; $c / $k" | bc)")
+	ceil_de+=("$(echo "scale=2; $k / $d" | bc)")
+	echo "relay round $rr: cordon ${c} MB/s, docker exec ${d} MB/s, the producer's ceiling ${k} MB/s"
 done
 co_relay=$(printf '%s\n' "${co_relays[@]}" | median)
 de_relay=$(printf '%s\n' "${de_relays[@]}" | median)
 relay_ratio=$(printf '%s\n' "${ratios[@]}" | median)
-relay_spread="$(printf '%s\n' "${ratios[@]}" | sort -n | head -1)-$(printf '%s\n' "${ratios[@]}" | sort -n | tail -1)"
+spread() { echo "$(printf '%s\n' "$@" | sort -n | head -1)-$(printf '%s\n' "$@" | sort -n | tail -1)"; }
+relay_spread=$(spread "${ratios[@]}")
+ceil=$(printf '%s\n' "${ceils[@]}" | median)
+ceil_ratio=$(printf '%s\n' "${ceil_ratios[@]}" | median)
+ceil_ratio_spread=$(spread "${ceil_ratios[@]}")
+ceil_de_ratio=$(printf '%s\n' "${ceil_de[@]}" | median)
+ceil_de_spread=$(spread "${ceil_de[@]}")
 "$DOCKER" rm -f "$cid" >/dev/null
 
 R=$((N / 3 > 5 ? N / 3 : 5))
@@ -79,6 +93,7 @@ ratio() { echo "scale=2; $1 / $2" | bc; }
 	echo "|---|---|---|---|"
 	echo "| exec start in a running container (median), through the agent | ${co_exec} ms | \`docker exec\` ${de_exec} ms | $(ratio "$co_exec" "$de_exec") |"
 	echo "| output relay, ${MB} MB (\`dd bs=1M\`), through the agent (medians; ratio: the rounds' own, min-max) | ${co_relay} MB/s | \`docker exec\` ${de_relay} MB/s | ${relay_ratio} (${relay_spread}) |"
+	echo "| the producer's ceiling: the same \`dd\` into a pipe spliced to /dev/null, unread (host, same rounds) | cordon's relay ${ceil_ratio} (${ceil_ratio_spread}) of it | ${ceil} MB/s, \`docker exec\` × ${ceil_de_ratio} (${ceil_de_spread}) | |"
 	echo "| exec start, through Docker's exec API (\`agent = false\`) | ${api_exec} ms | \`docker exec\` ${de_exec} ms | $(ratio "$api_exec" "$de_exec") |"
 	echo "| output relay, through Docker's exec API | ${api_relay} MB/s | \`docker exec\` ${de_relay} MB/s | $(ratio "$api_relay" "$de_relay") |"
 	echo "| a whole run: container create, start, exec, remove (median of ${R}) | ${cr} ms | \`docker run --rm\` ${dr} ms | $(ratio "$cr" "$dr") |"
@@ -92,8 +107,14 @@ ratio() { echo "scale=2; $1 / $2" | bc; }
 	echo "The agent hands the command pipes whose far ends cordon reads through a bounce pipe"
 	echo "(runtime/relay.h: splice, then one copy out, overlapping the writer's copy in), with a"
 	echo "reader thread of its own past 4 MiB: what limits it is \`dd\` itself, which copies every"
-	echo "byte twice (from /dev/zero, into the pipe). \`docker exec\`'s own speed varies between"
-	echo "runs on this VM (146 to 480 MB/s seen), and so does the ratio: compare the spread."
+	echo "byte twice (from /dev/zero, into the pipe). The ceiling row is that limit, measured in"
+	echo "the same rounds: the same \`dd\` alone, its pipe emptied by splice(2) to /dev/null, no"
+	echo "byte copied or looked at. cordon's relay, which copies and scans every byte (AG2's"
+	echo "result counts code points), ran at ${ceil_ratio} of it. The relay goal can hold only when"
+	echo "\`docker exec\` runs below a tenth of that ceiling: in this run the ceiling was"
+	echo "${ceil_de_ratio}× \`docker exec\` (${ceil_de_spread} over the rounds). \`docker exec\`'s own"
+	echo "speed varies between runs on this VM (146 to 616 MB/s seen), and so does every ratio"
+	echo "to it: compare the spread."
 	echo "Through Docker's exec API the goals are out of reach for any client: dockerd,"
 	echo "containerd and runc take about 35 ms per exec here (cordon's own calls, exec create,"
 	echo "start and inspect, take about 1.3 ms of it), and dockerd copies and frames every byte"

@@ -6,9 +6,11 @@
  * bytes read on one line. The ratio of this to `cordon run -- SCRIPT` (whose stdout goes to
  * /dev/null) is the relay's cost: its start, its scan of every byte (AG2's result needs code
  * point and whitespace counts) and its capture.
- *   pipebench [--bounce] SCRIPT
+ *   pipebench [--bounce | --discard] SCRIPT
  * --bounce: read the way cordon's relay does (runtime/relay.h: splice into a private pipe,
  * then read that), to show what the method gains on its own, without cordon.
+ * --discard: move the pipe's pages to /dev/null with splice(2), never copying them: the
+ * writer's own ceiling, what no reader that looks at the bytes can beat (bench/docker.sh).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -30,11 +32,18 @@ int main(int argc, char **argv)
 	ssize_t n;
 
 	bool bounce = argc == 3 && strcmp(argv[1], "--bounce") == 0;
-	int q[2] = { -1, -1 };
+	bool discard = argc == 3 && strcmp(argv[1], "--discard") == 0;
+	int q[2] = { -1, -1 }, null = -1;
 
-	if (argc != 2 && !bounce) {
-		fprintf(stderr, "usage: pipebench [--bounce] SCRIPT\n");
+	if (argc != 2 && !bounce && !discard) {
+		fprintf(stderr, "usage: pipebench [--bounce | --discard] SCRIPT\n");
 		return 2;
+	}
+	if (discard) {
+		argv++;
+		null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null < 0)
+			return 1;
 	}
 	if (bounce) {
 		argv++;
@@ -55,7 +64,9 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	close(fds[1]);
-	if (!bounce) {
+	while (discard && (n = splice(fds[0], NULL, null, NULL, 1 << 20, 0)) > 0)
+		total += n;
+	if (!bounce && !discard) {
 		while ((n = read(fds[0], buf, sizeof(buf))) > 0)
 			total += n;
 	}
