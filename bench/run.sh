@@ -10,9 +10,13 @@ mkdir -p "$B/bench"
 cc -O2 -o "$B/bench/spawnbench" bench/spawnbench.c
 cc -O2 -o "$B/bench/pipebench" bench/pipebench.c
 cc -O2 -static-pie -o "$B/bench/empty" bench/empty.c
-floors="glibc"
+floors="glibc" raw=""
 if [ "$(uname -m)" = x86_64 ] && cc -O2 -static -nostdlib -o "$B/bench/nolibc" bench/nolibc.c; then
 	floors="glibc nolibc"
+fi
+if [ "$(uname -m)" = x86_64 ] && cc -O2 -static -nostdlib -ffreestanding -fno-builtin \
+	-fno-stack-protector -o "$B/bench/rawclient" bench/rawclient.c; then
+	raw="raw"
 fi
 RELAY_ROUNDS=${BENCH_RELAY_ROUNDS:-5}
 for p in bubblewrap bc; do dpkg-query -W -f='${Status}' $p 2>/dev/null | grep -q "ok installed" || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $p >/dev/null; done
@@ -42,6 +46,8 @@ row() {
 	cos) "$B/bench/spawnbench" $n $w "$C" run --via direct -w "$work/w" -- '/bin/true;' ;;
 	cod) CORDON_SOCKET="$work/cordond.sock" "$B/bench/spawnbench" $n $w "$C" run --via daemon \
 		-w "$work/w" -- /bin/true ;;
+	raw) "$B/bench/spawnbench" $n $w "$B/bench/rawclient" "$work/cordond.sock" \
+		"{\"command\":\"/bin/true\",\"profile\":\"default\",\"workdir\":\"$work/w\"}" ;;
 	glibc) "$B/bench/spawnbench" $n $w "$B/bench/empty" ;;
 	nolibc) "$B/bench/spawnbench" $n $w "$B/bench/nolibc" ;;
 	esac
@@ -54,7 +60,7 @@ declare -A rounds ratios
 cordond_pid=$!
 trap 'kill "$cordond_pid" 2>/dev/null || true; wait "$cordond_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -S "$work/cordond.sock" ] && break; sleep 0.05; done
-rows="bare bw co cot cod bws cos $floors"
+rows="bare bw co cot cod $raw bws cos $floors"
 echo "== start latency ($ROUNDS interleaved rounds of $n runs after $w warm-up)"
 for r in $(seq 1 "$ROUNDS"); do
 	for k in $rows; do
@@ -70,7 +76,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	echo "$line"
 	# This round's own ratios to bwrap: their spread over the rounds is the noise.
 	set -- ${rounds[bw]}; bw_r=${!#}
-	for k in co cot cod; do
+	for k in co cot cod $raw; do
 		set -- ${rounds[$k]}
 		ratios[$k]+="$(echo "scale=4; ${!#} / $bw_r" | bc) "
 	done
@@ -89,6 +95,10 @@ nolibc_m=""
 spread2() { tr ' ' '\n' | grep . | sort -n | sed -n '1p;$p' | tr '\n' ' ' | awk '{printf "%.2f-%.2f", $1, $2}'; }
 co_sp=$(echo "${ratios[co]}" | spread2); cot_sp=$(echo "${ratios[cot]}" | spread2)
 cod_sp=$(echo "${ratios[cod]}" | spread2)
+raw_m="" raw_sp=""
+if [ -n "$raw" ]; then
+	raw_m=$(echo "${rounds[raw]}" | median_of); raw_sp=$(echo "${ratios[raw]}" | spread2)
+fi
 
 echo "== at an agent's pace (10 ms between runs, 3 interleaved rounds)"
 # With idle time between runs the vCPUs sleep, and what waits for the kernel (an RCU grace
@@ -169,6 +179,7 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "| cordon run, default profile, given workdir | $co_m | $(r "$co_m" "$bare_m") | **$(r "$co_m" "$bw_m")** ($co_sp) |"
 	echo "| cordon run, default profile, temp workdir | $cot_m | $(r "$cot_m" "$bare_m") | **$(r "$cot_m" "$bw_m")** ($cot_sp) |"
 	echo "| cordon run through cordond (pre-built sandbox), given workdir | $cod_m | $(r "$cod_m" "$bare_m") | **$(r "$cod_m" "$bw_m")** ($cod_sp) |"
+	[ -z "$raw_m" ] || echo "| the same request from a client without libc (bench/rawclient.c) | $raw_m | $(r "$raw_m" "$bare_m") | $(r "$raw_m" "$bw_m") ($raw_sp) |"
 	echo "| bwrap agent-realistic, \`sh -c '/bin/true;'\` | $bws_m | $(r "$bws_m" "$bare_m") | $(r "$bws_m" "$bw_m") |"
 	echo "| cordon run \`'/bin/true;'\` (not simple: through sh) | $cos_m | $(r "$cos_m" "$bare_m") | $(r "$cos_m" "$bw_m") (vs bwrap's sh: $(r "$cos_m" "$bws_m")) |"
 	echo
@@ -195,6 +206,16 @@ r() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
 	echo "sandboxes\"). What is left of it is the CLI's process itself (the glibc floor above) and"
 	echo "the hand-offs; a client that keeps its connection (AG2 through the Python client) pays"
 	echo "neither: bench/DAEMON.md measures that path against bwrap in its own rounds."
+	if [ -n "$raw_m" ]; then
+		echo "The row after it sends the CLI's request from a program without libc or start-up"
+		echo "code (bench/rawclient.c) and reads the answer to its last byte: the floor of any"
+		echo "\`cordon run\` through cordond, a fresh process and connection for each run. The"
+		echo "cordond row minus this one, $(printf '%.2f' "$(echo "$cod_m - $raw_m" | bc)") ms here, is the CLI's own process: glibc's"
+		echo "start-up (the floors above) and the profile it reads to know whether cordond can"
+		echo "serve the run. Back to back even this floor is $(r "$raw_m" "$bw_m")x bwrap: what remains is cordond's"
+		echo "path itself (a connection and its thread, the hand-off to a runner, the sandbox, the"
+		echo "previous run's teardown sharing the two vCPUs), not the CLI."
+	fi
 	echo
 	pm() { echo "${pace_med[$1]}" | median_of; }
 	pp() { echo "${pace_p90[$1]}" | median_of; }
