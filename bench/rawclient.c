@@ -23,7 +23,10 @@ static long sys3(long n, long a, long b, long c)
 {
 	long r;
 
-	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
 	return r;
 }
 
@@ -104,8 +107,9 @@ int rawclient_main(long *sp)
 	for (size_t i = 0; argv[1][i]; i++)
 		sa.path[i] = argv[1][i];
 	blen = slen(argv[2]);
-	p = put(req, end, "POST /v1/run HTTP/1.1\r\nHost: cordond\r\nContent-Type: "
-			  "application/json\r\nContent-Length: ");
+	p = put(req, end,
+		"POST /v1/run HTTP/1.1\r\nHost: cordond\r\nContent-Type: "
+		"application/json\r\nContent-Length: ");
 	p = put_num(p, end, blen);
 	p = put(p, end, "\r\nConnection: close\r\n\r\n");
 	p = put(p, end, argv[2]);
