@@ -16,8 +16,10 @@
  * A matching directory is hidden whole and not walked into.
  *
  * The walk is bounded (HIDE_MAX_DEPTH levels below the workdir, HIDE_MAX_ENTRIES entries) so a
- * huge tree cannot stall every start; past the bound nothing more is hidden (documented in
- * docs/security.md). It never follows a symlink (every directory is opened with O_NOFOLLOW
+ * huge tree cannot stall every start; a workdir past a bound is refused (hide_scan), never run
+ * with a name left visible (docs/security.md). Every directory on the way to a hidden name is
+ * pinned in the sandbox (pin_hidden_parents), so the command cannot move what is hidden to
+ * where a later scan would miss it. It never follows a symlink (every directory is opened with O_NOFOLLOW
  * relative to its parent's fd), so a planted symlink cannot send it outside the workdir.
  * A big workdir's top-level subdirectories are walked on two threads, with the serial walk's
  * result (walk_shared): readdir is the walk's cost, and it is the kernel's.
@@ -52,8 +54,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#define HIDE_MAX_DEPTH 8
-#define HIDE_MAX_ENTRIES 100000
 #define DENTS_SIZE (32 * 1024)
 /*
  * The walk shares the workdir's top-level subdirectories with a second thread (walk_shared)
@@ -854,6 +854,134 @@ static int found(struct walker *t, const char *rel, const struct stat *st, bool 
 	return hide_found(t->w, rel, st);
 }
 
+/* Compare the first len bytes of a, as a string of its own, with the string b. */
+static int cmp_prefix(const char *a, size_t len, const char *b)
+{
+	int c = strncmp(a, b, len);
+
+	return c ? c : b[len] ? -1 : 0;
+}
+
+/* Is a's first len bytes one of the n names of by (sorted by strcmp)? */
+static bool among(const char *const *by, size_t n, const char *a, size_t len)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp_prefix(a, len, by[mid]);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+struct dir_ref {
+	const char *s; /* a hidden name; the directory is its first len bytes */
+	size_t len;
+};
+
+static int cmp_dir_ref(const void *a, const void *b)
+{
+	const struct dir_ref *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->s, y->s, n);
+
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int cmp_hide_rel(const void *a, const void *b)
+{
+	return strcmp(((const struct sb_hide *)a)->rel, ((const struct sb_hide *)b)->rel);
+}
+
+/*
+ * Every directory on the way to a hidden name, pinned like those on the way to the literal
+ * masks (pin_parents; mounts.c: pin_all): a mount point cannot be renamed in the namespace that
+ * sees it, so the command cannot move `config` (with the cover of `config/server.pem` on it)
+ * to a name, or a depth, that the next run's scan, or the scan of a run starting meanwhile in
+ * the same workdir, would not find it under. The covered name itself cannot be renamed or
+ * removed either (EBUSY), so a hidden name stays where every scan looks for it. A name below
+ * a hidden directory is dropped: the directory's cover hides it already (and re-resolving it
+ * through that cover would find nothing). The pins end sorted, each directory before the
+ * ones below it: the order they are mounted in.
+ */
+static int pin_hidden_parents(struct walk *w)
+{
+	struct sb_hide_list *l = w->out;
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_free_ const char **by = NULL;
+	_cleanup_free_ struct dir_ref *dirs = NULL;
+	_cleanup_free_ bool *drop = NULL;
+	size_t nlit = l->npin, ndirs = 0, k = 0;
+	char dir[PATH_MAX];
+
+	if (l->n == 0)
+		return 0;
+	by = calloc(l->n, sizeof(*by));
+	drop = calloc(l->n, sizeof(*drop));
+	for (size_t i = 0; i < l->n; i++)
+		for (const char *s = strchr(l->v[i].rel, '/'); s; s = strchr(s + 1, '/'))
+			ndirs++;
+	dirs = calloc(ndirs ? ndirs : 1, sizeof(*dirs));
+	if (!by || !drop || !dirs)
+		return cordon_err(w->e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < l->n; i++)
+		by[i] = l->v[i].rel;
+	qsort(by, l->n, sizeof(*by), cmp_str);
+	for (size_t i = 0; i < l->n; i++) {
+		const char *rel = l->v[i].rel;
+
+		for (const char *s = strchr(rel, '/'); s && !drop[i]; s = strchr(s + 1, '/'))
+			drop[i] = among(by, l->n, rel, (size_t)(s - rel));
+		if (drop[i])
+			continue;
+		for (const char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/'))
+			dirs[k++] = (struct dir_ref){ rel, (size_t)(s - rel) };
+	}
+	qsort(dirs, k, sizeof(*dirs), cmp_dir_ref);
+	for (size_t j = 0; j < k; j++) {
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+		bool lit = false;
+
+		if ((j > 0 && cmp_dir_ref(&dirs[j - 1], &dirs[j]) == 0) ||
+		    dirs[j].len >= sizeof(dir))
+			continue;
+		memcpy(dir, dirs[j].s, dirs[j].len);
+		dir[dirs[j].len] = '\0';
+		for (size_t i = 0; i < nlit && !lit; i++)
+			lit = strcmp(l->pin[i].rel, dir) == 0;
+		if (lit)
+			continue;
+		/* Gone since the walk: the hidden name below it then fails the setup (mounts.c). */
+		fd = (int)syscall(SYS_openat2, w->wd_fd, dir, &how, sizeof(how));
+		if (fd < 0 || fstat(fd, &st) < 0)
+			continue;
+		if (push(&l->pin, &l->npin, &l->pincap, dir, &st, w->e) < 0)
+			return -1;
+	}
+	k = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (drop[i])
+			free(l->v[i].rel);
+		else
+			l->v[k++] = l->v[i];
+	}
+	l->n = k;
+	if (l->npin > 1)
+		qsort(l->pin, l->npin, sizeof(*l->pin), cmp_hide_rel);
+	return 0;
+}
+
 static bool is_dot(const char *name)
 {
 	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
@@ -916,8 +1044,10 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 	bool have_st = false, is_dir;
 	int fd;
 
-	if (rlen + nlen + 2 >= PATH_MAX)
+	if (rlen + nlen + 2 >= PATH_MAX) {
+		t->truncated = true; /* a name too long to record: the walk is bounded here too */
 		return 0;
+	}
 	if (rlen)
 		rel[rlen] = '/';
 	memcpy(rel + rlen + (rlen ? 1 : 0), name, nlen + 1);
@@ -1386,6 +1516,8 @@ int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profil
 	}
 	if (r == 0)
 		r = dedup_list(&out, e);
+	if (r == 0)
+		r = pin_hidden_parents(&w);
 	/* Each placeholder inode's fd (and the run's lock on it) to its first name's entry. */
 	for (size_t i = 0; i < w.ntmpfiles; i++) {
 		struct stat st = { .st_dev = w.tmpfiles[i].dev, .st_ino = w.tmpfiles[i].ino };
@@ -1414,5 +1546,21 @@ int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profil
 int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bool placeholders,
 	      struct sb_hide_list *ret, cordon_error *e)
 {
-	return hide_scan_threads(wd_fd, workdir, p, placeholders, 0, ret, e);
+	if (hide_scan_threads(wd_fd, workdir, p, placeholders, 0, ret, e) < 0)
+		return -1;
+	if (!ret->truncated)
+		return 0;
+	/*
+	 * Fail closed: past a bound, a name to hide would be left visible, and the command
+	 * itself can put a workdir past them (a million empty files, a deep chain).
+	 */
+	hide_placeholders_remove(wd_fd, ret->ph, ret->nph);
+	ret->ph = NULL;
+	ret->nph = 0;
+	hide_list_free(ret);
+	return cordon_err(e, 0,
+			  "the workdir is too big to search for the names to hide "
+			  "(more than %d entries, or %d directory levels): refused rather than "
+			  "run with some of them visible; ignore its big directories whole",
+			  HIDE_MAX_ENTRIES, HIDE_MAX_DEPTH);
 }

@@ -234,8 +234,9 @@ static int proc_harden(int proc_mnt, int mask_mnt, struct sb_msg *m)
  * beneath the workdir's mount fd with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: a component
  * swapped for a symlink since the parent's walk fails the lookup instead of leading elsewhere,
  * and the final inode must be the one the parent matched, so a rename race cannot make us
- * cover something else and leave the secret visible. Either case fails the setup (fail closed);
- * a name that is simply gone has nothing left to hide.
+ * cover something else and leave the secret visible. Either case fails the setup (fail closed),
+ * and so does a name that is gone: it may have been moved (a directory on its way renamed by a
+ * concurrent run before that run pinned it, or by the host) rather than removed.
  *
  * The cover is an empty file or directory on a read-only, nosuid, nodev, noexec tmpfs: the
  * command reads nothing there, cannot write, chmod or create (EROFS), and cannot unmount it
@@ -245,7 +246,7 @@ static int proc_harden(int proc_mnt, int mask_mnt, struct sb_msg *m)
 /*
  * Cover one workdir path: re-resolve it (no symlink on the way), check it is the inode the
  * parent saw, and mount over it either a clone of the mask source's empty file or directory
- * (hide) or a recursive clone of the directory itself (pin). A name that is gone is skipped.
+ * (hide) or a recursive clone of the directory itself (pin). A name that is gone fails it.
  */
 static int cover(int wd_tree, const struct sb_hide *h, int mask_mnt, bool pin, struct sb_msg *m)
 {
@@ -255,8 +256,6 @@ static int cover(int wd_tree, const struct sb_hide *h, int mask_mnt, bool pin, s
 	t = sys_openat2(wd_tree, h->rel, O_PATH | O_NOFOLLOW | O_CLOEXEC | (pin ? O_DIRECTORY : 0),
 			RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (t < 0) {
-		if (errno == ENOENT)
-			return 0;
 		sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
 		return -1;
 	}

@@ -902,7 +902,13 @@ static int read_report(struct prep *x, struct sb_msg *ret_err)
 
 static void child_error(cordon_error *e, const struct sb_msg *m)
 {
-	if (m->detail[0])
+	if (m->step == SB_STEP_HIDE &&
+	    (m->err == ENOENT || m->err == ENOTDIR || m->err == ESTALE || m->err == ELOOP))
+		cordon_err(e, 0,
+			   "sandbox: hide '%s': moved, removed or replaced since the workdir was "
+			   "scanned (by a concurrent run or process?); nothing ran, try again",
+			   m->detail);
+	else if (m->detail[0])
 		cordon_err(e, m->err, "sandbox: %s '%s'", sb_step_name(m->step), m->detail);
 	else
 		cordon_err(e, m->err, "sandbox: %s", sb_step_name(m->step));

@@ -105,6 +105,13 @@ struct sb_placeholder {
 	int fd;
 };
 
+/*
+ * The bounds of the workdir walk for `ignore` patterns and glob masks (hide.c): directory
+ * levels below the workdir, and entries. A workdir past either is refused (hide_scan).
+ */
+#define HIDE_MAX_DEPTH 64
+#define HIDE_MAX_ENTRIES 1000000
+
 struct sb_hide_list {
 	struct sb_hide *v;
 	size_t n, cap;

@@ -239,7 +239,7 @@ Test(hide, too_deep_is_pruned_not_the_end_of_the_walk)
 	for (int i = 0; i < 10; i++) {
 		int n = snprintf(path, sizeof(path), "%s/chain%d", wd, i);
 
-		for (int d = 0; d < 12; d++) {
+		for (int d = 0; d < HIDE_MAX_DEPTH + 4; d++) {
 			cr_assert_eq(mkdir(path, 0755), 0, "%s", path);
 			n += snprintf(path + n, sizeof(path) - (size_t)n, "/d");
 		}
@@ -412,7 +412,7 @@ static void mkdirs(const char *wd, const char *rel)
 
 static void make_wide_tree(const char *wd)
 {
-	char rel[256], to[256], p[4096], chain[256] = "d07";
+	char rel[256], to[256], p[4096], chain[512] = "d07";
 
 	for (int d = 0; d < 40; d++) {
 		(void)snprintf(rel, sizeof(rel), "d%02d", d);
@@ -460,7 +460,7 @@ static void make_wide_tree(const char *wd)
 	/* d12/token.key -> ../d25/f00.txt: both hidden. */
 	(void)snprintf(p, sizeof(p), "%s/d12/token.key", wd);
 	cr_assert_eq(symlink("../d25/f00.txt", p), 0);
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < HIDE_MAX_DEPTH + 2; i++) {
 		strcat(chain, "/c");
 		mkdirs(wd, chain);
 	}
@@ -586,6 +586,84 @@ Test(hide, small_tree_is_walked_on_one_thread, .init = wide_setup, .fini = wide_
 	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "%s", e.msg);
 	cr_expect_eq(got.threads, 1, "walked on %u threads", got.threads);
 	cr_expect_eq(got.n, 1);
+	hide_list_free(&got);
+}
+
+/*
+ * Every directory on the way to a hidden name is pinned (the command cannot rename it away),
+ * parents first, each once; a name below a hidden directory is dropped (the directory's
+ * cover hides it; re-resolving it through that cover would find nothing and fail the run).
+ */
+Test(hide, parents_of_hidden_names_are_pinned, .init = wide_setup, .fini = wide_teardown)
+{
+	static const char *const want_hidden[] = { "a/b/c/k.key", "config/server.pem", "link.pem",
+						   "secrets", "top.pem" };
+	static const char *const want_pins[] = { "a", "a/b", "a/b/c", "config" };
+	struct sb_hide_list got = { 0 };
+	char path[4096];
+	cordon_error e;
+
+	mkdirs(wd, "config");
+	touch(wd, "config/server.pem");
+	mkdirs(wd, "a");
+	mkdirs(wd, "a/b");
+	mkdirs(wd, "a/b/c");
+	touch(wd, "a/b/c/k.key");
+	touch(wd, "a/b/plain.txt");
+	mkdirs(wd, "secrets");
+	touch(wd, "secrets/real.txt");
+	touch(wd, "top.pem");
+	(void)snprintf(path, sizeof(path), "%s/link.pem", wd);
+	cr_assert_eq(symlink("secrets/real.txt", path), 0);
+	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "%s", e.msg);
+	cr_expect_eq(got.n, ARRAY_SIZE(want_hidden), "%zu hidden", got.n);
+	for (size_t i = 0; i < ARRAY_SIZE(want_hidden); i++) {
+		bool in = false;
+
+		for (size_t j = 0; j < got.n; j++)
+			in = in || strcmp(got.v[j].rel, want_hidden[i]) == 0;
+		cr_expect(in, "%s is not hidden", want_hidden[i]);
+	}
+	for (size_t j = 0; j < got.n; j++)
+		cr_expect_neq(strcmp(got.v[j].rel, "secrets/real.txt"), 0,
+			      "a name below a hidden directory is in the list");
+	cr_assert_eq(got.npin, ARRAY_SIZE(want_pins), "%zu pinned", got.npin);
+	for (size_t i = 0; i < got.npin; i++)
+		cr_expect_str_eq(got.pin[i].rel, want_pins[i], "pin %zu", i);
+	hide_list_free(&got);
+}
+
+/*
+ * A workdir past the walk's bounds is refused, not run with names left visible (the command
+ * can put its workdir there: a million empty files, a deep chain), and the placeholders the
+ * scan made are gone with the refusal.
+ */
+Test(hide, past_the_bound_is_refused, .init = wide_setup, .fini = wide_teardown)
+{
+	struct sb_hide_list got = { 0 };
+	char rel[64], path[4096];
+	cordon_error e;
+
+	add(&p->mask, ".bashrc");
+	for (int i = 0; i < 50; i++) {
+		(void)snprintf(rel, sizeof(rel), "f%02d.txt", i);
+		touch(wd, rel);
+	}
+	touch(wd, "z.pem");
+	(void)snprintf(path, sizeof(path), "%s/.bashrc", wd);
+	hide_test_max_entries = 20;
+	cr_expect_eq(hide_scan(fd, wd, p, true, &got, &e), -1, "a bounded walk was accepted");
+	hide_test_max_entries = 0;
+	cr_expect(strstr(e.msg, "too big"), "%s", e.msg);
+	cr_expect_eq(got.n, 0);
+	cr_expect_eq(access(path, F_OK), -1, "the refused scan left its placeholder");
+	/* Within the bound, the same workdir is scanned (and the placeholder made). */
+	cr_assert_eq(hide_scan(fd, wd, p, true, &got, &e), 0, "%s", e.msg);
+	cr_expect(!got.truncated);
+	cr_expect_eq(access(path, F_OK), 0, "no placeholder made");
+	hide_placeholders_remove(fd, got.ph, got.nph);
+	got.ph = NULL;
+	got.nph = 0;
 	hide_list_free(&got);
 }
 
