@@ -38,6 +38,58 @@ int fsutil_mkdir_p(const char *path, cordon_error *e)
 }
 
 /*
+ * As root, a workdir path may not pass through a symlink: a command run in a directory above
+ * (an earlier workdir) could have planted it, and as root cordon would then bind, create in,
+ * and run the command as the owner of (or idmapped root in) whatever it points to. path is
+ * absolute and normalised (no "." or ".."); missing directories are made (0755) one at a
+ * time with mkdirat, each component opened O_NOFOLLOW from its parent's fd, so a component
+ * swapped for a symlink meanwhile is refused too.
+ */
+int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e)
+{
+	_cleanup_close_ int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (path[0] != '/' || len >= sizeof(buf))
+		return cordon_err(e, ENAMETOOLONG, "'%s'", path);
+	if (dfd < 0)
+		return cordon_err(e, errno, "open /");
+	memcpy(buf, path, len + 1);
+	for (char *s = buf + 1, *end; *s; s = end) {
+		struct stat st;
+		int fd;
+
+		while (*s == '/')
+			s++;
+		if (!*s)
+			break;
+		end = strchrnul(s, '/');
+		if (*end)
+			*end++ = '\0';
+		if (fstatat(dfd, s, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT || !create)
+				return cordon_err(e, errno, "'%s'", path);
+			if (mkdirat(dfd, s, 0755) < 0 && errno != EEXIST)
+				return cordon_err(e, errno, "mkdir '%s' in '%s'", s, path);
+		} else if (S_ISLNK(st.st_mode)) {
+			return cordon_err(
+				e, 0,
+				"'%s': '%.*s' is a symlink, and cordon as root follows none on "
+				"the way to a workdir (a command run above could have planted "
+				"it); give the real path",
+				path, (int)(s - buf + strlen(s)), path);
+		}
+		fd = openat(dfd, s, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return cordon_err(e, errno == ELOOP ? ENOTDIR : errno, "'%s'", path);
+		(void)close(dfd);
+		dfd = fd;
+	}
+	return 0;
+}
+
+/*
  * rm -rf of a tree a hostile command may have shaped, at any depth, without recursion (a tree
  * of 100,000 levels is a few lines of shell) and without one fd per level (the open-file limit
  * would be the depth limit). The walk keeps the path from the top as a stack of {name, dev,

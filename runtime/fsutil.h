@@ -6,6 +6,7 @@
 
 /* mkdir -p with mode 0755 for missing components. */
 int fsutil_mkdir_p(const char *path, cordon_error *e);
+int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e);
 /*
  * Remove `path` and everything under it without following symlinks and without leaving the
  * file system it is on: a command may have planted symlinks or mount points in its workdir.

@@ -140,6 +140,20 @@ static int prepare_workdir(const char *given, char **ret, cordon_error *e)
 		return cordon_err(e, 0, "workdir: empty path");
 	if (!getcwd(cwd, sizeof(cwd)))
 		return cordon_err(e, errno, "workdir: getcwd");
+	if (geteuid() == 0) {
+		/* As root: no symlink on the way (fsutil_walk_nofollow), made if missing. */
+		_cleanup_free_ char *joined = NULL, *lex = NULL;
+
+		if (given[0] == '/' ? !(joined = strdup(given))
+				    : asprintf(&joined, "%s/%s", cwd, given) < 0) {
+			joined = NULL;
+			return cordon_err(e, ENOMEM, "out of memory");
+		}
+		if (pypath_normpath(joined, &lex, e) < 0)
+			return -1;
+		if (fsutil_walk_nofollow(lex, true, e) < 0)
+			return cordon_err_prefix(e, "workdir");
+	}
 	r = resolve_host(cwd, given, &abs, e);
 	if (r < 0)
 		return -1;

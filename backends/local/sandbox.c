@@ -48,6 +48,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -324,10 +325,26 @@ static int prep_workdir(struct prep *x, const struct local_spec *s, struct stat 
 	 * root, could lead elsewhere if a symlink were swapped in meanwhile. Then the fd is
 	 * what gets mounted, and the path is only its name.
 	 */
-	if (s->workdir_fd >= 0)
+	if (s->workdir_fd >= 0) {
 		x->wd_fd = fcntl(s->workdir_fd, F_DUPFD_CLOEXEC, 3);
-	else
+	} else if (geteuid() == 0) {
+		/*
+		 * As root, no symlink on the way: cordon_run checked the path had none
+		 * (fsutil_walk_nofollow); one there now was swapped in since.
+		 */
+		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+
+		x->wd_fd = (int)syscall(SYS_openat2, AT_FDCWD, given, &how, sizeof(how));
+		if (x->wd_fd < 0 && errno == ELOOP)
+			return cordon_err(
+				e, ELOOP,
+				"sandbox: workdir '%s': a symlink on the way, which cordon "
+				"as root does not follow; give the real path",
+				given);
+	} else {
 		x->wd_fd = open(given, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
 	if (x->wd_fd < 0 || fstat(x->wd_fd, ret_st) < 0)
 		return cordon_err(e, errno, "sandbox: workdir '%s'", given);
 	if (!S_ISDIR(ret_st->st_mode))

@@ -279,6 +279,53 @@ ESC_CASE(escape_paths, symlink_out)
 }
 
 /*
+ * A later run's workdir through a symlink an earlier run planted: a harness that gives runs
+ * subdirectories of an earlier workdir (per-task directories in a shared workspace) must not
+ * hand the command a directory elsewhere, where cordon as root would run it as that
+ * directory's owner, or idmapped as root in a root-owned one (fails before, as root: the
+ * command created a root-owned file in the outside directory, and cordon made a missing
+ * directory there). As root the run is refused (a symlink on the way to a workdir); as a user
+ * the command only has the user's own rights there anyway.
+ */
+ESC_CASE(escape_paths, workdir_through_planted_symlink)
+{
+	struct esc_opts o = { .allow_setup_error = true };
+	char *outside = esc_spath(e, "outside"), *sens = esc_spath(e, "outside/sens");
+	char *planted = esc_spath(e, "outside/sens/planted"), *made = esc_spath(e, "outside/new");
+	char *via = NULL, *via_new = NULL;
+	const char *args[3] = { "-w", NULL, NULL };
+	struct tu_run r1, r2, r3;
+
+	cr_assert_eq(mkdir(outside, 0755), 0);
+	cr_assert_eq(mkdir(sens, 0755), 0);
+	cr_assert(asprintf(&via, "%s/lnk/sens", e->wd) > 0);
+	cr_assert(asprintf(&via_new, "%s/lnk/new", e->wd) > 0);
+	esc_run(&r1, NULL, "ln -s %s lnk; echo ESC-END", outside);
+	cr_expect(strstr(r1.out, "ESC-END"), "run 1 did not run: %s %s", r1.out, r1.err);
+	/* Under control (no cordon, no -w) the command goes there itself. */
+	args[1] = via;
+	o.args = args;
+	esc_run(&r2, &o, "[ -d lnk ] && cd lnk/sens; touch planted; echo ESC-END");
+	cr_expect(!esc_exists(planted), "the command wrote through the planted symlink: %d %s %s",
+		  r2.status, r2.out, r2.err);
+	args[1] = via_new;
+	esc_run(&r3, &o, "[ -d lnk ] && mkdir -p lnk/new; echo ESC-END");
+	cr_expect(!esc_exists(made), "a workdir was made through the planted symlink");
+	if (e->uid == 0 && !e->control)
+		cr_expect(r2.status == 125 && strstr(r2.err, "symlink"),
+			  "as root the run was not refused: %d %s", r2.status, r2.err);
+	free(outside);
+	free(sens);
+	free(planted);
+	free(made);
+	free(via);
+	free(via_new);
+	tu_run_free(&r1);
+	tu_run_free(&r2);
+	tu_run_free(&r3);
+}
+
+/*
  * Masked names that do not exist yet cannot be created either: a command must not plant a
  * git hook (with .git present), editor tasks, agent settings or shell rc files for the host
  * user to run later. Everything else in the workdir stays writable, and nothing of cordon's is
