@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
+#include "policy/policy.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
 
@@ -362,6 +363,7 @@ struct workdir_args {
 	const char *path;
 	int fd;
 	char *canon;
+	bool nofollow; /* root's: no symlink at all on the way (fsutil_walk_nofollow) */
 };
 
 /*
@@ -420,8 +422,21 @@ static int open_workdir_fn(void *arg, cordon_error *e)
 	char proc[64], buf[PATH_MAX];
 	ssize_t n;
 
-	fd = open_nomagic(AT_FDCWD, a->path, O_RDONLY | O_DIRECTORY);
-	if (fd < 0 && errno == ENOENT) {
+	if (a->nofollow) {
+		struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, a->path, &how, sizeof(how));
+		if (fd < 0 && errno == ELOOP)
+			return cordon_err(
+				e, 0,
+				"'%s': a symlink on the way, which a workdir of root's may "
+				"not pass through; give the real path",
+				a->path);
+	} else {
+		fd = open_nomagic(AT_FDCWD, a->path, O_RDONLY | O_DIRECTORY);
+	}
+	if (fd < 0 && errno == ENOENT && !a->nofollow) {
 		/* Created if missing (SPEC §2), by the caller, so it is theirs. */
 		if (mkdir_parents(a->path, e) < 0)
 			return -1;
@@ -451,12 +466,25 @@ static int open_workdir_fn(void *arg, cordon_error *e)
 int ident_open_workdir(const struct caller *c, const char *path, int *ret_fd, char **ret_path,
 		       cordon_error *e)
 {
-	struct workdir_args a = { .path = path, .fd = -1 };
+	struct workdir_args a = { .path = path, .fd = -1, .nofollow = c->uid == 0 };
+	_cleanup_free_ char *lex = NULL;
 
 	if (path[0] != '/')
 		return cordon_err(e, 0, "must be an absolute path");
 	if (strlen(path) >= PATH_MAX)
 		return cordon_err(e, ENAMETOOLONG, "too long");
+	/*
+	 * As root, as `cordon run` as root does (docs/security.md, "The workdir"): a symlink an
+	 * earlier run planted would make this a workdir anywhere. Checked and made (if missing)
+	 * here; open_workdir_fn opens it again without following any.
+	 */
+	if (a.nofollow) {
+		if (pypath_normpath(path, &lex, e) < 0)
+			return -1;
+		if (fsutil_walk_nofollow(lex, true, e) < 0)
+			return -1;
+		a.path = lex;
+	}
 	if (ident_as_caller(c, open_workdir_fn, &a, e) < 0)
 		return -1;
 	*ret_fd = a.fd;

@@ -1034,6 +1034,34 @@ Test(daemon, workdir_attacks, .timeout = 90)
 		free(wd);
 	}
 	res_free(&r);
+	/*
+	 * Root's workdir through a symlink an earlier run planted in its workdir: refused, not
+	 * followed to a directory elsewhere (where root's run would be idmapped as root), and
+	 * nothing made there (docs/security.md, "The workdir"; followed before).
+	 */
+	{
+		char *ws = tu_tmpdir(), *out = tu_tmpdir(), ln[300], p[300];
+
+		snprintf(ln, sizeof(ln), "%s/lnk", ws);
+		cr_assert(symlink(out, ln) == 0);
+		snprintf(body, sizeof(body), "{\"command\":\"touch pwned\",\"workdir\":\"%s\"}",
+			 ln);
+		cr_assert(http(d.sock, "POST", "/v1/run", body, &r) == 0);
+		EXPECT(&r, 400, "symlink");
+		res_free(&r);
+		snprintf(body, sizeof(body), "{\"command\":\"pwd\",\"workdir\":\"%s/new\"}", ln);
+		cr_assert(http(d.sock, "POST", "/v1/run", body, &r) == 0);
+		EXPECT(&r, 400, "symlink");
+		res_free(&r);
+		snprintf(p, sizeof(p), "%s/pwned", out);
+		cr_expect(access(p, F_OK) != 0, "root's run wrote through the symlink");
+		snprintf(p, sizeof(p), "%s/new", out);
+		cr_expect(access(p, F_OK) != 0, "a workdir was made through the symlink");
+		tu_rmtree(ws);
+		tu_rmtree(out);
+		free(ws);
+		free(out);
+	}
 	rmdir("/tmp/cordon-test-rootonly");
 	tu_rmtree(own);
 	free(own);
