@@ -113,6 +113,8 @@ struct walk {
 	struct pyglobset *rel_globs, *name_globs;
 	char **lits;
 	size_t nlits;
+	char **normed; /* ignore patterns written another way (ignore_norm), owned */
+	size_t nnormed;
 	size_t taken; /* entries taken from the bound this pass, by every thread (atomic) */
 };
 
@@ -740,6 +742,45 @@ static bool matches(struct walker *t, const char *rel, size_t rlen, const char *
 	return pyglobset_accepts(w->name_globs, t->name_scratch);
 }
 
+/*
+ * An ignore pattern written as a path rather than a name (`secrets/`, `./secrets`,
+ * `/secrets`, `secrets//x`, `secrets/.`, or the workdir's own absolute path before it): AG2's
+ * rule compares it with names and workdir-relative paths as written, so it would match
+ * nothing and hide nothing, silently. The walk also hides what the plain form matches
+ * (hiding more is the safe side; the policy's checks of the command keep AG2's rule).
+ * Returns the plain form when it differs, NULL otherwise (or when nothing is left).
+ */
+static char *ignore_norm(const char *given, const char *workdir)
+{
+	size_t wl = strlen(workdir), k = 0;
+	const char *pat = given;
+	char *s;
+
+	if (wl > 1 && strncmp(pat, workdir, wl) == 0 && pat[wl] == '/')
+		pat += wl + 1;
+	s = malloc(strlen(pat) + 1);
+	if (!s)
+		return NULL;
+	for (const char *c = pat; *c;) {
+		const char *end = strchrnul(c, '/');
+		size_t n = (size_t)(end - c);
+
+		if (n > 0 && !(n == 1 && c[0] == '.')) {
+			if (k)
+				s[k++] = '/';
+			memcpy(s + k, c, n);
+			k += n;
+		}
+		c = *end ? end + 1 : end;
+	}
+	s[k] = '\0';
+	if (k == 0 || strcmp(s, given) == 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* Compile the profile's ignore patterns and glob masks (once per scan). */
 static int compile_patterns(struct walk *w)
 {
@@ -747,14 +788,22 @@ static int compile_patterns(struct walk *w)
 
 	if (pyglobset_new(&w->rel_globs, w->e) < 0 || pyglobset_new(&w->name_globs, w->e) < 0)
 		return -1;
-	w->lits = calloc(ig->n + 1, sizeof(*w->lits));
-	if (!w->lits)
+	w->lits = calloc(2 * ig->n + 1, sizeof(*w->lits));
+	w->normed = calloc(ig->n + 1, sizeof(*w->normed));
+	if (!w->lits || !w->normed)
 		return cordon_err(w->e, ENOMEM, "out of memory");
-	for (size_t i = 0; i < ig->n; i++) {
-		const char *pat = ig->v[i];
+	for (size_t i = 0; i < 2 * ig->n; i++) {
+		const char *pat = i < ig->n ? ig->v[i] : NULL;
+
+		if (!pat) {
+			pat = w->normed[w->nnormed] = ignore_norm(ig->v[i - ig->n], w->workdir);
+			if (!pat)
+				continue;
+			w->nnormed++;
+		}
 
 		if (!has_glob(pat)) {
-			w->lits[w->nlits++] = ig->v[i];
+			w->lits[w->nlits++] = (char *)pat;
 			continue;
 		}
 		/* fnmatch(name, p) implies fnmatch(rel, p) when p starts with '*' (it also
@@ -1531,6 +1580,9 @@ int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profil
 	pyglobset_free(w.rel_globs);
 	pyglobset_free(w.name_globs);
 	free(w.lits);
+	for (size_t i = 0; i < w.nnormed; i++)
+		free(w.normed[i]);
+	free(w.normed);
 	walker_free(&t0);
 	if (r < 0) {
 		hide_placeholders_remove(wd_fd, out.ph, out.nph);

@@ -634,6 +634,39 @@ Test(hide, parents_of_hidden_names_are_pinned, .init = wide_setup, .fini = wide_
 }
 
 /*
+ * An ignore pattern written as a path (`secrets/`, `./secrets`, `/secrets`, `secrets//`,
+ * `secrets/.`, the workdir's absolute path before it, `./keys/` and a glob) hides what its plain
+ * form does: under AG2's rule as written it matched nothing, and nothing said so.
+ */
+Test(hide, ignore_patterns_written_as_paths, .init = wide_setup, .fini = wide_teardown)
+{
+	char abs[4200];
+	const char *const pats[] = { "secrets/",  "./secrets", "/secrets",    "secrets//",
+				     "secrets/.", abs,	       "./keys/*.key" };
+	const char *const want[] = { "secrets", "secrets", "secrets",	"secrets",
+				     "secrets", "secrets", "keys/b.key" };
+	cordon_error e;
+
+	(void)snprintf(abs, sizeof(abs), "%s/secrets", wd);
+	mkdirs(wd, "secrets");
+	touch(wd, "secrets/a");
+	mkdirs(wd, "keys");
+	touch(wd, "keys/b.key");
+	cordon_list_free(&p->mask);
+	for (size_t i = 0; i < ARRAY_SIZE(pats); i++) {
+		struct sb_hide_list got = { 0 };
+
+		cordon_list_free(&p->ignore);
+		add(&p->ignore, pats[i]);
+		cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "%s", e.msg);
+		cr_expect(got.n == 1 && strcmp(got.v[0].rel, want[i]) == 0,
+			  "'%s': %zu hidden, the first '%s'", pats[i], got.n,
+			  got.n ? got.v[0].rel : "");
+		hide_list_free(&got);
+	}
+}
+
+/*
  * A workdir past the walk's bounds is refused, not run with names left visible (the command
  * can put its workdir there: a million empty files, a deep chain), and the placeholders the
  * scan made are gone with the refusal.
