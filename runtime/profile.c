@@ -1294,6 +1294,19 @@ static int strv_push(char ***v, size_t *n, char *s, cordon_error *e)
 	return 0;
 }
 
+/* Is this binary inside the source tree it was built from (build/, build/tests/...)? */
+static bool running_from_srcdir(void)
+{
+	char exe[PATH_MAX];
+	size_t sl = strlen(CORDON_SRCDIR);
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	return sl > 1 && strncmp(exe, CORDON_SRCDIR, sl) == 0 && exe[sl] == '/';
+}
+
 int profile_dirs(char ***ret, cordon_error *e)
 {
 	__attribute__((cleanup(strvp_free))) char **v = NULL;
@@ -1317,9 +1330,44 @@ int profile_dirs(char ***ret, cordon_error *e)
 	if (strcmp(CORDON_SYSCONFDIR, "/etc") != 0 &&
 	    strv_push(&v, &n, strdup(CORDON_SYSCONFDIR "/cordon/profiles"), e) < 0)
 		return -1;
-	if (strv_push(&v, &n, strdup(CORDON_SRCDIR "/profiles"), e) < 0)
+	/*
+	 * The source tree's profiles, for a cordon run from its build tree only: an installed
+	 * binary (a package built in a scratch directory) must not look in a directory that is
+	 * gone on the target machine and that anyone could make there.
+	 */
+	if (running_from_srcdir() && strv_push(&v, &n, strdup(CORDON_SRCDIR "/profiles"), e) < 0)
 		return -1;
 	*ret = TAKE_PTR(v);
+	return 0;
+}
+
+/*
+ * As root, a profile found on the search path must be root's and writable by nobody else,
+ * its directory too: a profile decides the sandbox (its binds, masks, network), so a file
+ * another user could write or replace would be a bypass.
+ */
+static int profile_trusted(const char *path, cordon_error *e)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (geteuid() != 0)
+		return 0;
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return 0;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if (lstat(dir[0] ? dir : "/", &st) < 0 || st.st_uid != 0 || (st.st_mode & 022))
+		return cordon_err(e, 0,
+				  "profile '%s': its directory is not root's or is writable by "
+				  "others; as root cordon reads only profiles root controls",
+				  path);
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		return cordon_err(e, 0,
+				  "profile '%s': not a regular file of root's that only root can "
+				  "write; as root cordon reads only profiles root controls",
+				  path);
 	return 0;
 }
 
@@ -1352,6 +1400,8 @@ int profile_find(const char *name, char **ret_path, cordon_error *e)
 		if (asprintf(&cand, "%s/%s.conf", *d, name) < 0)
 			return cordon_err(e, ENOMEM, "out of memory");
 		if (stat(cand, &st) == 0) {
+			if (profile_trusted(cand, e) < 0)
+				return -1;
 			*ret_path = TAKE_PTR(cand);
 			return 0;
 		}

@@ -108,6 +108,8 @@ static void daemon_start_bin(struct daemon *d, const char *bin, const char *cons
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		dup2(fd, 1);
 		dup2(fd, 2);
+		/* A copy outside the tree (like an install) finds the tree's profiles only so. */
+		setenv("CORDON_PROFILE_PATH", CORDON_SRCDIR "/profiles", 0);
 		execv(argv[0], (char **)argv);
 		_exit(127);
 	}

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "runtime/cleanup.h"
 #include "runtime/profile.h"
+#include "tests/lib/testutil.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -1256,4 +1257,43 @@ Test(profile, format_layout)
 			       "workdir =\n"
 			       "start_timeout = 0\n");
 	cordon_profile_free(p);
+}
+
+/*
+ * As root, a profile found on the search path must be root's and writable by root alone, its
+ * directory too: a profile decides the sandbox (binds, masks, network), so one another user
+ * could write or replace is a bypass. Found in review: a profile planted in a directory a
+ * member could make was loaded by root's cordon and cordond.
+ */
+Test(profile, root_reads_only_root_controlled_profiles)
+{
+	char *dir = tu_tmpdir(), path[4200];
+	struct cordon_profile *p = NULL;
+	cordon_error e;
+
+	if (geteuid() != 0)
+		cr_skip("needs root");
+	chmod(dir, 0755);
+	tu_write_file(dir, "mine.conf", "[profile]\ndescription = x\n");
+	(void)snprintf(path, sizeof(path), "%s/mine.conf", dir);
+	setenv("CORDON_PROFILE_PATH", dir, 1);
+	cr_assert_eq(cordon_profile_load("mine", &p, &e), 0, "%s", e.msg);
+	cordon_profile_free(p);
+	p = NULL;
+	cr_assert_eq(chown(path, 65534, 65534), 0);
+	cr_expect_eq(cordon_profile_load("mine", &p, &e), -1, "a profile of nobody's was read");
+	cr_expect(strstr(e.msg, "root controls"), "%s", e.msg);
+	cr_assert_eq(chown(path, 0, 0), 0);
+	cr_assert_eq(chmod(path, 0666), 0);
+	cr_expect_eq(cordon_profile_load("mine", &p, &e), -1, "a world-writable profile was read");
+	cr_assert_eq(chmod(path, 0644), 0);
+	cr_assert_eq(chmod(dir, 0777), 0);
+	cr_expect_eq(cordon_profile_load("mine", &p, &e), -1,
+		     "a profile in a world-writable directory was read");
+	cr_assert_eq(chmod(dir, 0755), 0);
+	cr_expect_eq(cordon_profile_load("mine", &p, &e), 0, "%s", e.msg);
+	cordon_profile_free(p);
+	unsetenv("CORDON_PROFILE_PATH");
+	tu_rmtree(dir);
+	free(dir);
 }
