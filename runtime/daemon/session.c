@@ -531,18 +531,50 @@ static int put_fn(void *arg, cordon_error *e)
 	_cleanup_close_ int pfd = -1, fd = -1;
 	const char *base;
 	const char *p;
+	struct stat st;
 	size_t left;
+	int flags;
 
 	pfd = open_parent(op, true, &base, e);
 	if (pfd < 0) {
 		op->status = errno_status(errno, op->path, e);
 		return -1;
 	}
-	/* O_NOFOLLOW on the last component: writing through a symlink is not an upload. */
-	fd = beneath(pfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+	/*
+	 * O_NOFOLLOW on the last component: writing through a symlink is not an upload.
+	 * O_NONBLOCK: the path is the session's, so whatever its commands made it, and opening a
+	 * FIFO for writing waits for a reader, for ever if none comes (this thread, and SIGTERM
+	 * with it); without a reader it now fails at once with ENXIO, as any socket's file does.
+	 * No O_TRUNC: nothing is truncated before it is known to be a regular file. O_NOCTTY: a
+	 * terminal is never made cordond's controlling terminal.
+	 */
+	fd = beneath(pfd, base, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+	if (fd < 0 && errno == ENXIO) {
+		op->status = 400;
+		return cordon_err(e, 0, "path: '%s' is not a regular file", op->path);
+	}
 	if (fd < 0) {
 		op->status = errno_status(errno, op->path, e);
 		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		op->status = 500;
+		return cordon_err(e, errno, "path: '%s'", op->path);
+	}
+	/* A FIFO with a reader, a device: regular files only, as for a download. */
+	if (!S_ISREG(st.st_mode)) {
+		op->status = 400;
+		return cordon_err(e, 0, "path: '%s' is not a regular file", op->path);
+	}
+	if (ftruncate(fd, 0) < 0) {
+		op->status = errno_status(errno, op->path, e);
+		return -1;
+	}
+	/* Writes to a regular file never block anyway; cleared so that none can see EAGAIN. */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		op->status = 500;
+		return cordon_err(e, errno, "path: '%s'", op->path);
 	}
 	for (p = op->buf, left = op->n; left > 0;) {
 		ssize_t w = write(fd, p, left);
@@ -567,7 +599,7 @@ static int get_fn(void *arg, cordon_error *e)
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	fd = beneath(op->s->dirfd, op->path, O_RDONLY | O_NONBLOCK, 0);
+	fd = beneath(op->s->dirfd, op->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0) {
 		op->status = errno_status(errno, op->path, e);
 		return -1;

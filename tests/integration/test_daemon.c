@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -146,6 +147,12 @@ done:
 
 /* ---- a small HTTP client ---- */
 
+/*
+ * Seconds to wait for a reply before giving up (SO_RCVTIMEO on every new connection; a reply
+ * not there in time reads as status 0), or 0 for ever. Inherited by http_as's children.
+ */
+static unsigned reply_timeout_s;
+
 struct res {
 	int status;
 	char *head;
@@ -176,6 +183,11 @@ static int connect_to(const char *path)
 
 		close(fd);
 		return -err;
+	}
+	if (reply_timeout_s) {
+		struct timeval tv = { .tv_sec = reply_timeout_s };
+
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
 	return fd;
 }
@@ -1346,6 +1358,137 @@ Test(daemon, sessions_and_files, .timeout = 90)
 	free(wd2);
 	free(wd3);
 	free(wd4);
+}
+
+/*
+ * An upload is refused when its path is anything but a regular file, as a download of it is,
+ * and at once. Opened for writing without O_NONBLOCK, a FIFO without a reader blocked the
+ * connection's thread in open() for ever, and with it SIGTERM, which waits for every
+ * connection (the reviewer's repro); one with a reader got the upload written into it; a
+ * socket's file was a 500.
+ */
+static int fifo_put(const char *sock, const char *id, const char *name, const char *body,
+		    struct res *r)
+{
+	char url[256];
+
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/%s", id, name);
+	return http_as(MEMBER, sock, "PUT", url, body, r);
+}
+
+Test(daemon, upload_over_a_fifo_is_refused, .timeout = 120)
+{
+	const char *const args[] = { "--grace", "1", NULL };
+	struct daemon d;
+	struct res r;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char url[256], path[600], *wd = NULL, *id;
+	int reader, sk, st = 0;
+	bool stopped = false;
+	double t0;
+
+	ensure_users();
+	daemon_start(&d, args);
+	id = session_create(d.sock, MEMBER, NULL, &wd);
+	cr_assert(wd);
+	/* The FIFOs made by a command of the session, as the reviewer did. */
+	snprintf(url, sizeof(url), "/v1/sessions/%s/run", id);
+	cr_assert(
+		http_as(MEMBER, d.sock, "POST", url,
+			"{\"command\":\"mkfifo ff ff2 && mkdir sub && mkfifo sub/ff && ls -l ff\"}",
+			&r) == 0);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	{
+		char *o = jfield(&r, "output");
+
+		cr_assert(!strncmp(o, "prw", 3), "no FIFO made: %s", o);
+		free(o);
+	}
+	res_free(&r);
+	/* Anything past 10 s is a hang: the reply reads as status 0. */
+	reply_timeout_s = 10;
+
+	/* No reader: the open must not wait for one. */
+	cr_assert(fifo_put(d.sock, id, "ff", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'ff' is not a regular file\"}");
+	res_free(&r);
+	cr_assert(fifo_put(d.sock, id, "sub/ff", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'sub/ff' is not a regular file\"}");
+	res_free(&r);
+	/* A reader (this test): the open would succeed; nothing may reach it. */
+	snprintf(path, sizeof(path), "%s/ff", wd);
+	reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert(reader >= 0, "%s: %s", path, strerror(errno));
+	cr_assert(fifo_put(d.sock, id, "ff", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'ff' is not a regular file\"}");
+	res_free(&r);
+	{
+		char buf[64];
+		ssize_t n = read(reader, buf, sizeof(buf));
+
+		cr_expect(n <= 0, "an upload wrote %zd bytes into the FIFO", n);
+	}
+	close(reader);
+	/* A socket's file: not a regular file either (its open fails with ENXIO). */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sk", wd);
+	sk = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert(sk >= 0 && bind(sk, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	cr_assert(chmod(sa.sun_path, 0666) == 0);
+	cr_assert(fifo_put(d.sock, id, "sk", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'sk' is not a regular file\"}");
+	res_free(&r);
+	close(sk);
+	/* A regular file is still created, and replaced by a shorter upload (truncated). */
+	cr_assert(fifo_put(d.sock, id, "reg", "a longer first version", &r) == 0);
+	EXPECT(&r, 200, "\"bytes\":22");
+	res_free(&r);
+	cr_assert(fifo_put(d.sock, id, "reg", "short", &r) == 0);
+	EXPECT(&r, 200, "\"bytes\":5");
+	res_free(&r);
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/reg", id);
+	cr_assert(http_as(MEMBER, d.sock, "GET", url, NULL, &r) == 0);
+	cr_expect_eq(r.status, 200);
+	cr_expect_str_eq(r.body, "short");
+	res_free(&r);
+	{
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "%s/reg", wd);
+		cr_assert(stat(path, &sb) == 0);
+		cr_expect_eq(sb.st_uid, getpwnam(MEMBER)->pw_uid);
+		cr_expect_eq(sb.st_mode & 07777, 0644, "mode %o", sb.st_mode & 07777);
+	}
+
+	/* Last, ff2 without a reader, and SIGTERM: stopped within its grace, not held up. */
+	cr_assert(fifo_put(d.sock, id, "ff2", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'ff2' is not a regular file\"}");
+	res_free(&r);
+	reply_timeout_s = 0;
+	t0 = now();
+	kill(d.pid, SIGTERM);
+	while (!(stopped = waitpid(d.pid, &st, WNOHANG) == d.pid) && now() - t0 < 10)
+		usleep(20000);
+	cr_expect(stopped, "cordond (--grace 1) still running %.0fs after SIGTERM", now() - t0);
+	if (stopped) {
+		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x", st);
+		d.pid = 0;
+		tu_rmtree(d.dir);
+	} else {
+		/* Let the threads stuck in open() go: give each FIFO a reader for a moment. */
+		const char *const fifos[] = { "ff", "ff2", "sub/ff" };
+
+		for (size_t i = 0; i < 3; i++) {
+			snprintf(path, sizeof(path), "%s/%s", wd, fifos[i]);
+			reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+			usleep(100000);
+			if (reader >= 0)
+				close(reader);
+		}
+		daemon_stop(&d);
+	}
+	tu_rmtree(wd);
+	free(wd);
+	free(id);
 }
 
 Test(daemon, session_idle_expiry, .timeout = 60)
