@@ -46,6 +46,7 @@
 
 #define MEMBER "cordon-tm"
 #define OUTSIDER "cordon-tn"
+#define SESSION_ID_CHARS 32
 
 static const char *cordond_bin(void)
 {
@@ -1508,6 +1509,153 @@ Test(daemon, session_idle_expiry, .timeout = 60)
 	cr_expect(access(wd, F_OK) != 0, "expired session's workdir %s left behind", wd);
 	free(id);
 	free(wd);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/* One request of a burst: its status and, for a 201, the session id. */
+struct burst_res {
+	int status;
+	char id[SESSION_ID_CHARS + 1];
+};
+
+/*
+ * n requests at once from n children as USER: each connects and sends all of its request but
+ * the body's last byte; when all have, the last bytes go together, so that cordond handles the
+ * n requests at the same time. out[i] gets the answers, in no particular order.
+ */
+static void burst_as(const char *user, const char *sock, const char *path, const char *body, int n,
+		     struct burst_res *out)
+{
+	struct passwd *pw = getpwnam(user);
+	size_t blen = strlen(body);
+	int ready[2], go[2], back[2];
+	pid_t *pids = calloc((size_t)n, sizeof(*pids));
+
+	cr_assert(pw && pids && blen > 0);
+	cr_assert(pipe(ready) == 0 && pipe(go) == 0 && pipe(back) == 0);
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		cr_assert(pids[i] >= 0);
+		if (pids[i] == 0) {
+			struct burst_res br = { .status = -1 };
+			struct res r = { 0 };
+			char head[512], c;
+			const char *p;
+			int fd = -1;
+
+			close(ready[0]);
+			close(go[1]);
+			close(back[0]);
+			if (initgroups(user, pw->pw_gid) == 0 && setgid(pw->pw_gid) == 0 &&
+			    setuid(pw->pw_uid) == 0)
+				fd = connect_to(sock);
+			if (fd >= 0) {
+				snprintf(head, sizeof(head),
+					 "POST %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+					 "Content-Type: application/json\r\n"
+					 "Content-Length: %zu\r\n\r\n",
+					 path, blen);
+				write_all(fd, head, strlen(head));
+				write_all(fd, body, blen - 1);
+			}
+			write_all(ready[1], "r", 1);
+			if (read(go[0], &c, 1) < 0)
+				_exit(4);
+			if (fd >= 0) {
+				write_all(fd, body + blen - 1, 1);
+				read_reply(fd, &r);
+				br.status = r.status;
+				p = r.body ? strstr(r.body, "\"id\":\"") : NULL;
+				if (p)
+					snprintf(br.id, sizeof(br.id), "%.*s", SESSION_ID_CHARS,
+						 p + 6);
+			}
+			write_all(back[1], &br, sizeof(br));
+			_exit(0);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	close(back[1]);
+	for (int i = 0; i < n; i++) {
+		char c;
+
+		cr_assert(read_full(ready[0], &c, 1), "a child of the burst died");
+	}
+	close(go[1]); /* EOF: all go */
+	for (int i = 0; i < n; i++)
+		cr_assert(read_full(back[0], &out[i], sizeof(out[i])), "a child of the burst died");
+	for (int i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+	close(ready[0]);
+	close(back[0]);
+	free(pids);
+}
+
+/*
+ * The per-caller session limit holds exactly when the creates come at once: the slot is taken
+ * when the request is counted, not when the session is ready (after the profile, the workdir
+ * and, for Docker, the container). 120 parallel creates used to get 33 sessions with a limit
+ * of 32. A create that fails gives its slot back.
+ */
+Test(daemon, session_limit_holds_under_concurrency, .timeout = 90)
+{
+	const char *const args[] = { "--max-sessions-per-caller", "3", NULL };
+	enum { N = 48 };
+	struct burst_res out[N];
+	struct daemon d;
+	struct res r;
+	char url[128];
+	int created = 0, refused = 0, other = 0;
+
+	ensure_users();
+	daemon_start(&d, args);
+	/* A few rounds: each is a race that the old code lost only now and then. */
+	for (int round = 0; round < 6; round++) {
+		created = refused = other = 0;
+		burst_as(MEMBER, d.sock, "/v1/sessions", "{}", N, out);
+		for (int i = 0; i < N; i++) {
+			if (out[i].status == 201)
+				created++;
+			else if (out[i].status == 429)
+				refused++;
+			else
+				other++;
+		}
+		cr_expect_eq(created, 3, "round %d: %d sessions created at once, the limit is 3",
+			     round, created);
+		cr_expect_eq(refused, N - created, "round %d: %d refused", round, refused);
+		cr_expect_eq(other, 0, "round %d: %d answers neither 201 nor 429", round, other);
+		/* Deleted: their slots are free again, for the next round. */
+		for (int i = 0; i < N; i++) {
+			if (out[i].status != 201)
+				continue;
+			snprintf(url, sizeof(url), "/v1/sessions/%s", out[i].id);
+			cr_assert(http_as(MEMBER, d.sock, "DELETE", url, NULL, &r) == 0);
+			EXPECT(&r, 200, "\"deleted\":true");
+			res_free(&r);
+		}
+	}
+	/* Failed creates (a profile that does not exist) leave no slot taken. */
+	for (int i = 0; i < 5; i++) {
+		cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions",
+				  "{\"profile\":\"no-such-profile\"}", &r) == 0);
+		EXPECT(&r, 400, "profile: ");
+		res_free(&r);
+	}
+	burst_as(MEMBER, d.sock, "/v1/sessions", "{}", 6, out);
+	created = 0;
+	for (int i = 0; i < 6; i++)
+		created += out[i].status == 201;
+	cr_expect_eq(created, 3, "after failed creates: %d of 3 created", created);
+	for (int i = 0; i < 6; i++) {
+		if (out[i].status != 201)
+			continue;
+		snprintf(url, sizeof(url), "/v1/sessions/%s", out[i].id);
+		cr_assert(http_as(MEMBER, d.sock, "DELETE", url, NULL, &r) == 0);
+		EXPECT(&r, 200, "\"deleted\":true");
+		res_free(&r);
+	}
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
