@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -45,6 +47,7 @@
 	} while (0)
 
 #define MEMBER "cordon-tm"
+#define MEMBER2 "cordon-tm2"
 #define OUTSIDER "cordon-tn"
 #define SESSION_ID_CHARS 32
 
@@ -377,6 +380,16 @@ static void ensure_users(void)
 		    "id " OUTSIDER " >/dev/null 2>&1 || useradd -M -N -s /bin/sh " OUTSIDER
 		    "' >/dev/null 2>&1");
 	cr_assert(rc == 0, "cannot create the test users");
+}
+
+/* A second member of group cordon (after ensure_users). */
+static void ensure_member2(void)
+{
+	cr_assert_eq(system("flock /tmp/cordon-test-users.lock sh -c '"
+			    "id " MEMBER2
+			    " >/dev/null 2>&1 || useradd -M -N -s /bin/sh -G cordon " MEMBER2
+			    "' >/dev/null 2>&1"),
+		     0, "cannot create " MEMBER2);
 }
 
 static bool body_has(const struct res *r, const char *s)
@@ -1724,6 +1737,240 @@ Test(daemon, global_run_limit, .timeout = 60)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+/* ---- request bodies held in memory, per caller ---- */
+
+/* What one held upload was answered in the end. */
+struct upload_res {
+	int status;
+	char body[240];
+};
+
+struct uploads {
+	pid_t pid;
+	int to, back, n;
+};
+
+/*
+ * A child as USER starts n uploads of len bytes each (PUT url_prefix and the upload's index), one
+ * after the other, each sent but its last byte and read by cordond (SIOCOUTQ: nothing of it
+ * left unread in the socket) before the next one begins, so that cordond holds their bodies
+ * in that order. Returns when all are held; uploads_finish sends the last bytes and collects
+ * the answers.
+ */
+static void uploads_start(struct uploads *u, const char *user, const char *sock,
+			  const char *url_prefix, int n, size_t len)
+{
+	struct passwd *pw = getpwnam(user);
+	int to[2], back[2];
+	char c;
+
+	cr_assert(pw && pipe(to) == 0 && pipe(back) == 0);
+	u->n = n;
+	u->pid = fork();
+	cr_assert(u->pid >= 0);
+	if (u->pid == 0) {
+		int *fds = calloc((size_t)n, sizeof(*fds));
+		char *buf = malloc(len), head[512], url[256];
+
+		close(to[1]);
+		close(back[0]);
+		if (!fds || !buf || initgroups(user, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+		    setuid(pw->pw_uid) < 0)
+			_exit(3);
+		memset(buf, 'u', len);
+		for (int i = 0; i < n; i++) {
+			fds[i] = connect_to(sock);
+			if (fds[i] < 0)
+				_exit(4);
+			snprintf(url, sizeof(url), "%s%d", url_prefix, i);
+			snprintf(head, sizeof(head),
+				 "PUT %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+				 "Content-Length: %zu\r\n\r\n",
+				 url, len);
+			write_all(fds[i], head, strlen(head));
+			write_all(fds[i], buf, len - 1);
+			for (double t0 = now(); now() - t0 < 10; usleep(2000)) {
+				int q = -1;
+
+				if (ioctl(fds[i], SIOCOUTQ, &q) == 0 && q == 0)
+					break;
+			}
+			/* Read: what cordond does with it follows in the same thread, at once. */
+			usleep(50000);
+		}
+		write_all(back[1], "r", 1);
+		if (read(to[0], &c, 1) != 1)
+			_exit(0);
+		for (int i = 0; i < n; i++) {
+			struct upload_res ur = { 0 };
+			struct res r = { 0 };
+
+			write_all(fds[i], buf, 1);
+			read_reply(fds[i], &r);
+			ur.status = r.status;
+			snprintf(ur.body, sizeof(ur.body), "%s", r.body ? r.body : "");
+			write_all(back[1], &ur, sizeof(ur));
+			close(fds[i]);
+		}
+		_exit(0);
+	}
+	close(to[0]);
+	close(back[1]);
+	u->to = to[1];
+	u->back = back[0];
+	cr_assert(read_full(u->back, &c, 1), "the uploads' child died");
+}
+
+static void uploads_finish(struct uploads *u, struct upload_res *out)
+{
+	write_all(u->to, "g", 1);
+	for (int i = 0; i < u->n; i++)
+		cr_assert(read_full(u->back, &out[i], sizeof(out[i])), "the uploads' child died");
+	close(u->to);
+	close(u->back);
+	waitpid(u->pid, NULL, 0);
+}
+
+/*
+ * --max-bodies is not one member's to fill: all callers but root together hold at most
+ * --max-bodies less an eighth, kept for root. Four uploads of one member, each held in a
+ * 64 KiB buffer, used to take the whole 256 KiB, and everyone else, root included, got 503
+ * for as long as the member liked (renewing its uploads within --request-timeout).
+ */
+Test(daemon, bodies_one_member_cannot_starve_root, .timeout = 90)
+{
+	const char *const args[] = {
+		"--max-file", "65536", "--max-bodies", "262144", "--request-timeout", "60", NULL
+	};
+	struct upload_res out[4];
+	struct uploads u;
+	struct daemon d;
+	struct res r;
+	char fmt[128], *wd = NULL, *id;
+
+	ensure_users();
+	daemon_start(&d, args);
+	id = session_create(d.sock, MEMBER, NULL, &wd);
+	snprintf(fmt, sizeof(fmt), "/v1/sessions/%s/files/f", id);
+	uploads_start(&u, MEMBER, d.sock, fmt, 4, 60000);
+	http(d.sock, "POST", "/v1/run", "{\"command\":\"echo root-got-through\"}", &r);
+	EXPECT(&r, 200, "root-got-through");
+	res_free(&r);
+	uploads_finish(&u, out);
+	for (int i = 0; i < 3; i++)
+		cr_expect(out[i].status == 200 && strstr(out[i].body, "\"bytes\":60000"),
+			  "upload %d: %d %s", i, out[i].status, out[i].body);
+	cr_expect_eq(out[3].status, 503, "upload 3: %d %s", out[3].status, out[3].body);
+	cr_expect(strstr(out[3].body,
+			 "{\"error\":\"busy: the request bodies in memory would pass 229376 bytes "
+			 "(--max-bodies, less 32768 kept for root); try again\"}\n"),
+		  "upload 3: %s", out[3].body);
+	/* All given back. */
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	cr_expect_eq(r.status, 200, "%d %s", r.status, r.body);
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(wd);
+	free(wd);
+	free(id);
+}
+
+/*
+ * --max-bodies-per-caller (here from a --config file): a member whose uploads fill its share
+ * gets a 503 naming it, for its next request too, while root and another member are served.
+ */
+Test(daemon, bodies_per_caller_share, .timeout = 90)
+{
+	char *cdir = tu_tmpdir(), conf[300];
+	const char *const args[] = {
+		"--config",	     conf, "--max-file", "65536", "--max-bodies", "1048576",
+		"--request-timeout", "60", NULL
+	};
+	const char *over = "{\"error\":\"busy: your request bodies in memory would pass 131072 "
+			   "bytes (--max-bodies-per-caller); try again\"}\n";
+	struct upload_res out[3];
+	struct uploads u;
+	struct daemon d;
+	struct res r;
+	struct tu_run run;
+	char fmt[128], url[128], *wd = NULL, *wd2 = NULL, *id, *id2, *big;
+
+	ensure_users();
+	ensure_member2();
+	tu_write_file(cdir, "cordond.conf",
+		      "# one caller's share\nmax-bodies-per-caller = 131072\n");
+	snprintf(conf, sizeof(conf), "%s/cordond.conf", cdir);
+	daemon_start(&d, args);
+	id = session_create(d.sock, MEMBER, NULL, &wd);
+	id2 = session_create(d.sock, MEMBER2, NULL, &wd2);
+	snprintf(fmt, sizeof(fmt), "/v1/sessions/%s/files/f", id);
+	/* Two 64 KiB buffers are the member's share: the third upload is over it. */
+	uploads_start(&u, MEMBER, d.sock, fmt, 3, 60000);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	cr_expect_eq(r.status, 503, "%d %s", r.status, r.body);
+	cr_expect(r.body && !strcmp(r.body, over), "%s", r.body);
+	res_free(&r);
+	/* Root and the other member are served, uploads included. */
+	http(d.sock, "POST", "/v1/run", "{\"command\":\"echo root-got-through\"}", &r);
+	EXPECT(&r, 200, "root-got-through");
+	res_free(&r);
+	big = malloc(60001);
+	cr_assert(big);
+	memset(big, 'x', 60000);
+	big[60000] = '\0';
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/g", id2);
+	cr_assert(http_as(MEMBER2, d.sock, "PUT", url, big, &r) == 0);
+	EXPECT(&r, 200, "\"bytes\":60000");
+	res_free(&r);
+	free(big);
+	cr_assert(http_as(MEMBER2, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	cr_expect_eq(r.status, 200, "%d %s", r.status, r.body);
+	res_free(&r);
+	uploads_finish(&u, out);
+	for (int i = 0; i < 2; i++)
+		cr_expect(out[i].status == 200 && strstr(out[i].body, "\"bytes\":60000"),
+			  "upload %d: %d %s", i, out[i].status, out[i].body);
+	cr_expect_eq(out[2].status, 503, "upload 2: %d %s", out[2].status, out[2].body);
+	cr_expect(!strcmp(out[2].body, over), "upload 2: %s", out[2].body);
+	/* Given back once they are answered. */
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	cr_expect_eq(r.status, 200, "%d %s", r.status, r.body);
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+
+	/* The option: in --help, and validated as the other byte counts are. */
+	{
+		const char *const argv[] = { cordond_bin(), "--help", NULL };
+
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		cr_expect_eq(run.status, 0);
+		cr_expect(strstr(run.out, "--max-bodies-per-caller BYTES"), "%s", run.out);
+		tu_run_free(&run);
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *const argv[] = { cordond_bin(), "--max-bodies-per-caller",
+					     k ? "0" : "1M", NULL };
+		char want[160];
+
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		cr_expect_eq(run.status, 2);
+		snprintf(want, sizeof(want),
+			 "cordond: --max-bodies-per-caller: expected an integer between 1 and "
+			 "1099511627776, got '%s'",
+			 argv[2]);
+		cr_expect(strstr(run.err, want), "%s", run.err);
+		tu_run_free(&run);
+	}
+	tu_rmtree(wd);
+	tu_rmtree(wd2);
+	tu_rmtree(cdir);
+	free(wd);
+	free(wd2);
+	free(cdir);
+	free(id);
+	free(id2);
+}
+
 Test(daemon, slowloris_and_idle, .timeout = 60)
 {
 	const char *const args[] = { "--request-timeout", "1", NULL };
@@ -1764,8 +2011,6 @@ Test(daemon, slowloris_and_idle, .timeout = 60)
 	res_free(&r);
 	cr_expect_eq(daemon_stop(&d), 0);
 }
-
-#define MEMBER2 "cordon-tm2"
 
 /*
  * A child as USER opens n connections to sock and sends nothing; those answered at once are
@@ -1861,11 +2106,7 @@ Test(daemon, connection_limits_at_accept, .timeout = 90)
 	pid_t h1, h2, h3;
 
 	ensure_users();
-	cr_assert_eq(system("flock /tmp/cordon-test-users.lock sh -c '"
-			    "id " MEMBER2
-			    " >/dev/null 2>&1 || useradd -M -N -s /bin/sh -G cordon " MEMBER2
-			    "' >/dev/null 2>&1"),
-		     0);
+	ensure_member2();
 	daemon_start(&d, args);
 	/* One member: 35 idle connections, 30 kept, 5 refused (its own limit). */
 	h1 = hold_conns(MEMBER, d.sock, 35, &acc, &ref, &fd1);
