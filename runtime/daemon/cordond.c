@@ -43,6 +43,7 @@ struct daemon_config cfg = {
 	.max_body = 1 << 20,
 	.max_file = 64 << 20,
 	.max_bodies = 256 << 20,
+	.max_bodies_per_caller = 128 << 20, /* two uploads of the default --max-file */
 	.request_timeout = 10,
 	.session_idle = 3600,
 	.runner_idle = 30,
@@ -307,6 +308,7 @@ static const char usage[] =
 	"  --max-body BYTES              JSON request body limit (default 1048576)\n"
 	"  --max-file BYTES              file upload limit (default 67108864)\n"
 	"  --max-bodies BYTES            request bodies held at once, all (default 268435456)\n"
+	"  --max-bodies-per-caller BYTES  request bodies held at once per uid (default 134217728)\n"
 	"  --max-output-cap N            largest max_output a request may ask (default 4194304)\n"
 	"  --request-timeout SECONDS     to send a whole request; idle keep-alive (default 10)\n"
 	"  --session-idle SECONDS        idle sessions are removed after (default 3600)\n"
@@ -326,6 +328,7 @@ enum {
 	O_MAX_BODY,
 	O_MAX_FILE,
 	O_MAX_BODIES,
+	O_MAX_BODIES_PC,
 	O_MAX_OUTPUT_CAP,
 	O_REQ_TIMEOUT,
 	O_SESSION_IDLE,
@@ -346,6 +349,7 @@ static const struct option options[] = {
 	{ "max-body", required_argument, NULL, O_MAX_BODY },
 	{ "max-file", required_argument, NULL, O_MAX_FILE },
 	{ "max-bodies", required_argument, NULL, O_MAX_BODIES },
+	{ "max-bodies-per-caller", required_argument, NULL, O_MAX_BODIES_PC },
 	{ "max-output-cap", required_argument, NULL, O_MAX_OUTPUT_CAP },
 	{ "request-timeout", required_argument, NULL, O_REQ_TIMEOUT },
 	{ "session-idle", required_argument, NULL, O_SESSION_IDLE },
@@ -434,6 +438,7 @@ static int apply_option(int id, const char *name, const char *val)
 	case O_MAX_BODY:
 	case O_MAX_FILE:
 	case O_MAX_BODIES:
+	case O_MAX_BODIES_PC:
 	case O_MAX_OUTPUT_CAP:
 		if (parse_uint(name, val, 1ULL << 40, &u) < 0)
 			return -1;
@@ -443,6 +448,8 @@ static int apply_option(int id, const char *name, const char *val)
 			cfg.max_file = (size_t)u;
 		else if (id == O_MAX_BODIES)
 			cfg.max_bodies = (size_t)u;
+		else if (id == O_MAX_BODIES_PC)
+			cfg.max_bodies_per_caller = (size_t)u;
 		else
 			cfg.max_output_cap = (int64_t)u;
 		return 0;

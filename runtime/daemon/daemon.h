@@ -29,6 +29,7 @@ struct daemon_config {
 	size_t max_body;		  /* JSON request bodies, bytes */
 	size_t max_file;		  /* file uploads, bytes */
 	size_t max_bodies;		  /* request bodies held at once, all connections, bytes */
+	size_t max_bodies_per_caller;	  /* request bodies held at once per uid, bytes */
 	unsigned request_timeout;	  /* seconds to send a complete request; idle keep-alive */
 	double session_idle;		  /* seconds before an unused session is torn down */
 	double runner_idle;		  /* the runner pool's memory of the load (runners.c) */
@@ -283,6 +284,7 @@ struct conn {
 	bool url_nul;	     /* the URL held %00 */
 	bool linger;	     /* answered before its body was read: drain it before closing */
 	bool refused;	     /* over a connection limit at accept: answered 429 and shut down */
+	size_t body_held;    /* bytes of request bodies held for it (http.c, under its lock) */
 	struct teardown *teardown; /* the last run's, going on after its answer (http.c) */
 };
 

@@ -51,6 +51,7 @@ double now_s(void)
 
 /* Per-request state (MHD's con_cls). */
 struct req {
+	struct conn *cn; /* its connection, which outlives it */
 	struct route route;
 	int status; /* an error decided before the body was read */
 	cordon_error err;
@@ -154,25 +155,80 @@ static enum MHD_Result send_msg(struct MHD_Connection *c, int status, const char
 /* ---- concurrency ---- */
 
 /*
- * Request bodies held in memory, all connections together: at most cfg.max_bodies (uploads
- * are up to --max-file each, and one caller may hold --max-connections-per-caller of them).
+ * Request bodies held in memory. Uploads are up to --max-file each, and one caller may hold
+ * --max-connections-per-caller of them, so they are bounded as the connections are: all
+ * together at most cfg.max_bodies; all callers but root together at most that less an eighth,
+ * kept for root; and one caller (root aside) at most cfg.max_bodies_per_caller, so that one
+ * member's uploads can neither take the whole of it from the other members nor any of it from
+ * root (four 64 MiB uploads of one member used to leave everyone else 503s, for as long as it
+ * kept renewing them). Counted under conns_lock, per connection: a caller's share is what its
+ * connections hold together.
  */
-static atomic_size_t bodies_held;
+static size_t bodies_all, bodies_members;
 
-static bool bodies_take(size_t n)
+static size_t bodies_reserve(void)
 {
-	size_t cur = atomic_load(&bodies_held);
-
-	do {
-		if (n > cfg.max_bodies || cur > cfg.max_bodies - n)
-			return false;
-	} while (!atomic_compare_exchange_weak(&bodies_held, &cur, cur + n));
-	return true;
+	return cfg.max_bodies / 8;
 }
 
-static void bodies_give(size_t n)
+static bool is_root(const struct conn *cn)
 {
-	atomic_fetch_sub(&bodies_held, n);
+	return cn->ident_ok && cn->caller.uid == 0;
+}
+
+/* n more bytes for a request body of cn's: 0, or -1 with *e naming the bound it would pass. */
+static int bodies_take(struct conn *cn, size_t n, cordon_error *e)
+{
+	bool root = is_root(cn);
+
+	pthread_mutex_lock(&conns_lock);
+	if (!root) {
+		size_t mine = 0, cap = cfg.max_bodies - bodies_reserve();
+
+		for (const struct conn *o = conns; o; o = o->next)
+			if (o->ident_ok && o->caller.uid == cn->caller.uid)
+				mine += o->body_held;
+		if (n > cfg.max_bodies_per_caller || mine > cfg.max_bodies_per_caller - n) {
+			pthread_mutex_unlock(&conns_lock);
+			return cordon_err(
+				e, 0,
+				"busy: your request bodies in memory would pass %zu bytes "
+				"(--max-bodies-per-caller); try again",
+				cfg.max_bodies_per_caller);
+		}
+		if (n > cap || bodies_members > cap - n) {
+			pthread_mutex_unlock(&conns_lock);
+			return cordon_err(e, 0,
+					  "busy: the request bodies in memory would pass %zu bytes "
+					  "(--max-bodies, less %zu kept for root); try again",
+					  cap, bodies_reserve());
+		}
+	}
+	if (n > cfg.max_bodies || bodies_all > cfg.max_bodies - n) {
+		pthread_mutex_unlock(&conns_lock);
+		return cordon_err(e, 0,
+				  "busy: the request bodies in memory would pass %zu bytes "
+				  "(--max-bodies); try again",
+				  cfg.max_bodies);
+	}
+	bodies_all += n;
+	if (!root)
+		bodies_members += n;
+	cn->body_held += n;
+	pthread_mutex_unlock(&conns_lock);
+	return 0;
+}
+
+static void bodies_give(struct conn *cn, size_t n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&conns_lock);
+	bodies_all -= n;
+	if (!is_root(cn))
+		bodies_members -= n;
+	cn->body_held -= n;
+	pthread_mutex_unlock(&conns_lock);
 }
 
 /* Claim a run slot for this connection: 0, or 429 with *e. */
@@ -873,6 +929,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return MHD_NO;
 		rq->temp_hold = -1;
 		rq->last = is_last_request(c, version);
+		rq->cn = cn;
 		*con_cls = rq;
 		/* Authorisation first: an unauthorised caller learns nothing else. */
 		if (!cn->ident_ok) {
@@ -967,24 +1024,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 			while (nc < rq->len + n + 1)
 				nc *= 2;
-			if (!bodies_take(nc - rq->cap)) {
-				/* Too much held at once, all connections: thrown away, then 503. */
-				bodies_give(rq->cap);
+			if (bodies_take(cn, nc - rq->cap, &rq->err) < 0) {
+				/* Too much held at once (bodies_take): thrown away, then 503. */
+				bodies_give(cn, rq->cap);
 				free(rq->body);
 				rq->body = NULL;
 				rq->cap = rq->len = 0;
 				rq->status = 503;
 				rq->discarded += n;
-				cordon_err(
-					&rq->err, 0,
-					"busy: the request bodies in memory would pass %zu bytes "
-					"(--max-bodies); try again",
-					cfg.max_bodies);
 				return MHD_YES;
 			}
 			nb = realloc(rq->body, nc);
 			if (!nb) {
-				bodies_give(nc - rq->cap);
+				bodies_give(cn, nc - rq->cap);
 				return MHD_NO;
 			}
 			rq->body = nb;
@@ -1029,7 +1081,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			fsutil_temp_release(rq->temp_hold, false);
 			free(rq->temp_workdir);
 		}
-		bodies_give(rq->cap);
+		bodies_give(rq->cn, rq->cap);
 		free(rq->body);
 		free(rq);
 		*con_cls = NULL;

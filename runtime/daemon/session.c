@@ -112,26 +112,15 @@ unsigned sessions_count(void)
 	return n;
 }
 
-int sessions_create(const struct caller *c, const struct run_body *b, json_t **ret, int *status,
-		    cordon_error *e)
+/*
+ * Make a session for c (not yet in the list): the profile, the workdir and, for Docker or
+ * Daytona, the container or remote sandbox. 0 with *ret, or -1 with *status and *e.
+ */
+static int session_make(const struct caller *c, const struct run_body *b, struct session **ret,
+			int *status, cordon_error *e)
 {
 	struct session *s;
 	unsigned char rnd[SESSION_ID_LEN / 2];
-	unsigned mine = 0;
-
-	*status = 400;
-	if (b->image && (!b->backend || !strcmp(b->backend, "local")))
-		return cordon_err(e, 0, "image: only with \"backend\": \"docker\" or \"daytona\"");
-	pthread_mutex_lock(&lock);
-	for (s = sessions; s; s = s->next)
-		if (s->uid == c->uid)
-			mine++;
-	pthread_mutex_unlock(&lock);
-	if (mine >= cfg.max_sessions_per_caller) {
-		*status = 429;
-		return cordon_err(e, 0, "sessions: limit of %u per caller reached",
-				  cfg.max_sessions_per_caller);
-	}
 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -262,19 +251,84 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 		}
 	}
 	cordon_profile_free(prof);
-	s->last_used = now_s();
-	*ret = json_pack("{s:s,s:s,s:s,s:s}", "id", s->id, "workdir", shown_workdir(s), "profile",
-			 s->profile, "backend", s->ops ? s->ops->name : "local");
-	if (!*ret) {
-		session_free(s);
-		*status = 500;
-		return cordon_err(e, ENOMEM, "out of memory");
+	*ret = s;
+	return 0;
+}
+
+/*
+ * A create in progress holds a slot of its caller's from the moment it is counted: making the
+ * session (the profile, the workdir, for Docker a container created and started) takes long,
+ * and is done unlocked, so counting only the sessions already made let concurrent creates all
+ * see room for one more (120 at once got 33 sessions with a limit of 32; 48 Docker ones, 48).
+ * Each create links a reservation (on its own stack) under the lock it counts under, and
+ * replaces it with the session, or drops it on failure, under that same lock.
+ */
+struct reservation {
+	struct reservation *next;
+	uid_t uid;
+};
+
+static struct reservation *reservations;
+
+static void reservation_drop_locked(struct reservation *r)
+{
+	for (struct reservation **pp = &reservations; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			return;
+		}
+}
+
+int sessions_create(const struct caller *c, const struct run_body *b, json_t **ret, int *status,
+		    cordon_error *e)
+{
+	struct reservation slot = { .uid = c->uid };
+	struct session *s = NULL;
+	json_t *j = NULL;
+	unsigned mine = 0;
+
+	*status = 400;
+	if (b->image && (!b->backend || !strcmp(b->backend, "local")))
+		return cordon_err(e, 0, "image: only with \"backend\": \"docker\" or \"daytona\"");
+	pthread_mutex_lock(&lock);
+	for (struct session *o = sessions; o; o = o->next)
+		if (o->uid == c->uid)
+			mine++;
+	for (struct reservation *r = reservations; r; r = r->next)
+		if (r->uid == c->uid)
+			mine++;
+	if (mine >= cfg.max_sessions_per_caller) {
+		pthread_mutex_unlock(&lock);
+		*status = 429;
+		return cordon_err(e, 0, "sessions: limit of %u per caller reached",
+				  cfg.max_sessions_per_caller);
+	}
+	slot.next = reservations;
+	reservations = &slot;
+	pthread_mutex_unlock(&lock);
+
+	if (session_make(c, b, &s, status, e) == 0) {
+		s->last_used = now_s();
+		j = json_pack("{s:s,s:s,s:s,s:s}", "id", s->id, "workdir", shown_workdir(s),
+			      "profile", s->profile, "backend", s->ops ? s->ops->name : "local");
+		if (!j) {
+			*status = 500;
+			cordon_err(e, ENOMEM, "out of memory");
+		}
 	}
 	pthread_mutex_lock(&lock);
-	s->next = sessions;
-	sessions = s;
-	n_sessions++;
+	reservation_drop_locked(&slot);
+	if (j) {
+		s->next = sessions;
+		sessions = s;
+		n_sessions++;
+	}
 	pthread_mutex_unlock(&lock);
+	if (!j) {
+		session_free(s); /* NULL-safe */
+		return -1;
+	}
+	*ret = j;
 	return 0;
 }
 
@@ -531,18 +585,50 @@ static int put_fn(void *arg, cordon_error *e)
 	_cleanup_close_ int pfd = -1, fd = -1;
 	const char *base;
 	const char *p;
+	struct stat st;
 	size_t left;
+	int flags;
 
 	pfd = open_parent(op, true, &base, e);
 	if (pfd < 0) {
 		op->status = errno_status(errno, op->path, e);
 		return -1;
 	}
-	/* O_NOFOLLOW on the last component: writing through a symlink is not an upload. */
-	fd = beneath(pfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+	/*
+	 * O_NOFOLLOW on the last component: writing through a symlink is not an upload.
+	 * O_NONBLOCK: the path is the session's, so whatever its commands made it, and opening a
+	 * FIFO for writing waits for a reader, for ever if none comes (this thread, and SIGTERM
+	 * with it); without a reader it now fails at once with ENXIO, as any socket's file does.
+	 * No O_TRUNC: nothing is truncated before it is known to be a regular file. O_NOCTTY: a
+	 * terminal is never made cordond's controlling terminal.
+	 */
+	fd = beneath(pfd, base, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+	if (fd < 0 && errno == ENXIO) {
+		op->status = 400;
+		return cordon_err(e, 0, "path: '%s' is not a regular file", op->path);
+	}
 	if (fd < 0) {
 		op->status = errno_status(errno, op->path, e);
 		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		op->status = 500;
+		return cordon_err(e, errno, "path: '%s'", op->path);
+	}
+	/* A FIFO with a reader, a device: regular files only, as for a download. */
+	if (!S_ISREG(st.st_mode)) {
+		op->status = 400;
+		return cordon_err(e, 0, "path: '%s' is not a regular file", op->path);
+	}
+	if (ftruncate(fd, 0) < 0) {
+		op->status = errno_status(errno, op->path, e);
+		return -1;
+	}
+	/* Writes to a regular file never block anyway; cleared so that none can see EAGAIN. */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		op->status = 500;
+		return cordon_err(e, errno, "path: '%s'", op->path);
 	}
 	for (p = op->buf, left = op->n; left > 0;) {
 		ssize_t w = write(fd, p, left);
@@ -567,7 +653,7 @@ static int get_fn(void *arg, cordon_error *e)
 	_cleanup_close_ int fd = -1;
 	struct stat st;
 
-	fd = beneath(op->s->dirfd, op->path, O_RDONLY | O_NONBLOCK, 0);
+	fd = beneath(op->s->dirfd, op->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 	if (fd < 0) {
 		op->status = errno_status(errno, op->path, e);
 		return -1;

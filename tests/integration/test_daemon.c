@@ -22,10 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,7 +47,9 @@
 	} while (0)
 
 #define MEMBER "cordon-tm"
+#define MEMBER2 "cordon-tm2"
 #define OUTSIDER "cordon-tn"
+#define SESSION_ID_CHARS 32
 
 static const char *cordond_bin(void)
 {
@@ -148,6 +153,12 @@ done:
 
 /* ---- a small HTTP client ---- */
 
+/*
+ * Seconds to wait for a reply before giving up (SO_RCVTIMEO on every new connection; a reply
+ * not there in time reads as status 0), or 0 for ever. Inherited by http_as's children.
+ */
+static unsigned reply_timeout_s;
+
 struct res {
 	int status;
 	char *head;
@@ -178,6 +189,11 @@ static int connect_to(const char *path)
 
 		close(fd);
 		return -err;
+	}
+	if (reply_timeout_s) {
+		struct timeval tv = { .tv_sec = reply_timeout_s };
+
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
 	return fd;
 }
@@ -366,6 +382,16 @@ static void ensure_users(void)
 		    "id " OUTSIDER " >/dev/null 2>&1 || useradd -M -N -s /bin/sh " OUTSIDER
 		    "' >/dev/null 2>&1");
 	cr_assert(rc == 0, "cannot create the test users");
+}
+
+/* A second member of group cordon (after ensure_users). */
+static void ensure_member2(void)
+{
+	cr_assert_eq(system("flock /tmp/cordon-test-users.lock sh -c '"
+			    "id " MEMBER2
+			    " >/dev/null 2>&1 || useradd -M -N -s /bin/sh -G cordon " MEMBER2
+			    "' >/dev/null 2>&1"),
+		     0, "cannot create " MEMBER2);
 }
 
 static bool body_has(const struct res *r, const char *s)
@@ -1378,6 +1404,137 @@ Test(daemon, sessions_and_files, .timeout = 90)
 	free(wd4);
 }
 
+/*
+ * An upload is refused when its path is anything but a regular file, as a download of it is,
+ * and at once. Opened for writing without O_NONBLOCK, a FIFO without a reader blocked the
+ * connection's thread in open() for ever, and with it SIGTERM, which waits for every
+ * connection (the reviewer's repro); one with a reader got the upload written into it; a
+ * socket's file was a 500.
+ */
+static int fifo_put(const char *sock, const char *id, const char *name, const char *body,
+		    struct res *r)
+{
+	char url[256];
+
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/%s", id, name);
+	return http_as(MEMBER, sock, "PUT", url, body, r);
+}
+
+Test(daemon, upload_over_a_fifo_is_refused, .timeout = 120)
+{
+	const char *const args[] = { "--grace", "1", NULL };
+	struct daemon d;
+	struct res r;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char url[256], path[600], *wd = NULL, *id;
+	int reader, sk, st = 0;
+	bool stopped = false;
+	double t0;
+
+	ensure_users();
+	daemon_start(&d, args);
+	id = session_create(d.sock, MEMBER, NULL, &wd);
+	cr_assert(wd);
+	/* The FIFOs made by a command of the session, as the reviewer did. */
+	snprintf(url, sizeof(url), "/v1/sessions/%s/run", id);
+	cr_assert(
+		http_as(MEMBER, d.sock, "POST", url,
+			"{\"command\":\"mkfifo ff ff2 && mkdir sub && mkfifo sub/ff && ls -l ff\"}",
+			&r) == 0);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	{
+		char *o = jfield(&r, "output");
+
+		cr_assert(!strncmp(o, "prw", 3), "no FIFO made: %s", o);
+		free(o);
+	}
+	res_free(&r);
+	/* Anything past 10 s is a hang: the reply reads as status 0. */
+	reply_timeout_s = 10;
+
+	/* No reader: the open must not wait for one. */
+	cr_assert(fifo_put(d.sock, id, "ff", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'ff' is not a regular file\"}");
+	res_free(&r);
+	cr_assert(fifo_put(d.sock, id, "sub/ff", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'sub/ff' is not a regular file\"}");
+	res_free(&r);
+	/* A reader (this test): the open would succeed; nothing may reach it. */
+	snprintf(path, sizeof(path), "%s/ff", wd);
+	reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert(reader >= 0, "%s: %s", path, strerror(errno));
+	cr_assert(fifo_put(d.sock, id, "ff", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'ff' is not a regular file\"}");
+	res_free(&r);
+	{
+		char buf[64];
+		ssize_t n = read(reader, buf, sizeof(buf));
+
+		cr_expect(n <= 0, "an upload wrote %zd bytes into the FIFO", n);
+	}
+	close(reader);
+	/* A socket's file: not a regular file either (its open fails with ENXIO). */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sk", wd);
+	sk = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert(sk >= 0 && bind(sk, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	cr_assert(chmod(sa.sun_path, 0666) == 0);
+	cr_assert(fifo_put(d.sock, id, "sk", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'sk' is not a regular file\"}");
+	res_free(&r);
+	close(sk);
+	/* A regular file is still created, and replaced by a shorter upload (truncated). */
+	cr_assert(fifo_put(d.sock, id, "reg", "a longer first version", &r) == 0);
+	EXPECT(&r, 200, "\"bytes\":22");
+	res_free(&r);
+	cr_assert(fifo_put(d.sock, id, "reg", "short", &r) == 0);
+	EXPECT(&r, 200, "\"bytes\":5");
+	res_free(&r);
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/reg", id);
+	cr_assert(http_as(MEMBER, d.sock, "GET", url, NULL, &r) == 0);
+	cr_expect_eq(r.status, 200);
+	cr_expect_str_eq(r.body, "short");
+	res_free(&r);
+	{
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "%s/reg", wd);
+		cr_assert(stat(path, &sb) == 0);
+		cr_expect_eq(sb.st_uid, getpwnam(MEMBER)->pw_uid);
+		cr_expect_eq(sb.st_mode & 07777, 0644, "mode %o", sb.st_mode & 07777);
+	}
+
+	/* Last, ff2 without a reader, and SIGTERM: stopped within its grace, not held up. */
+	cr_assert(fifo_put(d.sock, id, "ff2", "data", &r) == 0);
+	EXPECT(&r, 400, "{\"error\":\"path: 'ff2' is not a regular file\"}");
+	res_free(&r);
+	reply_timeout_s = 0;
+	t0 = now();
+	kill(d.pid, SIGTERM);
+	while (!(stopped = waitpid(d.pid, &st, WNOHANG) == d.pid) && now() - t0 < 10)
+		usleep(20000);
+	cr_expect(stopped, "cordond (--grace 1) still running %.0fs after SIGTERM", now() - t0);
+	if (stopped) {
+		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status %#x", st);
+		d.pid = 0;
+		tu_rmtree(d.dir);
+	} else {
+		/* Let the threads stuck in open() go: give each FIFO a reader for a moment. */
+		const char *const fifos[] = { "ff", "ff2", "sub/ff" };
+
+		for (size_t i = 0; i < 3; i++) {
+			snprintf(path, sizeof(path), "%s/%s", wd, fifos[i]);
+			reader = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+			usleep(100000);
+			if (reader >= 0)
+				close(reader);
+		}
+		daemon_stop(&d);
+	}
+	tu_rmtree(wd);
+	free(wd);
+	free(id);
+}
+
 Test(daemon, session_idle_expiry, .timeout = 60)
 {
 	const char *const args[] = { "--session-idle", "1", NULL };
@@ -1395,6 +1552,153 @@ Test(daemon, session_idle_expiry, .timeout = 60)
 	cr_expect(access(wd, F_OK) != 0, "expired session's workdir %s left behind", wd);
 	free(id);
 	free(wd);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/* One request of a burst: its status and, for a 201, the session id. */
+struct burst_res {
+	int status;
+	char id[SESSION_ID_CHARS + 1];
+};
+
+/*
+ * n requests at once from n children as USER: each connects and sends all of its request but
+ * the body's last byte; when all have, the last bytes go together, so that cordond handles the
+ * n requests at the same time. out[i] gets the answers, in no particular order.
+ */
+static void burst_as(const char *user, const char *sock, const char *path, const char *body, int n,
+		     struct burst_res *out)
+{
+	struct passwd *pw = getpwnam(user);
+	size_t blen = strlen(body);
+	int ready[2], go[2], back[2];
+	pid_t *pids = calloc((size_t)n, sizeof(*pids));
+
+	cr_assert(pw && pids && blen > 0);
+	cr_assert(pipe(ready) == 0 && pipe(go) == 0 && pipe(back) == 0);
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		cr_assert(pids[i] >= 0);
+		if (pids[i] == 0) {
+			struct burst_res br = { .status = -1 };
+			struct res r = { 0 };
+			char head[512], c;
+			const char *p;
+			int fd = -1;
+
+			close(ready[0]);
+			close(go[1]);
+			close(back[0]);
+			if (initgroups(user, pw->pw_gid) == 0 && setgid(pw->pw_gid) == 0 &&
+			    setuid(pw->pw_uid) == 0)
+				fd = connect_to(sock);
+			if (fd >= 0) {
+				snprintf(head, sizeof(head),
+					 "POST %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+					 "Content-Type: application/json\r\n"
+					 "Content-Length: %zu\r\n\r\n",
+					 path, blen);
+				write_all(fd, head, strlen(head));
+				write_all(fd, body, blen - 1);
+			}
+			write_all(ready[1], "r", 1);
+			if (read(go[0], &c, 1) < 0)
+				_exit(4);
+			if (fd >= 0) {
+				write_all(fd, body + blen - 1, 1);
+				read_reply(fd, &r);
+				br.status = r.status;
+				p = r.body ? strstr(r.body, "\"id\":\"") : NULL;
+				if (p)
+					snprintf(br.id, sizeof(br.id), "%.*s", SESSION_ID_CHARS,
+						 p + 6);
+			}
+			write_all(back[1], &br, sizeof(br));
+			_exit(0);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	close(back[1]);
+	for (int i = 0; i < n; i++) {
+		char c;
+
+		cr_assert(read_full(ready[0], &c, 1), "a child of the burst died");
+	}
+	close(go[1]); /* EOF: all go */
+	for (int i = 0; i < n; i++)
+		cr_assert(read_full(back[0], &out[i], sizeof(out[i])), "a child of the burst died");
+	for (int i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+	close(ready[0]);
+	close(back[0]);
+	free(pids);
+}
+
+/*
+ * The per-caller session limit holds exactly when the creates come at once: the slot is taken
+ * when the request is counted, not when the session is ready (after the profile, the workdir
+ * and, for Docker, the container). 120 parallel creates used to get 33 sessions with a limit
+ * of 32. A create that fails gives its slot back.
+ */
+Test(daemon, session_limit_holds_under_concurrency, .timeout = 90)
+{
+	const char *const args[] = { "--max-sessions-per-caller", "3", NULL };
+	enum { N = 48 };
+	struct burst_res out[N];
+	struct daemon d;
+	struct res r;
+	char url[128];
+	int created = 0, refused = 0, other = 0;
+
+	ensure_users();
+	daemon_start(&d, args);
+	/* A few rounds: each is a race that the old code lost only now and then. */
+	for (int round = 0; round < 6; round++) {
+		created = refused = other = 0;
+		burst_as(MEMBER, d.sock, "/v1/sessions", "{}", N, out);
+		for (int i = 0; i < N; i++) {
+			if (out[i].status == 201)
+				created++;
+			else if (out[i].status == 429)
+				refused++;
+			else
+				other++;
+		}
+		cr_expect_eq(created, 3, "round %d: %d sessions created at once, the limit is 3",
+			     round, created);
+		cr_expect_eq(refused, N - created, "round %d: %d refused", round, refused);
+		cr_expect_eq(other, 0, "round %d: %d answers neither 201 nor 429", round, other);
+		/* Deleted: their slots are free again, for the next round. */
+		for (int i = 0; i < N; i++) {
+			if (out[i].status != 201)
+				continue;
+			snprintf(url, sizeof(url), "/v1/sessions/%s", out[i].id);
+			cr_assert(http_as(MEMBER, d.sock, "DELETE", url, NULL, &r) == 0);
+			EXPECT(&r, 200, "\"deleted\":true");
+			res_free(&r);
+		}
+	}
+	/* Failed creates (a profile that does not exist) leave no slot taken. */
+	for (int i = 0; i < 5; i++) {
+		cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions",
+				  "{\"profile\":\"no-such-profile\"}", &r) == 0);
+		EXPECT(&r, 400, "profile: ");
+		res_free(&r);
+	}
+	burst_as(MEMBER, d.sock, "/v1/sessions", "{}", 6, out);
+	created = 0;
+	for (int i = 0; i < 6; i++)
+		created += out[i].status == 201;
+	cr_expect_eq(created, 3, "after failed creates: %d of 3 created", created);
+	for (int i = 0; i < 6; i++) {
+		if (out[i].status != 201)
+			continue;
+		snprintf(url, sizeof(url), "/v1/sessions/%s", out[i].id);
+		cr_assert(http_as(MEMBER, d.sock, "DELETE", url, NULL, &r) == 0);
+		EXPECT(&r, 200, "\"deleted\":true");
+		res_free(&r);
+	}
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
@@ -1463,6 +1767,240 @@ Test(daemon, global_run_limit, .timeout = 60)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+/* ---- request bodies held in memory, per caller ---- */
+
+/* What one held upload was answered in the end. */
+struct upload_res {
+	int status;
+	char body[240];
+};
+
+struct uploads {
+	pid_t pid;
+	int to, back, n;
+};
+
+/*
+ * A child as USER starts n uploads of len bytes each (PUT url_prefix and the upload's index), one
+ * after the other, each sent but its last byte and read by cordond (SIOCOUTQ: nothing of it
+ * left unread in the socket) before the next one begins, so that cordond holds their bodies
+ * in that order. Returns when all are held; uploads_finish sends the last bytes and collects
+ * the answers.
+ */
+static void uploads_start(struct uploads *u, const char *user, const char *sock,
+			  const char *url_prefix, int n, size_t len)
+{
+	struct passwd *pw = getpwnam(user);
+	int to[2], back[2];
+	char c;
+
+	cr_assert(pw && pipe(to) == 0 && pipe(back) == 0);
+	u->n = n;
+	u->pid = fork();
+	cr_assert(u->pid >= 0);
+	if (u->pid == 0) {
+		int *fds = calloc((size_t)n, sizeof(*fds));
+		char *buf = malloc(len), head[512], url[256];
+
+		close(to[1]);
+		close(back[0]);
+		if (!fds || !buf || initgroups(user, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+		    setuid(pw->pw_uid) < 0)
+			_exit(3);
+		memset(buf, 'u', len);
+		for (int i = 0; i < n; i++) {
+			fds[i] = connect_to(sock);
+			if (fds[i] < 0)
+				_exit(4);
+			snprintf(url, sizeof(url), "%s%d", url_prefix, i);
+			snprintf(head, sizeof(head),
+				 "PUT %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+				 "Content-Length: %zu\r\n\r\n",
+				 url, len);
+			write_all(fds[i], head, strlen(head));
+			write_all(fds[i], buf, len - 1);
+			for (double t0 = now(); now() - t0 < 10; usleep(2000)) {
+				int q = -1;
+
+				if (ioctl(fds[i], SIOCOUTQ, &q) == 0 && q == 0)
+					break;
+			}
+			/* Read: what cordond does with it follows in the same thread, at once. */
+			usleep(50000);
+		}
+		write_all(back[1], "r", 1);
+		if (read(to[0], &c, 1) != 1)
+			_exit(0);
+		for (int i = 0; i < n; i++) {
+			struct upload_res ur = { 0 };
+			struct res r = { 0 };
+
+			write_all(fds[i], buf, 1);
+			read_reply(fds[i], &r);
+			ur.status = r.status;
+			snprintf(ur.body, sizeof(ur.body), "%s", r.body ? r.body : "");
+			write_all(back[1], &ur, sizeof(ur));
+			close(fds[i]);
+		}
+		_exit(0);
+	}
+	close(to[0]);
+	close(back[1]);
+	u->to = to[1];
+	u->back = back[0];
+	cr_assert(read_full(u->back, &c, 1), "the uploads' child died");
+}
+
+static void uploads_finish(struct uploads *u, struct upload_res *out)
+{
+	write_all(u->to, "g", 1);
+	for (int i = 0; i < u->n; i++)
+		cr_assert(read_full(u->back, &out[i], sizeof(out[i])), "the uploads' child died");
+	close(u->to);
+	close(u->back);
+	waitpid(u->pid, NULL, 0);
+}
+
+/*
+ * --max-bodies is not one member's to fill: all callers but root together hold at most
+ * --max-bodies less an eighth, kept for root. Four uploads of one member, each held in a
+ * 64 KiB buffer, used to take the whole 256 KiB, and everyone else, root included, got 503
+ * for as long as the member liked (renewing its uploads within --request-timeout).
+ */
+Test(daemon, bodies_one_member_cannot_starve_root, .timeout = 90)
+{
+	const char *const args[] = {
+		"--max-file", "65536", "--max-bodies", "262144", "--request-timeout", "60", NULL
+	};
+	struct upload_res out[4];
+	struct uploads u;
+	struct daemon d;
+	struct res r;
+	char fmt[128], *wd = NULL, *id;
+
+	ensure_users();
+	daemon_start(&d, args);
+	id = session_create(d.sock, MEMBER, NULL, &wd);
+	snprintf(fmt, sizeof(fmt), "/v1/sessions/%s/files/f", id);
+	uploads_start(&u, MEMBER, d.sock, fmt, 4, 60000);
+	http(d.sock, "POST", "/v1/run", "{\"command\":\"echo root-got-through\"}", &r);
+	EXPECT(&r, 200, "root-got-through");
+	res_free(&r);
+	uploads_finish(&u, out);
+	for (int i = 0; i < 3; i++)
+		cr_expect(out[i].status == 200 && strstr(out[i].body, "\"bytes\":60000"),
+			  "upload %d: %d %s", i, out[i].status, out[i].body);
+	cr_expect_eq(out[3].status, 503, "upload 3: %d %s", out[3].status, out[3].body);
+	cr_expect(strstr(out[3].body,
+			 "{\"error\":\"busy: the request bodies in memory would pass 229376 bytes "
+			 "(--max-bodies, less 32768 kept for root); try again\"}\n"),
+		  "upload 3: %s", out[3].body);
+	/* All given back. */
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	cr_expect_eq(r.status, 200, "%d %s", r.status, r.body);
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(wd);
+	free(wd);
+	free(id);
+}
+
+/*
+ * --max-bodies-per-caller (here from a --config file): a member whose uploads fill its share
+ * gets a 503 naming it, for its next request too, while root and another member are served.
+ */
+Test(daemon, bodies_per_caller_share, .timeout = 90)
+{
+	char *cdir = tu_tmpdir(), conf[300];
+	const char *const args[] = {
+		"--config",	     conf, "--max-file", "65536", "--max-bodies", "1048576",
+		"--request-timeout", "60", NULL
+	};
+	const char *over = "{\"error\":\"busy: your request bodies in memory would pass 131072 "
+			   "bytes (--max-bodies-per-caller); try again\"}\n";
+	struct upload_res out[3];
+	struct uploads u;
+	struct daemon d;
+	struct res r;
+	struct tu_run run;
+	char fmt[128], url[128], *wd = NULL, *wd2 = NULL, *id, *id2, *big;
+
+	ensure_users();
+	ensure_member2();
+	tu_write_file(cdir, "cordond.conf",
+		      "# one caller's share\nmax-bodies-per-caller = 131072\n");
+	snprintf(conf, sizeof(conf), "%s/cordond.conf", cdir);
+	daemon_start(&d, args);
+	id = session_create(d.sock, MEMBER, NULL, &wd);
+	id2 = session_create(d.sock, MEMBER2, NULL, &wd2);
+	snprintf(fmt, sizeof(fmt), "/v1/sessions/%s/files/f", id);
+	/* Two 64 KiB buffers are the member's share: the third upload is over it. */
+	uploads_start(&u, MEMBER, d.sock, fmt, 3, 60000);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	cr_expect_eq(r.status, 503, "%d %s", r.status, r.body);
+	cr_expect(r.body && !strcmp(r.body, over), "%s", r.body);
+	res_free(&r);
+	/* Root and the other member are served, uploads included. */
+	http(d.sock, "POST", "/v1/run", "{\"command\":\"echo root-got-through\"}", &r);
+	EXPECT(&r, 200, "root-got-through");
+	res_free(&r);
+	big = malloc(60001);
+	cr_assert(big);
+	memset(big, 'x', 60000);
+	big[60000] = '\0';
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/g", id2);
+	cr_assert(http_as(MEMBER2, d.sock, "PUT", url, big, &r) == 0);
+	EXPECT(&r, 200, "\"bytes\":60000");
+	res_free(&r);
+	free(big);
+	cr_assert(http_as(MEMBER2, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	cr_expect_eq(r.status, 200, "%d %s", r.status, r.body);
+	res_free(&r);
+	uploads_finish(&u, out);
+	for (int i = 0; i < 2; i++)
+		cr_expect(out[i].status == 200 && strstr(out[i].body, "\"bytes\":60000"),
+			  "upload %d: %d %s", i, out[i].status, out[i].body);
+	cr_expect_eq(out[2].status, 503, "upload 2: %d %s", out[2].status, out[2].body);
+	cr_expect(!strcmp(out[2].body, over), "upload 2: %s", out[2].body);
+	/* Given back once they are answered. */
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	cr_expect_eq(r.status, 200, "%d %s", r.status, r.body);
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+
+	/* The option: in --help, and validated as the other byte counts are. */
+	{
+		const char *const argv[] = { cordond_bin(), "--help", NULL };
+
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		cr_expect_eq(run.status, 0);
+		cr_expect(strstr(run.out, "--max-bodies-per-caller BYTES"), "%s", run.out);
+		tu_run_free(&run);
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *const argv[] = { cordond_bin(), "--max-bodies-per-caller",
+					     k ? "0" : "1M", NULL };
+		char want[160];
+
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		cr_expect_eq(run.status, 2);
+		snprintf(want, sizeof(want),
+			 "cordond: --max-bodies-per-caller: expected an integer between 1 and "
+			 "1099511627776, got '%s'",
+			 argv[2]);
+		cr_expect(strstr(run.err, want), "%s", run.err);
+		tu_run_free(&run);
+	}
+	tu_rmtree(wd);
+	tu_rmtree(wd2);
+	tu_rmtree(cdir);
+	free(wd);
+	free(wd2);
+	free(cdir);
+	free(id);
+	free(id2);
+}
+
 Test(daemon, slowloris_and_idle, .timeout = 60)
 {
 	const char *const args[] = { "--request-timeout", "1", NULL };
@@ -1503,8 +2041,6 @@ Test(daemon, slowloris_and_idle, .timeout = 60)
 	res_free(&r);
 	cr_expect_eq(daemon_stop(&d), 0);
 }
-
-#define MEMBER2 "cordon-tm2"
 
 /*
  * A child as USER opens n connections to sock and sends nothing; those answered at once are
@@ -1600,11 +2136,7 @@ Test(daemon, connection_limits_at_accept, .timeout = 90)
 	pid_t h1, h2, h3;
 
 	ensure_users();
-	cr_assert_eq(system("flock /tmp/cordon-test-users.lock sh -c '"
-			    "id " MEMBER2
-			    " >/dev/null 2>&1 || useradd -M -N -s /bin/sh -G cordon " MEMBER2
-			    "' >/dev/null 2>&1"),
-		     0);
+	ensure_member2();
 	daemon_start(&d, args);
 	/* One member: 35 idle connections, 30 kept, 5 refused (its own limit). */
 	h1 = hold_conns(MEMBER, d.sock, 35, &acc, &ref, &fd1);
