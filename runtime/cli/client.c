@@ -251,6 +251,24 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 		*ret_unreachable = true;
 		return CORDON_EXIT_FAILURE;
 	}
+	{
+		/*
+		 * Only a cordond of root's (or the caller's own, for a daemon run unprivileged)
+		 * gets the command, its workdir and -e values: CORDON_SOCKET kept by sudo or a
+		 * service could name a socket another user listens on.
+		 */
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0)
+			return cli_fail("cordond at %s: SO_PEERCRED: %s", r->socket_path,
+					strerror(errno));
+		if (cr.uid != 0 && cr.uid != geteuid())
+			return cli_fail(
+				"cordond at %s: the listener is uid %u, neither root nor you; "
+				"not sending it the command",
+				r->socket_path, (unsigned)cr.uid);
+	}
 	blen = strlen(body);
 	if (asprintf(&head,
 		     "POST /v1/run HTTP/1.1\r\nHost: cordond\r\nContent-Type: application/json\r\n"

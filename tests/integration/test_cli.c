@@ -21,7 +21,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1291,6 +1293,68 @@ Test(cli, copy_outside_the_tree_does_not_search_it)
 	if (strncmp(tu_cordon(), CORDON_SRCDIR "/", strlen(CORDON_SRCDIR) + 1) == 0)
 		cr_expect(strstr(r.err, CORDON_SRCDIR "/profiles"), "%s", r.err);
 	tu_run_free(&r);
+	tu_rmtree(tmp);
+	free(tmp);
+}
+
+/*
+ * A socket at CORDON_SOCKET that neither root nor the caller listens on gets nothing: not the
+ * command, its workdir or its -e values (CORDON_SOCKET kept by sudo or a service could name a
+ * socket another user made). Found in review; sent the request before.
+ */
+Test(cli, daemon_socket_of_another_user_is_refused)
+{
+	char *tmp = tu_tmpdir(), sock[400], env[500], got[256] = "";
+	char *envv[] = { env, "PATH=/usr/bin:/bin", NULL };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int pfd[2], lfd, st;
+	struct tu_run r;
+	pid_t pid;
+	ssize_t n;
+
+	if (geteuid() != 0)
+		cr_skip("needs root (a listener of another uid)");
+	chmod(tmp, 0777);
+	snprintf(sock, sizeof(sock), "%s/s", tmp);
+	snprintf(env, sizeof(env), "CORDON_SOCKET=%s", sock);
+	strcpy(sa.sun_path, sock);
+	cr_assert_eq(pipe(pfd), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* nobody's listener: reports on the pipe what a client sent it */
+		int c;
+		char buf[256] = "";
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(1);
+		lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    listen(lfd, 4) < 0)
+			_exit(2);
+		if (write(pfd[1], "L", 1) != 1)
+			_exit(3);
+		c = accept(lfd, NULL, NULL);
+		n = c >= 0 ? read(c, buf, sizeof(buf) - 1) : -1;
+		if (n > 0 && write(pfd[1], buf, (size_t)n) != n)
+			_exit(4);
+		_exit(0);
+	}
+	close(pfd[1]);
+	cr_assert_eq(read(pfd[0], got, 1), 1, "the listener did not start");
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "daemon", "-e", "TOKEN=hunter2",
+			    "--", "echo hi", NULL });
+	cr_expect_eq(r.status, 125, "status %d: %s%s", r.status, r.out, r.err);
+	cr_expect(strstr(r.err, "neither root nor you"), "%s", r.err);
+	tu_run_free(&r);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	n = read(pfd[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	cr_expect(!strstr(got, "hunter2") && !strstr(got, "echo hi"),
+		  "the listener was sent the request: %s", got);
+	close(pfd[0]);
 	tu_rmtree(tmp);
 	free(tmp);
 }

@@ -3,6 +3,7 @@
 import json
 import os
 import socket
+import struct
 import threading
 import urllib.parse
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
@@ -78,6 +79,17 @@ class _UnixConnection:
             if self.timeout is not None:
                 s.settimeout(self.timeout)
             s.connect(self._path)
+            # Only a cordond of root's (or our own uid's, a daemon run unprivileged) gets the
+            # commands, workdirs and environment: CORDON_SOCKET could name a socket another
+            # user listens on.
+            cred = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            uid = struct.unpack("3i", cred)[1]
+            if uid not in (0, os.geteuid()):
+                raise CordonError(
+                    0,
+                    f"the listener at {self._path} is uid {uid}, neither root nor you; "
+                    "not sending it anything",
+                )
         except BaseException:
             s.close()
             raise

@@ -420,6 +420,41 @@ class TestHttp(unittest.TestCase):
         self.assertTrue(f.requests[1].endswith('{"command": "x"}'), f.requests[1])
         c.close()
 
+    def test_listener_of_another_uid_gets_nothing(self):
+        """A socket neither root nor we listen on (CORDON_SOCKET kept by sudo or a service)
+        gets no request: found in review; the client sent it before."""
+        _need(os.geteuid() == 0, "needs root (a listener of another uid)")
+        d = tempfile.mkdtemp(prefix="cordon-py-other-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.chmod(d, 0o777)
+        path = os.path.join(d, "s")
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # nobody's listener: reports what it was sent
+            try:
+                os.close(r)
+                os.setgid(65534)
+                os.setuid(65534)
+                srv = socket.socket(socket.AF_UNIX)
+                srv.bind(path)
+                srv.listen(4)
+                os.write(w, b"L")
+                c, _ = srv.accept()
+                os.write(w, c.recv(4096))
+            finally:
+                os._exit(0)
+        os.close(w)
+        self.assertEqual(os.read(r, 1), b"L")
+        with self.assertRaises(CordonError) as cm:
+            Cordon(path, timeout=5).run("echo hi", env={"TOKEN": "hunter2"})
+        self.assertIn("neither root nor you", str(cm.exception))
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        got = os.read(r, 4096)
+        os.close(r)
+        self.assertNotIn(b"hunter2", got)
+        self.assertNotIn(b"echo hi", got)
+
     def test_chunked(self):
         f, c = self.fake(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                          b"4\r\n{\"a\"\r\n3;x=y\r\n: 1\r\n1\r\n}\r\n0\r\nTrailer: t\r\n\r\n")
