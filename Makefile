@@ -35,12 +35,15 @@ DEB_DEPS  := gcc make pkg-config libseccomp-dev libcap-dev libmount-dev libcurl4
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
+# The source tree's profiles, searched after the installed ones by a cordon built here;
+# empty in a package (packaging/debian/rules), which must not search its build directory.
+DEV_PROFILES ?= $(CURDIR)/profiles
 HARDEN    := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection -fPIE
 WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
 CFLAGS    ?= -O2 -g
 ALL_CFLAGS = -std=gnu11 $(CFLAGS) $(WARN) $(HARDEN) -fvisibility=hidden -MMD -MP \
              -Iinclude -I. -DCORDON_VERSION_STR='"$(VERSION)"' \
-             -DCORDON_SYSCONFDIR='"$(SYSCONFDIR)"' -DCORDON_BINDIR='"$(BINDIR)"' -DCORDON_LIBEXECDIR='"$(LIBEXECDIR)/cordon"' -DCORDON_SRCDIR='"$(CURDIR)"' $(PKG_CFLAGS)
+             -DCORDON_SYSCONFDIR='"$(SYSCONFDIR)"' -DCORDON_BINDIR='"$(BINDIR)"' -DCORDON_LIBEXECDIR='"$(LIBEXECDIR)/cordon"' -DCORDON_SRCDIR='"$(CURDIR)"' -DCORDON_DEV_PROFILES='"$(DEV_PROFILES)"' $(PKG_CFLAGS)
 ALL_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 # Criterion re-executes the test binary for each test and hands it the parameter tables by
 # value: pointers in them (strings of table rows) are only valid when the binary is not PIE.

@@ -1294,19 +1294,6 @@ static int strv_push(char ***v, size_t *n, char *s, cordon_error *e)
 	return 0;
 }
 
-/* Is this binary inside the source tree it was built from (build/, build/tests/...)? */
-static bool running_from_srcdir(void)
-{
-	char exe[PATH_MAX];
-	size_t sl = strlen(CORDON_SRCDIR);
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return false;
-	exe[n] = '\0';
-	return sl > 1 && strncmp(exe, CORDON_SRCDIR, sl) == 0 && exe[sl] == '/';
-}
-
 int profile_dirs(char ***ret, cordon_error *e)
 {
 	__attribute__((cleanup(strvp_free))) char **v = NULL;
@@ -1331,42 +1318,49 @@ int profile_dirs(char ***ret, cordon_error *e)
 	    strv_push(&v, &n, strdup(CORDON_SYSCONFDIR "/cordon/profiles"), e) < 0)
 		return -1;
 	/*
-	 * The source tree's profiles, for a cordon run from its build tree only: an installed
-	 * binary (a package built in a scratch directory) must not look in a directory that is
-	 * gone on the target machine and that anyone could make there.
+	 * The source tree's profiles, for a cordon built there (make, make check, make demo).
+	 * Empty in a package (debian/rules: DEV_PROFILES=): a package built in a scratch
+	 * directory would look in a directory that is gone on the target machine and that
+	 * anyone could make there (profile_trusted refuses one that is not theirs or root's).
 	 */
-	if (running_from_srcdir() && strv_push(&v, &n, strdup(CORDON_SRCDIR "/profiles"), e) < 0)
+	if (CORDON_DEV_PROFILES[0] && strv_push(&v, &n, strdup(CORDON_DEV_PROFILES), e) < 0)
 		return -1;
 	*ret = TAKE_PTR(v);
 	return 0;
 }
 
 /*
- * As root, a profile found on the search path must be root's and writable by nobody else,
- * its directory too: a profile decides the sandbox (its binds, masks, network), so a file
- * another user could write or replace would be a bypass.
+ * A profile found on the search path must be the caller's or root's, writable by nobody else,
+ * in a directory that is too (ssh's StrictModes rule): a profile decides the sandbox (its
+ * binds, masks, network), so a file another user could write, replace or plant would let that
+ * user weaken the caller's sandbox, root's and cordond's above all.
  */
+static bool owner_ok(const struct stat *st)
+{
+	return (st->st_uid == 0 || st->st_uid == geteuid()) && !(st->st_mode & 022);
+}
+
 static int profile_trusted(const char *path, cordon_error *e)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	struct stat st;
 
-	if (geteuid() != 0)
-		return 0;
 	if (!slash || (size_t)(slash - path) >= sizeof(dir))
 		return 0;
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
-	if (lstat(dir[0] ? dir : "/", &st) < 0 || st.st_uid != 0 || (st.st_mode & 022))
+	if (lstat(dir[0] ? dir : "/", &st) < 0 || !owner_ok(&st))
 		return cordon_err(e, 0,
-				  "profile '%s': its directory is not root's or is writable by "
-				  "others; as root cordon reads only profiles root controls",
+				  "profile '%s': its directory is neither yours nor root's, or "
+				  "others can write it; cordon reads only profiles you or root "
+				  "control",
 				  path);
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || !owner_ok(&st))
 		return cordon_err(e, 0,
-				  "profile '%s': not a regular file of root's that only root can "
-				  "write; as root cordon reads only profiles root controls",
+				  "profile '%s': not a regular file of yours or root's that only "
+				  "its owner can write; cordon reads only profiles you or root "
+				  "control",
 				  path);
 	return 0;
 }
@@ -1529,4 +1523,17 @@ out:
 	}
 	free(fv);
 	return ret;
+}
+
+int profile_digest(const struct cordon_profile *p, char out[17], cordon_error *e)
+{
+	_cleanup_free_ char *text = NULL;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (cordon_profile_format(p, &text, e) < 0)
+		return -1;
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ull;
+	(void)snprintf(out, 17, "%016llx", (unsigned long long)h);
+	return 0;
 }

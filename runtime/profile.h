@@ -20,6 +20,12 @@ int profile_parse_count(const char *s, int64_t *ret, cordon_error *e);
 int profile_parse_bool(const char *s, bool *ret, cordon_error *e);
 /* Find NAME on the lookup path; *ret_path is malloc'd. */
 int profile_find(const char *name, char **ret_path, cordon_error *e);
+/*
+ * A digest of the resolved profile (its cordon_profile_format text, FNV-1a 64, 16 hex digits):
+ * the CLI and cordond compare theirs when the CLI's lookup could differ from the daemon's.
+ * Not a security hash: the client is the one party that could pick a collision, for nothing.
+ */
+int profile_digest(const struct cordon_profile *p, char out[17], cordon_error *e);
 /* List every profile on the lookup path: one "name\tpath\tdescription" per entry. */
 int profile_list(char ***ret_lines, cordon_error *e);
 /*

@@ -126,6 +126,9 @@ static char *build_body(const struct client_request *r)
 		goto out;
 	if (r->backend && json_object_set_new(o, "backend", json_string(r->backend)) < 0)
 		goto out;
+	if (r->profile_digest &&
+	    json_object_set_new(o, "profile_digest", json_string(r->profile_digest)) < 0)
+		goto out;
 	s = json_dumps(o, JSON_COMPACT);
 out:
 	json_decref(o);
@@ -289,6 +292,14 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 	j = json_loadb(payload, reply_len - (size_t)(payload - reply), JSON_ALLOW_NUL, &je);
 	if (status != 200) {
 		json_t *err = j ? json_object_get(j, "error") : NULL;
+
+		if (status == 409 && r->profile_digest && r->quiet_profile_mismatch &&
+		    json_is_string(err) && !strncmp(json_string_value(err), "profile: ", 9)) {
+			json_decref(j);
+			*ret_unreachable = true;
+			errno = ENOTSUP;
+			return CORDON_EXIT_FAILURE;
+		}
 
 		rc = cli_fail("cordond: %s (HTTP %d)",
 			      json_is_string(err) ? json_string_value(err) : "request failed",

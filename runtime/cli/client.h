@@ -18,6 +18,12 @@ struct client_request {
 	const char *max_output; /* as the user wrote it */
 	const char *backend;
 	bool json;
+	/* profile_digest() of this caller's profile, sent for cordond to compare with its
+	 * own; NULL: not sent. */
+	const char *profile_digest;
+	/* A 409 for that (cordond finds another file) ends quietly as "cannot serve":
+	 * *ret_unreachable with errno ENOTSUP (--via auto then runs directly). */
+	bool quiet_profile_mismatch;
 };
 
 /* The socket cordon talks to: $CORDON_SOCKET, else /run/cordon/cordon.sock. */
@@ -27,7 +33,8 @@ const char *client_unsupported(const char *profile, bool pass_stdin, const char 
 /*
  * Send the run, print the result as a direct run would (text or JSON) and return the exit status
  * (the command's, 124, 126, or 125 with a line on stderr). When nothing could be sent because no
- * daemon answers, *ret_unreachable is set and nothing is printed.
+ * daemon answers, *ret_unreachable is set and nothing is printed (errno: connect's); so too when
+ * cordond's profile is another file than the caller's, under quiet_profile_mismatch (ENOTSUP).
  */
 int client_run(const struct client_request *r, bool *ret_unreachable);
 

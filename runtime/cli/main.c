@@ -524,6 +524,8 @@ static int cmd_run(int argc, char **argv, bool check_only)
 					  : client_unsupported(o.profile, o.pass_stdin, o.image);
 		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
 		struct cordon_profile *pp = NULL;
+		const char *own_path = getenv("CORDON_PROFILE_PATH");
+		char digest[17] = "";
 		cordon_error pe;
 
 		/* A profile that names another backend is one /v1/run cannot serve either (a
@@ -532,6 +534,12 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		    strcmp(pp->backend, "local"))
 			why = "cordond's /v1/run serves the local backend only (the profile names "
 			      "another)";
+		/*
+		 * With a CORDON_PROFILE_PATH of ours, our profile of that name may not be
+		 * cordond's: it compares their digests (a mismatch runs here under auto).
+		 */
+		if (!why && pp && own_path && *own_path && profile_digest(pp, digest, &pe) < 0)
+			digest[0] = '\0';
 		cordon_profile_free(pp);
 
 		if (why && daemon_only) {
@@ -556,6 +564,8 @@ static int cmd_run(int argc, char **argv, bool check_only)
 				.max_output = o.max_output,
 				.backend = o.backend,
 				.json = o.json,
+				.profile_digest = digest[0] ? digest : NULL,
+				.quiet_profile_mismatch = !daemon_only,
 			};
 
 			(void)signal(SIGPIPE, SIG_IGN);
@@ -570,6 +580,9 @@ static int cmd_run(int argc, char **argv, bool check_only)
 			 * rather than a silent direct run (the installed daemon is how runs go
 			 * here; --via direct is the explicit way around it).
 			 */
+			/* cordond's profile of that name is another file: run it here, as ours. */
+			if (err == ENOTSUP)
+				goto direct;
 			if (err == EACCES || err == EPERM) {
 				rc = cli_fail("--via %s: permission denied on cordond's socket %s "
 					      "(only root and members of group cordon may use it; "
@@ -585,6 +598,7 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		}
 	}
 
+direct:
 	if (resolve_profile(&o, &profile, &e) < 0) {
 		rc = fail_err(&e);
 		goto out;

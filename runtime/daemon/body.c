@@ -420,7 +420,8 @@ static bool field_allowed(enum body_kind kind, const char *key)
 		"command", "argv",   "env",	 "timeout",	"max_output", "allowed",
 		"blocked", "ignore", "readonly", "policy_mode", "network",    NULL,
 	};
-	static const char *const run_only[] = { "profile", "workdir", "backend", "keep", NULL };
+	static const char *const run_only[] = { "profile", "profile_digest", "workdir",
+						"backend", "keep",	     NULL };
 	static const char *const session_fields[] = { "profile", "workdir", "backend", "image",
 						      NULL };
 
@@ -483,6 +484,12 @@ static int decode_field(enum body_kind kind, const char *key, json_t *v, int64_t
 				"profile: '%.64s' is not a profile name (letters, digits, "
 				"'-', '_', '.'; no paths)",
 				b->profile);
+	} else if (!strcmp(key, "profile_digest")) {
+		if (get_string(v, "profile_digest", 16, &b->profile_digest, e) < 0)
+			return -1;
+		if (strlen(b->profile_digest) != 16 ||
+		    strspn(b->profile_digest, "0123456789abcdef") != 16)
+			return cordon_err(e, 0, "profile_digest: expected 16 hex digits");
 	} else if (!strcmp(key, "workdir")) {
 		if (get_string(v, "workdir", 4095, &b->workdir, e) < 0)
 			return -1;

@@ -111,6 +111,12 @@ struct run_body {
 	const char **argv; /* NULL-terminated; NULL when absent */
 	size_t argc;
 	const char *profile;
+	/*
+	 * profile_digest() of the profile the client's own lookup of `profile` found (with a
+	 * CORDON_PROFILE_PATH of its own): the run is refused (409) when cordond's differs,
+	 * rather than run silently under a profile the client did not mean.
+	 */
+	const char *profile_digest;
 	const char *workdir;
 	const char *backend;
 	const char *image; /* POST /v1/sessions with backend docker: the container image */

@@ -395,6 +395,29 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		 * privileges (its Docker socket), not the caller's. */
 		return send_msg(c, 400, "backend: cordond serves the local backend only");
 	}
+	if (b.profile_digest) {
+		/*
+		 * The client's profile of that name is not cordond's (a CORDON_PROFILE_PATH of
+		 * its own): not a run under another profile than the one it meant. `cordon run
+		 * --via auto` then runs it directly.
+		 */
+		struct cordon_profile *mine = NULL;
+		char d[17] = "";
+		cordon_error pe;
+
+		if (cordon_profile_load(b.profile ? b.profile : "default", &mine, &pe) == 0)
+			(void)profile_digest(mine, d, &pe);
+		cordon_profile_free(mine);
+		if (strcmp(d, b.profile_digest) != 0) {
+			cordon_err(&e, 0,
+				   "profile: '%s' is not the same profile for cordond as for the "
+				   "client (a CORDON_PROFILE_PATH of the client's); --via direct "
+				   "runs the client's",
+				   b.profile ? b.profile : "default");
+			run_body_free(&b);
+			return send_error(c, 409, &e);
+		}
+	}
 	if (b.argv && b.argc == 0) {
 		run_body_free(&b);
 		atomic_fetch_add(&metrics.runs, 1);

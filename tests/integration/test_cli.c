@@ -1268,36 +1268,6 @@ Test(cli, command_is_in_every_hierarchy_of_its_cgroup, .timeout = 60)
 }
 
 /*
- * The source tree's profiles are searched only by a cordon inside that tree (its build/): an
- * installed copy must not look in a directory that is gone on the target machine and that
- * anyone could make there (found in review: a package built in a scratch directory searched
- * it, and a profile planted there was loaded by root).
- */
-Test(cli, copy_outside_the_tree_does_not_search_it)
-{
-	char *tmp = tu_tmpdir(), bin[400], cmd[900];
-	char *envv[] = { "PATH=/usr/bin:/bin", NULL };
-	struct tu_run r;
-
-	snprintf(bin, sizeof(bin), "%s/cordon", tmp);
-	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", tu_cordon(), bin);
-	cr_assert_eq(system(cmd), 0);
-	tu_exec(&r, NULL, envv, (char *[]){ bin, "profile", "show", "nosuch", NULL });
-	cr_expect_neq(r.status, 0);
-	cr_expect(strstr(r.err, "searched: "), "%s", r.err);
-	cr_expect(!strstr(r.err, CORDON_SRCDIR), "a copy outside the tree searched it: %s", r.err);
-	tu_run_free(&r);
-	/* The tree's own build still finds them (make check, make demo). */
-	tu_exec(&r, NULL, envv,
-		(char *[]){ (char *)tu_cordon(), "profile", "show", "nosuch", NULL });
-	if (strncmp(tu_cordon(), CORDON_SRCDIR "/", strlen(CORDON_SRCDIR) + 1) == 0)
-		cr_expect(strstr(r.err, CORDON_SRCDIR "/profiles"), "%s", r.err);
-	tu_run_free(&r);
-	tu_rmtree(tmp);
-	free(tmp);
-}
-
-/*
  * A socket at CORDON_SOCKET that neither root nor the caller listens on gets nothing: not the
  * command, its workdir or its -e values (CORDON_SOCKET kept by sudo or a service could name a
  * socket another user made). Found in review; sent the request before.

@@ -113,8 +113,6 @@ static void daemon_start_bin(struct daemon *d, const char *bin, const char *cons
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		/* A copy outside the tree (like an install) finds the tree's profiles only so. */
-		setenv("CORDON_PROFILE_PATH", CORDON_SRCDIR "/profiles", 0);
 		execv(argv[0], (char **)argv);
 		_exit(127);
 	}
@@ -3164,6 +3162,57 @@ static void cli_env(struct tu_run *run, const char *sock, const char *extra,
 static void cli(struct tu_run *run, const char *sock, const char *const args[])
 {
 	cli_env(run, sock, NULL, args);
+}
+
+/*
+ * A CORDON_PROFILE_PATH of the caller's that gives a profile name another definition than
+ * cordond's (a stricter default.conf of one's own): found in review, cordond ran the run under
+ * its own profile of that name, silently. Now cordond refuses it (409) under --via daemon, and
+ * --via auto runs it directly, under the caller's profile. The same definition elsewhere (a
+ * copy) still goes through cordond.
+ */
+Test(daemon, caller_profile_path_is_not_silently_replaced, .timeout = 60)
+{
+	struct daemon d;
+	struct tu_run a;
+	char *dir = tu_tmpdir(), *same = tu_tmpdir(), *wd = tu_tmpdir(), env[400], cmd[600], f[500];
+	const char *const via_daemon[] = {
+		"run", "--via", "daemon", "-w", wd, "--", "touch x && echo wrote", NULL
+	};
+	const char *const via_auto[] = { "run", "-w", wd, "--", "touch y && echo wrote", NULL };
+
+	chmod(dir, 0755);
+	chmod(same, 0755);
+	snprintf(cmd, sizeof(cmd),
+		 "sed 's/^readonly = false/readonly = true/' %s/profiles/default.conf > "
+		 "%s/default.conf && cp %s/profiles/default.conf %s/",
+		 CORDON_SRCDIR, dir, CORDON_SRCDIR, same);
+	cr_assert_eq(system(cmd), 0);
+	daemon_start(&d, NULL);
+	snprintf(env, sizeof(env), "CORDON_PROFILE_PATH=%s", dir);
+	cli_env(&a, d.sock, env, via_daemon);
+	cr_expect_eq(a.status, 125, "status %d: %s%s", a.status, a.out, a.err);
+	cr_expect(strstr(a.err, "HTTP 409") && strstr(a.err, "not the same profile"), "%s", a.err);
+	tu_run_free(&a);
+	cli_env(&a, d.sock, env, via_auto);
+	cr_expect_eq(a.status, 126, "auto did not run under the caller's readonly profile: %d %s%s",
+		     a.status, a.out, a.err);
+	tu_run_free(&a);
+	snprintf(f, sizeof(f), "%s/x", wd);
+	cr_expect_neq(access(f, F_OK), 0, "the run went through cordond's profile");
+	snprintf(f, sizeof(f), "%s/y", wd);
+	cr_expect_neq(access(f, F_OK), 0, "the run went through cordond's profile");
+	snprintf(env, sizeof(env), "CORDON_PROFILE_PATH=%s", same);
+	cli_env(&a, d.sock, env, via_daemon);
+	cr_expect_eq(a.status, 0, "the same profile elsewhere: %d %s%s", a.status, a.out, a.err);
+	tu_run_free(&a);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(dir);
+	tu_rmtree(same);
+	tu_rmtree(wd);
+	free(dir);
+	free(same);
+	free(wd);
 }
 
 Test(daemon, cli_via_daemon, .timeout = 90)

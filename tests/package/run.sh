@@ -117,6 +117,11 @@ check "the socket is 0660 root:cordon" \
 	inside sh -c 'test "$(stat -c "%a %U %G" /run/cordon/cordon.sock)" = "660 root cordon"'
 check "man pages are installed" inside sh -c 'test -s /usr/share/man/man1/cordon.1.gz &&
 	test -s /usr/share/man/man8/cordond.8.gz && test -s /usr/share/man/man5/cordon-profile.5.gz'
+# The packaged binaries search /etc/cordon/profiles only: not the directory the package was
+# built in (found in review: gone on the target, anyone could make it and plant a profile).
+check "the binaries search no build directory for profiles" inside sh -c \
+	'! cordon profile show nosuch 2>&1 | grep -q "/src/profiles" &&
+	! grep -aq "/deb/src/profiles" /usr/bin/cordon /usr/sbin/cordond'
 inside sh -c 'useradd -m -G cordon alice && useradd -m bob' || die "useradd"
 inside systemctl stop cordond.service >/dev/null 2>&1
 check "cordond.service is not running before the first connection" \

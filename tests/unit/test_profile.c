@@ -1260,10 +1260,11 @@ Test(profile, format_layout)
 }
 
 /*
- * As root, a profile found on the search path must be root's and writable by root alone, its
- * directory too: a profile decides the sandbox (binds, masks, network), so one another user
- * could write or replace is a bypass. Found in review: a profile planted in a directory a
- * member could make was loaded by root's cordon and cordond.
+ * A profile found on the search path must be the caller's or root's and writable by its owner
+ * alone, its directory too: a profile decides the sandbox (binds, masks, network), so one
+ * another user could write, replace or plant is a bypass. Found in review: a profile planted
+ * in a directory a member could make was loaded by root's cordon and cordond. (As root here:
+ * nobody's file is another user's.)
  */
 Test(profile, root_reads_only_root_controlled_profiles)
 {
@@ -1282,7 +1283,7 @@ Test(profile, root_reads_only_root_controlled_profiles)
 	p = NULL;
 	cr_assert_eq(chown(path, 65534, 65534), 0);
 	cr_expect_eq(cordon_profile_load("mine", &p, &e), -1, "a profile of nobody's was read");
-	cr_expect(strstr(e.msg, "root controls"), "%s", e.msg);
+	cr_expect(strstr(e.msg, "you or root control"), "%s", e.msg);
 	cr_assert_eq(chown(path, 0, 0), 0);
 	cr_assert_eq(chmod(path, 0666), 0);
 	cr_expect_eq(cordon_profile_load("mine", &p, &e), -1, "a world-writable profile was read");
