@@ -579,6 +579,20 @@ static int open_parent(struct file_op *op, bool create, const char **ret_base, c
 	return TAKE_FD(cur);
 }
 
+/* fd's stat into *st; anything but a regular file is a 400 (a FIFO would block). */
+static int regular_only(struct file_op *op, int fd, struct stat *st, cordon_error *e)
+{
+	if (fstat(fd, st) < 0) {
+		op->status = 500;
+		return cordon_err(e, errno, "path: '%s'", op->path);
+	}
+	if (!S_ISREG(st->st_mode)) {
+		op->status = 400;
+		return cordon_err(e, 0, "path: '%s' is not a regular file", op->path);
+	}
+	return 0;
+}
+
 static int put_fn(void *arg, cordon_error *e)
 {
 	struct file_op *op = arg;
@@ -611,15 +625,9 @@ static int put_fn(void *arg, cordon_error *e)
 		op->status = errno_status(errno, op->path, e);
 		return -1;
 	}
-	if (fstat(fd, &st) < 0) {
-		op->status = 500;
-		return cordon_err(e, errno, "path: '%s'", op->path);
-	}
 	/* A FIFO with a reader, a device: regular files only, as for a download. */
-	if (!S_ISREG(st.st_mode)) {
-		op->status = 400;
-		return cordon_err(e, 0, "path: '%s' is not a regular file", op->path);
-	}
+	if (regular_only(op, fd, &st, e) < 0)
+		return -1;
 	if (ftruncate(fd, 0) < 0) {
 		op->status = errno_status(errno, op->path, e);
 		return -1;
@@ -658,15 +666,9 @@ static int get_fn(void *arg, cordon_error *e)
 		op->status = errno_status(errno, op->path, e);
 		return -1;
 	}
-	if (fstat(fd, &st) < 0) {
-		op->status = 500;
-		return cordon_err(e, errno, "path: '%s'", op->path);
-	}
 	/* A FIFO or a device would block or never end: regular files only. */
-	if (!S_ISREG(st.st_mode)) {
-		op->status = 400;
-		return cordon_err(e, 0, "path: '%s' is not a regular file", op->path);
-	}
+	if (regular_only(op, fd, &st, e) < 0)
+		return -1;
 	op->fd = TAKE_FD(fd);
 	op->size = (uint64_t)st.st_size;
 	op->status = 0;

@@ -1907,6 +1907,23 @@ Test(daemon, bodies_one_member_cannot_starve_root, .timeout = 90)
  * --max-bodies-per-caller (here from a --config file): a member whose uploads fill its share
  * gets a 503 naming it, for its next request too, while root and another member are served.
  */
+
+/* cordond OPTION VALUE, a bad byte count: exit 2 and the option's one-line error. */
+static void expect_bad_bytes(const char *option, const char *value)
+{
+	const char *const argv[] = { cordond_bin(), option, value, NULL };
+	struct tu_run run;
+	char want[160];
+
+	tu_exec(&run, NULL, NULL, (char *const *)argv);
+	cr_expect_eq(run.status, 2, "%s %s: status %d", option, value, run.status);
+	snprintf(want, sizeof(want),
+		 "cordond: %s: expected an integer between 1 and 1099511627776, got '%s'", option,
+		 value);
+	cr_expect(strstr(run.err, want), "%s", run.err);
+	tu_run_free(&run);
+}
+
 Test(daemon, bodies_per_caller_share, .timeout = 90)
 {
 	char *cdir = tu_tmpdir(), conf[300];
@@ -1975,20 +1992,8 @@ Test(daemon, bodies_per_caller_share, .timeout = 90)
 		cr_expect(strstr(run.out, "--max-bodies-per-caller BYTES"), "%s", run.out);
 		tu_run_free(&run);
 	}
-	for (int k = 0; k < 2; k++) {
-		const char *const argv[] = { cordond_bin(), "--max-bodies-per-caller",
-					     k ? "0" : "1M", NULL };
-		char want[160];
-
-		tu_exec(&run, NULL, NULL, (char *const *)argv);
-		cr_expect_eq(run.status, 2);
-		snprintf(want, sizeof(want),
-			 "cordond: --max-bodies-per-caller: expected an integer between 1 and "
-			 "1099511627776, got '%s'",
-			 argv[2]);
-		cr_expect(strstr(run.err, want), "%s", run.err);
-		tu_run_free(&run);
-	}
+	expect_bad_bytes("--max-bodies-per-caller", "1M");
+	expect_bad_bytes("--max-bodies-per-caller", "0");
 	tu_rmtree(wd);
 	tu_rmtree(wd2);
 	tu_rmtree(cdir);
@@ -3072,19 +3077,8 @@ Test(daemon, stale_socket_and_refusals, .timeout = 60)
 		cr_expect(strstr(run.err, "--max-runs"), "%s", run.err);
 		tu_run_free(&run);
 	}
-	for (int k = 0; k < 2; k++) {
-		const char *const argv[] = { cordond_bin(), "--max-bodies", k ? "0" : "64k", NULL };
-		char want[128];
-
-		tu_exec(&run, NULL, NULL, (char *const *)argv);
-		cr_expect_eq(run.status, 2);
-		snprintf(want, sizeof(want),
-			 "cordond: --max-bodies: expected an integer between 1 and 1099511627776, "
-			 "got '%s'",
-			 argv[2]);
-		cr_expect(strstr(run.err, want), "%s", run.err);
-		tu_run_free(&run);
-	}
+	expect_bad_bytes("--max-bodies", "64k");
+	expect_bad_bytes("--max-bodies", "0");
 	{
 		const char *const argv[] = { cordond_bin(), "--runner-idle", "0", NULL };
 
