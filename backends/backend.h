@@ -24,6 +24,8 @@ struct cordon_exec {
 	bool run_as;  /* run as uid/gid (daemon callers) */
 	uid_t uid;
 	gid_t gid;
+	bool set_umask; /* the command's umask (the daemon's client's); else inherited */
+	mode_t umask;
 	volatile int *cancel; /* non-zero: kill the run now (SIGINT/SIGTERM to cordon) */
 	/*
 	 * NULL, or where exec may leave its processes' teardown when the result is final before

@@ -428,6 +428,8 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.profile = p,
 		.stdin_fd = rq->pass_stdin ? rq->stdin_fd : -1,
 		.run_as = rq->run_as,
+		.set_umask = rq->set_umask,
+		.umask = rq->umask,
 		.uid = rq->uid,
 		.gid = rq->gid,
 		.cancel = rq->cancel,

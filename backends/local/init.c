@@ -394,6 +394,9 @@ static __attribute__((noreturn)) void run_command(const struct sb_plan *pl)
 	 */
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		die_step(pl, SB_STEP_STDIO, errno, "close_range");
+	/* cordond's client's umask (the runner's own is cordond's 022). */
+	if (pl->cmd_umask >= 0)
+		(void)umask((mode_t)pl->cmd_umask);
 	if (pl->fast_argv) {
 		/* dash keeps an inherited PWD only when it names the current directory. */
 		const char *pwd = pl->fast_pwd_env;

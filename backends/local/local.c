@@ -154,6 +154,8 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		.stderr_fd = err_w,
 		.profile = p,
 		.run_as = x->run_as,
+		.set_umask = x->set_umask,
+		.umask = x->umask,
 		.uid = x->uid,
 		.gid = x->gid,
 	};

@@ -24,6 +24,8 @@ struct local_spec {
 	bool run_as;
 	uid_t uid;
 	gid_t gid;
+	bool set_umask; /* the command's umask; else init's (cordon's caller's) */
+	mode_t umask;
 };
 
 struct local_usage {

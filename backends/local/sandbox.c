@@ -757,6 +757,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	pl->trace = x->trace;
 	pl->argv = s->argv;
 	pl->envp = s->envp;
+	pl->cmd_umask = s->set_umask ? (int)(s->umask & 0777) : -1;
 	if (prep_lookup_path(x, env_path(s->envp), e) < 0)
 		return -1;
 	pl->path_env = x->lookup_path;

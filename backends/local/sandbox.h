@@ -131,6 +131,7 @@ struct sb_hide_list {
 
 /* Everything the child needs, prepared by the parent. Read-only after clone. */
 struct sb_plan {
+	int cmd_umask; /* the command's umask, or -1: init's own (cordon's caller's) */
 	/* identity */
 	bool userns; /* the caller is not root: a user namespace maps its own uid */
 	uid_t uid;   /* the command's uid/gid, as seen inside */

@@ -172,6 +172,9 @@ struct cordon_request {
 	uid_t uid;	 /* run as this identity when run_as is set (daemon) */
 	gid_t gid;
 	bool run_as;
+	/* The command's umask, when set (the daemon: its client's); else it inherits cordon's. */
+	bool set_umask;
+	mode_t umask;
 	volatile int *cancel; /* set non-zero (from a signal handler) to kill the run */
 	/*
 	 * NULL, or where to leave the run's teardown: cordon_run then returns as soon as the

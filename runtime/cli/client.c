@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -126,6 +127,14 @@ static char *build_body(const struct client_request *r)
 		goto out;
 	if (r->backend && json_object_set_new(o, "backend", json_string(r->backend)) < 0)
 		goto out;
+	{
+		/* The command's files get our umask's modes, as in a direct run. */
+		mode_t m = umask(0);
+
+		(void)umask(m);
+		if (json_object_set_new(o, "umask", json_integer((json_int_t)(m & 0777))) < 0)
+			goto out;
+	}
 	if (r->profile_digest &&
 	    json_object_set_new(o, "profile_digest", json_string(r->profile_digest)) < 0)
 		goto out;

@@ -417,8 +417,8 @@ static int get_bool(json_t *v, const char *field, int *ret, cordon_error *e)
 static bool field_allowed(enum body_kind kind, const char *key)
 {
 	static const char *const run_fields[] = {
-		"command", "argv",   "env",	 "timeout",	"max_output", "allowed",
-		"blocked", "ignore", "readonly", "policy_mode", "network",    NULL,
+		"command", "argv",     "env",	      "timeout", "max_output", "allowed", "blocked",
+		"ignore",  "readonly", "policy_mode", "network", "umask",      NULL,
 	};
 	static const char *const run_only[] = { "profile", "profile_digest", "workdir",
 						"backend", "keep",	     NULL };
@@ -534,6 +534,14 @@ static int decode_field(enum body_kind kind, const char *key, json_t *v, int64_t
 		return get_list(v, "ignore", &b->ignore, e);
 	} else if (!strcmp(key, "readonly")) {
 		return get_bool(v, "readonly", &b->readonly, e);
+	} else if (!strcmp(key, "umask")) {
+		/* The client's umask, so that what its command creates has the modes a direct
+		 * run's would (cordond's own is 022). */
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > 0777)
+			return cordon_err(e, 0, "umask: expected an integer from 0 to 511 (0777)");
+		b->has_umask = true;
+		b->umask = (unsigned)json_integer_value(v);
 	} else if (!strcmp(key, "keep")) {
 		int k = 0;
 

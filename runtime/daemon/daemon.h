@@ -131,6 +131,8 @@ struct run_body {
 	int mode;     /* -1: the profile's */
 	int network;  /* -1: the profile's */
 	bool keep;
+	bool has_umask; /* "umask": the client's, for the command (else cordond's 022) */
+	unsigned umask;
 };
 
 enum body_kind {

@@ -3209,6 +3209,56 @@ Test(daemon, caller_profile_path_is_not_silently_replaced, .timeout = 60)
 	free(wd);
 }
 
+/*
+ * The command's umask is its client's, as in a direct run (found in review: through cordond
+ * every command ran with cordond's 022, so a caller's 077 made world-readable files). The
+ * CLI sends its own; a body may say it ("umask": 63); a bad one is a 400.
+ */
+Test(daemon, commands_get_the_clients_umask, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	struct tu_run a;
+	struct stat st;
+	char *wd = tu_tmpdir(), body[600], f[500];
+	const char *const args[] = {
+		"run", "--via", "daemon", "-w", wd, "--", "touch viacli", NULL
+	};
+	mode_t old;
+
+	daemon_start(&d, NULL);
+	old = umask(077);
+	cli(&a, d.sock, args);
+	umask(old);
+	cr_expect_eq(a.status, 0, "%d %s%s", a.status, a.out, a.err);
+	tu_run_free(&a);
+	snprintf(f, sizeof(f), "%s/viacli", wd);
+	cr_assert_eq(stat(f, &st), 0);
+	cr_expect_eq(st.st_mode & 0777, 0600, "the CLI's umask 077 gave %o", st.st_mode & 0777);
+	for (int k = 0; k < 3; k++) {
+		/* Twice with a umask (a pre-built sandbox takes the second), once without. */
+		snprintf(body, sizeof(body), "{\"command\":\"touch b%d\",\"workdir\":\"%s\"%s}", k,
+			 wd, k < 2 ? ",\"umask\":63" : "");
+		cr_assert(http(d.sock, "POST", "/v1/run", body, &r) == 0);
+		cr_expect_eq(r.status, 200);
+		res_free(&r);
+		snprintf(f, sizeof(f), "%s/b%d", wd, k);
+		cr_assert_eq(stat(f, &st), 0);
+		cr_expect_eq(st.st_mode & 0777, k < 2 ? 0600 : 0644, "b%d: %o", k,
+			     st.st_mode & 0777);
+	}
+	static const char *const bad[] = { "-1", "512", "\"077\"", "1.5", "true" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(body, sizeof(body), "{\"command\":\"true\",\"umask\":%s}", bad[i]);
+		cr_assert(http(d.sock, "POST", "/v1/run", body, &r) == 0);
+		EXPECT(&r, 400, "umask: expected an integer from 0 to 511");
+		res_free(&r);
+	}
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(wd);
+	free(wd);
+}
+
 Test(daemon, cli_via_daemon, .timeout = 90)
 {
 	struct daemon d;

@@ -12,6 +12,7 @@ DEFAULT_SOCKET = "/run/cordon/cordon.sock"
 
 # Fields of POST /v1/run the client passes through (cordond rejects anything else with 400).
 _RUN_FIELDS = (
+    "umask",
     "profile",
     "workdir",
     "env",
@@ -188,6 +189,18 @@ class _UnixConnection:
         return _Answer(status, reason, hdrs, data, close)
 
 
+def _umask() -> int:
+    """This process's umask, read without changing it (os.umask would, for every thread)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
 def _default_socket() -> str:
     return os.environ.get("CORDON_SOCKET") or DEFAULT_SOCKET
 
@@ -304,6 +317,8 @@ class Cordon:
         for k, v in kw.items():
             if v is not None:
                 body[k] = v
+        # The command's files get this process's umask's modes, as in a direct run.
+        body.setdefault("umask", _umask())
         return body
 
     def run_json(self, command: Union[str, Sequence[str]], **kw: Any) -> Dict[str, Any]:

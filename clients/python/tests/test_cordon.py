@@ -171,6 +171,23 @@ class TestCordon(DaemonCase):
         finally:
             shutil.rmtree(d)
 
+    def test_umask_is_ours(self) -> None:
+        """The command's files get this process's umask, as in a direct run (through cordond
+        they got its 022 before)."""
+        d = tempfile.mkdtemp(prefix="cordon-py-um-")
+        _give_to_nobody(d)
+        old = os.umask(0o077)
+        try:
+            self.client.run("touch a", workdir=d)
+            self.client.run("touch b", workdir=d, umask=0o027)
+        finally:
+            os.umask(old)
+        try:
+            self.assertEqual(os.stat(os.path.join(d, "a")).st_mode & 0o777, 0o600)
+            self.assertEqual(os.stat(os.path.join(d, "b")).st_mode & 0o777, 0o640)
+        finally:
+            shutil.rmtree(d)
+
     def test_errors(self) -> None:
         with self.assertRaises(TypeError):
             self.client.run("ls", timout=3)
