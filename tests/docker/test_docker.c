@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include "backends/backend.h"
+#include "backends/docker/agent.h"
+#include "runtime/capture.h"
 #include "tests/lib/testutil.h"
 
 #include <criterion/criterion.h>
@@ -13,6 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct cordon_profile *prof;
@@ -377,4 +383,82 @@ Test(agent, killing_the_agent_ends_the_container)
 		cr_assert_null(strstr(r.output, "never-printed"));
 		cordon_result_free(&r);
 	}
+}
+
+/* ---- the agent in this process, no container (run once) ---- */
+
+static void slow_start(void)
+{
+	usleep(500 * 1000);
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * A kill that comes before the command's child has called setsid() (the hook holds it there
+ * for 0.5 s): the group -child does not exist yet, the nonce is not in its environment yet,
+ * and only a kill of the child itself stops it. Else the command (sleep 5) runs on, and the
+ * agent does not report it dead within the 2 s after which cordon restarts the container.
+ */
+Test(agent_proc, a_kill_before_setsid_kills_the_command, .timeout = 30)
+{
+	char *dir = tu_tmpdir(), nonce[33], noncevar[64];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct agent_host a = AGENT_HOST_INIT;
+	struct capture *out = NULL, *err = NULL;
+	char *argv[] = { "sleep", "5", NULL };
+	char *envv[] = { noncevar, NULL };
+	volatile int cancel = 1;
+	cordon_error e;
+	double t0;
+	int lfd, st, rc;
+	pid_t pid;
+
+	backend_random_hex(nonce, 16);
+	snprintf(noncevar, sizeof(noncevar), "CORDON_EXEC_NONCE=%s", nonce);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", dir);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(lfd, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(lfd, 1), 0);
+	agent_test_child_hook = slow_start;
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char *aargv[] = { "__docker-agent", sa.sun_path, NULL };
+
+		_exit(docker_agent_main(2, aargv));
+	}
+	a.fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	cr_assert_geq(a.fd, 0);
+	close(lfd);
+	cr_assert_eq(capture_new(1000, &out, &e), 0);
+	cr_assert_eq(capture_new(1000, &err, &e), 0);
+	struct agent_run ar = { .argv = argv,
+				.envv = envv,
+				.cwd = "/",
+				.nonce = nonce,
+				.deadline = mono_ms() + 30000,
+				.cancel = &cancel,
+				.out = out,
+				.err = err };
+	t0 = mono_ms();
+	rc = agent_host_run(&a, &ar, &e);
+	cr_assert_eq(rc, AGENT_RAN, "the command outlived the kill (rc %d: stuck after %.0f ms)",
+		     rc, mono_ms() - t0);
+	cr_assert(ar.cancelled);
+	cr_assert_eq(ar.code, 137);
+	cr_assert_lt(mono_ms() - t0, 1500);
+	agent_host_disconnect(&a); /* the agent exits */
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	capture_free(out);
+	capture_free(err);
+	tu_rmtree(dir);
+	free(dir);
 }
