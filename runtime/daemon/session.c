@@ -10,6 +10,7 @@
 #include "runtime/daemon/daemon.h"
 #include "backends/backend.h"
 #include "backends/daytona/daytona.h"
+#include "backends/docker/docker.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
 
@@ -208,9 +209,12 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 	}
 	if (docker) {
 		/*
-		 * One container for the session's life. Its commands run as the session's owner
-		 * (the caller, or nobody for root's temporary session), never as root or the
-		 * profile's user: dockerd acts with root's power, the caller must not.
+		 * One container for the session's life, of the directory opened above as the
+		 * caller (s->dirfd: the backend checks that the container has that one, not
+		 * whatever the path names when dockerd resolves it). Its commands run as the
+		 * session's owner (the caller, or nobody for root's temporary session), never as
+		 * the profile's user unless the caller is root: dockerd acts with root's power,
+		 * the caller must not.
 		 */
 		char user[32];
 		bool keep_user = c->uid == 0 && prof->docker_user;
@@ -227,7 +231,7 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 			return cordon_err(e, ENOMEM, "out of memory");
 		}
 		s->ops = &backend_docker;
-		if (backend_docker.open(prof, s->workdir, &s->handle, e) < 0) {
+		if (docker_open_at(prof, s->workdir, s->dirfd, &s->handle, e) < 0) {
 			cordon_profile_free(prof);
 			session_free(s);
 			*status = 500;

@@ -83,6 +83,10 @@ case $out in
 0*workspace*) case $out in *.cordon*) ko "no usable agent binary: the exec API" "$out" ;; *) ok "no usable agent binary: the exec API" ;; esac ;;
 *) ko "no usable agent binary: the exec API" "$out" ;;
 esac
+# A static binary that is not an agent (busybox: no such applet) exits at once, and with it
+# the container: it is created again without the agent.
+out=$(CORDON_DOCKER_AGENT=/bin/busybox run -- 'echo $PPID' 2>&1)
+check "an agent that exits at once: the exec API" "0" "$out"
 printf '[docker]\nagent = false\n' >/tmp/cordon-test-noagent.conf
 out=$(run -p /tmp/cordon-test-noagent.conf -- 'echo $PPID' 2>&1)
 rm -f /tmp/cordon-test-noagent.conf

@@ -7,15 +7,21 @@
 #define _GNU_SOURCE
 #include "backends/backend.h"
 #include "backends/docker/agent.h"
+#include "backends/docker/docker.h"
+#include "backends/http.h"
 #include "runtime/capture.h"
 #include "tests/lib/testutil.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,7 +31,8 @@ static struct cordon_profile *prof;
 static char *wd;
 static void *h;
 
-static void setup(void)
+/* The profile and a root-owned workdir (0700), without a container. */
+static void setup_profile(void)
 {
 	cordon_error e;
 	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
@@ -39,12 +46,21 @@ static void setup(void)
 	prof->timeout_text = strdup("1");
 	prof->timeout = 1;
 	wd = tu_tmpdir();
+}
+
+static void setup(void)
+{
+	cordon_error e;
+
+	setup_profile();
 	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
 }
 
 static void teardown(void)
 {
+	docker_test_before_start = NULL;
 	backend_docker.close(h);
+	h = NULL;
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(prof);
@@ -383,6 +399,191 @@ Test(agent, killing_the_agent_ends_the_container)
 		cr_assert_null(strstr(r.output, "never-printed"));
 		cordon_result_free(&r);
 	}
+}
+
+/* ---- the workdir the container gets, and who runs in it ---- */
+
+/* Containers labelled cordon.session, as dockerd lists them. */
+static int count_containers(void)
+{
+	struct http_response r = { 0 };
+	char *sock = NULL;
+	cordon_error e;
+	json_t *j;
+	int n;
+
+	cr_assert_eq(docker_socket_path(&sock, &e), 0, "%s", e.msg);
+	cr_assert_eq(http_request(sock, "GET",
+				  "/containers/json?all=1&filters="
+				  "%7B%22label%22%3A%5B%22cordon.session%22%5D%7D",
+				  NULL, NULL, 0, 10000, &r, &e),
+		     0, "%s", e.msg);
+	cr_assert_eq(r.status, 200);
+	j = json_loadb(r.body, r.body_len, 0, NULL);
+	n = json_is_array(j) ? (int)json_array_size(j) : -1;
+	json_decref(j);
+	http_response_free(&r);
+	free(sock);
+	return n;
+}
+
+/*
+ * The caller's race, made deterministic: the hook runs just before dockerd starts the
+ * container (and resolves the workdir's path again), and exchanges the workdir with another
+ * directory (renameat2 RENAME_EXCHANGE), once.
+ */
+static char swap_a[4096], swap_b[4096];
+
+static void exchange(void)
+{
+	docker_test_before_start = NULL;
+	cr_assert_eq(renameat2(AT_FDCWD, swap_a, AT_FDCWD, swap_b, RENAME_EXCHANGE), 0, "%s",
+		     strerror(errno));
+}
+
+static void swap_at_start(const char *a, const char *b)
+{
+	snprintf(swap_a, sizeof(swap_a), "%s", a);
+	snprintf(swap_b, sizeof(swap_b), "%s", b);
+	docker_test_before_start = exchange;
+}
+
+/* dir/name, made with mode and owner; dir's own mode 0700 keeps it from other users. */
+static void make_dir(char *buf, size_t n, const char *dir, const char *name, mode_t mode, uid_t uid,
+		     gid_t gid)
+{
+	snprintf(buf, n, "%s/%s", dir, name);
+	cr_assert_eq(mkdir(buf, mode), 0, "%s: %s", buf, strerror(errno));
+	cr_assert_eq(chown(buf, uid, gid), 0);
+	cr_assert_eq(chmod(buf, mode), 0);
+}
+
+/* Each test opens its own container, after arranging its workdir. */
+TestSuite(docker_wd, .init = setup_profile, .fini = teardown, .timeout = 60);
+
+/*
+ * A caller's workdir exchanged, between the check and the start, with a directory it cannot
+ * reach (under root's 0700 one): the container would have that directory read-write. The
+ * open fails with one line, and no container is left.
+ */
+Test(docker_wd, a_workdir_swapped_before_the_start_is_refused)
+{
+	char *hidden = tu_tmpdir(), victim[4096];
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers(), rc;
+
+	make_dir(victim, sizeof(victim), hidden, "victim", 0755, 0, 0);
+	tu_write_file(victim, "secret", "root's");
+	cr_assert_eq(chown(wd, 1000, 1000), 0);
+	swap_at_start(wd, victim);
+	rc = backend_docker.open(prof, wd, &h, &e);
+	if (rc == 0) {
+		run("cat secret", &r);
+		cr_assert_fail("the container has the directory swapped in: cat secret: %s",
+			       r.output);
+	}
+	cr_assert_not_null(strstr(e.msg, "docker: workdir '"), "%s", e.msg);
+	cr_assert_not_null(strstr(e.msg, "' was replaced while the container started: its "
+					 "/workspace is another directory (the container is "
+					 "removed)"),
+			   "%s", e.msg);
+	cr_assert_null(strchr(e.msg, '\n'));
+	cr_assert_eq(count_containers(), before, "a container was left");
+	tu_rmtree(hidden);
+	free(hidden);
+}
+
+/*
+ * Root's run in a root-owned workdir exchanged, before the start, with a user's directory:
+ * the user was decided from the first (root's: nobody), the container would get the user's.
+ * Before the fix, the container ran as root in the user's directory.
+ */
+Test(docker_wd, a_root_workdir_swapped_for_a_users_is_refused)
+{
+	char *hidden = tu_tmpdir(), users[4096];
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers(), rc;
+
+	make_dir(users, sizeof(users), hidden, "users", 0755, 1000, 1000);
+	cr_assert_eq(chmod(wd, 0755), 0);
+	swap_at_start(wd, users);
+	rc = backend_docker.open(prof, wd, &h, &e);
+	if (rc == 0) {
+		run("id -u; touch made; ls -ln made", &r);
+		cr_assert_fail("the container has the user's directory: %s", r.output);
+	}
+	cr_assert_not_null(strstr(e.msg, "was replaced while the container started"), "%s", e.msg);
+	cr_assert_eq(count_containers(), before, "a container was left");
+	tu_rmtree(hidden);
+	free(hidden);
+}
+
+/*
+ * cordond's way (docker_open_at): the directory is the fd it opened as the client, whatever
+ * the path names by the time dockerd resolves it; here the path names another one from the
+ * start.
+ */
+Test(docker_wd, open_at_requires_the_fds_directory)
+{
+	char *other = tu_tmpdir();
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers(), fd, rc;
+
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	cr_assert_eq(chown(other, 65534, 65534), 0);
+	fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	rc = docker_open_at(prof, other, fd, &h, &e);
+	if (rc == 0) {
+		run("touch made-in-other; echo ran", &r);
+		cr_assert_fail("the path's directory was mounted, not the fd's: %s", r.output);
+	}
+	cr_assert_not_null(strstr(e.msg, "was replaced while the container started"), "%s", e.msg);
+	cr_assert_eq(count_containers(), before, "a container was left");
+	/* The fd's own path: that one is mounted. */
+	cr_assert_eq(docker_open_at(prof, wd, fd, &h, &e), 0, "%s", e.msg);
+	run("touch made; echo ran", &r);
+	cr_assert_str_eq(r.output, "ran");
+	cordon_result_free(&r);
+	close(fd);
+	tu_rmtree(other);
+	free(other);
+}
+
+/*
+ * A timed-out command stops its agent: the container is restarted, and the hook exchanges the
+ * workdir just before that start. The container is removed, this exec and the next fail.
+ */
+Test(agent, a_workdir_swapped_before_a_restart_ends_the_container)
+{
+	char *hidden = tu_tmpdir(), victim[4096];
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers();
+
+	make_dir(victim, sizeof(victim), hidden, "victim", 0755, 0, 0);
+	tu_write_file(victim, "secret", "root's");
+	swap_at_start(wd, victim);
+	if (try_run("kill -STOP $PPID; sleep 30", &r, &e) == 0) {
+		cordon_result_free(&r);
+		prof->timeout = 10;
+		run("cat secret", &r);
+		cr_assert_fail("the restarted container has the directory swapped in: %s",
+			       r.output);
+	}
+	cr_assert_not_null(strstr(e.msg, "was replaced while the container restarted: its "
+					 "/workspace is another directory (the container is "
+					 "removed)"),
+			   "%s", e.msg);
+	cr_assert_neq(try_run("cat secret", &r, &e), 0);
+	cr_assert_not_null(strstr(e.msg, "was replaced while the container restarted"), "%s",
+			   e.msg);
+	cr_assert_eq(count_containers(), before - 1, "the container was left");
+	tu_rmtree(hidden);
+	free(hidden);
 }
 
 /* ---- the agent in this process, no container (run once) ---- */
