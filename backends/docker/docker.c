@@ -44,6 +44,8 @@
 #define KILL_WAIT_MS 2000
 /* How long the agent may take to connect once its container started (it takes a few ms). */
 #define AGENT_CONNECT_MS 3000
+/* The kernel's overflow id, Debian's nobody/nogroup: who runs in a root-owned workdir. */
+#define NOBODY 65534
 
 void (*docker_test_before_start)(void);
 
@@ -60,6 +62,9 @@ struct docker {
 	char *workdir;
 	int wd_fd;
 	struct stat wd_st;
+	/* The commands run as nobody because the workdir is root's: cordon's own temp one is
+	 * then made nobody's at the first exec (as the local backend does). */
+	bool chown_temp;
 	/* The container had another directory than the workdir: reported, never retried. */
 	bool replaced;
 	/* A restart mounted another directory: the container is gone, every exec fails with
@@ -489,7 +494,7 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 			    cordon_error *e)
 {
 	struct http_response r = { 0 };
-	char session[33], owner[64], name[48], user[32] = "", mdir[4096];
+	char session[33], owner[64], name[48], user[32], mdir[4096];
 	_cleanup_free_ char *path = NULL;
 	json_t *body = NULL, *j = NULL;
 	int rc = -1;
@@ -499,19 +504,30 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 		(void)snprintf(owner, sizeof(owner), "%d:0", (int)getpid());
 	(void)snprintf(name, sizeof(name), "cordon-%.16s", session);
 	/*
-	 * Without [docker] user, commands run as the workdir's owner: a root process in the
-	 * container could otherwise leave root-owned setuid files in a user's directory (it needs
-	 * no capability to chmod its own file), which that user could then run on the host. The
-	 * owner is the held directory's (open_workdir), the one check_workdir() requires the
-	 * container to have: a path stat()ed here could be another directory than dockerd mounts.
+	 * Who the commands run as, without [docker] user: never uid 0. A root process in the
+	 * container needs no capability to chmod u+s a file it owns, so as root it would leave
+	 * setuid-root programs in the workdir for any host user who reaches it (a root-owned
+	 * group would make setgid-root ones). So: the workdir's owner (what the command makes is
+	 * the owner's), and in a root-owned workdir nobody (65534), as the local backend does;
+	 * there the command can write only what is writable for everyone (docs/docker.md,
+	 * "Which user"). The owner is the held directory's (open_workdir), the one
+	 * check_workdir() requires the container to have: a path stat()ed here could be
+	 * another directory than the one dockerd mounts.
 	 */
-	if (!p->docker_user && d->wd_st.st_uid != 0)
+	d->chown_temp = false;
+	if (p->docker_user) {
+		user[0] = '\0'; /* as given: an admin's choice (docs/docker.md) */
+	} else if (d->wd_st.st_uid != 0) {
 		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)d->wd_st.st_uid,
-			       (unsigned)d->wd_st.st_gid);
+			       (unsigned)(d->wd_st.st_gid != 0 ? d->wd_st.st_gid : NOBODY));
+	} else {
+		(void)snprintf(user, sizeof(user), "%u:%u", NOBODY, NOBODY);
+		d->chown_temp = true;
+	}
 	if (agent_exe && !agent_host_mount_dir(&d->agent, mdir, sizeof(mdir)))
 		agent_exe = NULL;
 	body = create_body(p, d->workdir, d->workdir_in, session, owner,
-			   p->docker_user ? p->docker_user : (user[0] ? user : NULL), agent_exe,
+			   p->docker_user ? p->docker_user : user, agent_exe,
 			   agent_exe ? mdir : NULL, d->agent.dir);
 	if (!body || asprintf(&path, "/containers/create?name=%s", name) < 0) {
 		path = NULL;
@@ -997,6 +1013,16 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	if (__atomic_load_n(&d->broken, __ATOMIC_ACQUIRE)) {
 		*e = d->broken_e;
 		return -1;
+	}
+	/*
+	 * cordon's own temp workdir, root's (mkdtemp as root): the commands run as nobody there
+	 * (create_container), so it is made nobody's, as the local backend does. Only that one:
+	 * the directory held, under the name this run was given.
+	 */
+	if (x->workdir_is_temp && d->chown_temp && x->workdir && !strcmp(x->workdir, d->workdir)) {
+		if (fchownat(d->wd_fd, "", NOBODY, NOBODY, AT_EMPTY_PATH) < 0)
+			return cordon_err(e, errno, "docker: chown temp workdir '%s'", d->workdir);
+		d->chown_temp = false;
 	}
 	s.deadline = t0 + p->timeout * 1e3;
 	backend_random_hex(nonce, 16);

@@ -53,6 +53,11 @@ static void setup(void)
 	cordon_error e;
 
 	setup_profile();
+	/*
+	 * A root-owned workdir runs its commands as nobody, who could not enter this one (0700):
+	 * the workdir is nobody's, as cordon makes its own temp workdirs for the Docker backend.
+	 */
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
 	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
 }
 
@@ -66,8 +71,9 @@ static void teardown(void)
 	cordon_profile_free(prof);
 }
 
-/* cmd through the backend: exec's own return (0, or -1 with *e). */
-static int try_run(const char *cmd, struct cordon_result *r, cordon_error *e)
+/* cmd through the backend: exec's own return (0, or -1 with *e). temp: the workdir is
+ * cordon's own temp workdir (as cordon_run says when no workdir was given). */
+static int try_run_in(const char *cmd, bool temp, struct cordon_result *r, cordon_error *e)
 {
 	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
 	char *envp[] = { "PATH=/bin:/usr/bin", NULL };
@@ -75,11 +81,17 @@ static int try_run(const char *cmd, struct cordon_result *r, cordon_error *e)
 				 .envp = envp,
 				 .workdir = wd,
 				 .workdir_fd = -1,
+				 .workdir_is_temp = temp,
 				 .profile = prof,
 				 .stdin_fd = -1 };
 
 	*r = (struct cordon_result){ 0 };
 	return backend_docker.exec(h, &x, r, e);
+}
+
+static int try_run(const char *cmd, struct cordon_result *r, cordon_error *e)
+{
+	return try_run_in(cmd, false, r, e);
 }
 
 static void run(const char *cmd, struct cordon_result *r)
@@ -551,6 +563,87 @@ Test(docker_wd, open_at_requires_the_fds_directory)
 	close(fd);
 	tu_rmtree(other);
 	free(other);
+}
+
+/*
+ * A root-owned workdir: its commands run as nobody, never root (who needs no capability to
+ * chmod u+s its own files): what they make is nobody's, no setuid-root file can appear.
+ */
+Test(docker_wd, a_root_owned_workdir_runs_as_nobody)
+{
+	struct cordon_result r;
+	cordon_error e;
+	struct stat st;
+	char path[4096];
+
+	cr_assert_eq(chmod(wd, 0777), 0); /* root's, writable by everyone */
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("id -u; id -g; cp /bin/busybox su; chmod 4755 su; ls -l su | cut -c1-10", &r);
+	cr_assert_str_eq(r.output, "65534\n65534\n-rwsr-xr-x", "%s", r.output);
+	cordon_result_free(&r);
+	snprintf(path, sizeof(path), "%s/su", wd);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_uid, 65534, "a setuid file of uid %u", (unsigned)st.st_uid);
+}
+
+/* The trade-off (docs/docker.md, "Which user"): where nobody may not write, nothing is
+ * written. */
+Test(docker_wd, a_root_owned_workdir_nobody_cannot_write_stays_unwritten)
+{
+	struct cordon_result r;
+	cordon_error e;
+	char path[4096];
+
+	cr_assert_eq(chmod(wd, 0755), 0);
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("touch x", &r);
+	cr_assert_eq(r.exit_code, 1, "%s", r.output);
+	cordon_result_free(&r);
+	snprintf(path, sizeof(path), "%s/x", wd);
+	cr_assert_neq(access(path, F_OK), 0);
+}
+
+/* [docker] user set explicitly is used as given: root, if the admin says so. */
+Test(docker_wd, an_explicit_user_is_used_as_given)
+{
+	struct cordon_result r;
+	cordon_error e;
+
+	prof->docker_user = strdup("0:0");
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("id -u", &r);
+	cr_assert_str_eq(r.output, "0");
+	cordon_result_free(&r);
+}
+
+/* A user's workdir whose group is root's: the user, with group nogroup (a setgid file of
+ * group root would be the same hole as a setuid-root one). */
+Test(docker_wd, a_users_workdir_of_group_root_runs_as_nogroup)
+{
+	struct cordon_result r;
+	cordon_error e;
+
+	cr_assert_eq(chown(wd, 1000, 0), 0);
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("id -u; id -g", &r);
+	cr_assert_str_eq(r.output, "1000\n65534");
+	cordon_result_free(&r);
+}
+
+/* cordon's own temp workdir (root's, 0700, as mkdtemp makes it) is made nobody's, so that
+ * its commands can use it. */
+Test(docker_wd, cordons_temp_workdir_is_made_nobodys)
+{
+	struct cordon_result r;
+	cordon_error e;
+	struct stat st;
+
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(try_run_in("id -u; touch made && echo wrote", true, &r, &e), 0, "%s", e.msg);
+	cr_assert_str_eq(r.output, "65534\nwrote");
+	cordon_result_free(&r);
+	cr_assert_eq(stat(wd, &st), 0);
+	cr_assert_eq(st.st_uid, 65534);
 }
 
 /*
