@@ -53,6 +53,7 @@ struct docker {
 	char *sock;
 	char api[16]; /* "/v1.41" */
 	char *id;     /* the container */
+	char *name;   /* its name, cordon-<session> */
 	char *workdir_in;
 	/*
 	 * The workdir that must be the container's: the path is only what dockerd is given, the
@@ -299,20 +300,22 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 	return body;
 }
 
-static int remove_container(const char *sock, const char *api, const char *id)
+/* DELETE the container (gone already is fine). -1 with *e when it may still be there. */
+static int remove_container(const char *sock, const char *api, const char *id, cordon_error *e)
 {
 	struct http_response r = { 0 };
 	_cleanup_free_ char *path = NULL;
-	cordon_error e;
 	int rc;
 
 	if (asprintf(&path, "%s/containers/%s?force=1&v=1", api, id) < 0) {
 		path = NULL;
-		return -1;
+		return cordon_err(e, ENOMEM, "out of memory");
 	}
-	rc = http_request(sock, "DELETE", path, NULL, NULL, 0, CALL_TIMEOUT_MS, &r, &e);
-	if (rc == 0 && r.status / 100 != 2 && r.status != 404)
-		rc = -1;
+	rc = http_request(sock, "DELETE", path, NULL, NULL, 0, CALL_TIMEOUT_MS, &r, e);
+	if (rc < 0)
+		conn_error(sock, e);
+	else if (r.status / 100 != 2 && r.status != 404)
+		rc = api_error("remove container", &r, e);
 	http_response_free(&r);
 	return rc;
 }
@@ -323,6 +326,7 @@ static void docker_free(struct docker *d)
 		return;
 	free(d->sock);
 	free(d->id);
+	free(d->name);
 	free(d->workdir_in);
 	free(d->workdir);
 	if (d->wd_fd >= 0)
@@ -335,11 +339,23 @@ static void docker_free(struct docker *d)
 static void docker_close(void *h)
 {
 	struct docker *d = h;
+	cordon_error e;
 
 	if (d)
 		agent_host_disconnect(&d->agent);
-	if (d && d->id)
-		(void)remove_container(d->sock, d->api, d->id);
+	/*
+	 * close() cannot fail, but a container left behind (dockerd gone or failing) must not go
+	 * unnoticed: one line says which, and what removes it (gc takes a container whose owner,
+	 * this process, is gone; cordond does at its next start).
+	 */
+	if (d && d->id && remove_container(d->sock, d->api, d->id, &e) < 0) {
+		char buf[320];
+
+		fprintf(stderr,
+			"cordon: warning: container %s (%.12s) was not removed (%s); 'cordon gc "
+			"--backend docker' removes it once this process has exited\n",
+			d->name ? d->name : "?", d->id, cordon_err_str(&e, buf, sizeof(buf)));
+	}
 	docker_free(d); /* and the agent's directory, once its container is gone */
 }
 
@@ -556,8 +572,10 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 		cordon_err(e, 0, "docker: create container: no Id in the answer");
 		goto out;
 	}
+	free(d->name);
 	d->id = strdup(json_string_value(json_object_get(j, "Id")));
-	rc = d->id ? 0 : cordon_err(e, ENOMEM, "out of memory");
+	d->name = strdup(name);
+	rc = d->id && d->name ? 0 : cordon_err(e, ENOMEM, "out of memory");
 out:
 	json_decref(j);
 	json_decref(body);
@@ -629,8 +647,13 @@ int docker_open_at(const struct cordon_profile *p, const char *workdir, int dirf
 		 * API then runs the commands. A failure that is not the agent's (a missing
 		 * image) fails again, with its own message.
 		 */
-		if (d->id)
-			(void)remove_container(d->sock, d->api, d->id);
+		if (d->id) {
+			cordon_error e2;
+
+			/* docker_close tries again, and says so when it cannot either. */
+			if (remove_container(d->sock, d->api, d->id, &e2) < 0)
+				goto out;
+		}
 		free(d->id);
 		d->id = NULL;
 		agent_host_free(&d->agent);
@@ -783,9 +806,11 @@ static void restart_container(struct docker *d, bool holding)
 		 */
 		pid = init_pid(d);
 		if (check_workdir(d, pid, "restarted", &e) != 0) {
+			cordon_error e2;
+
 			d->broken_e = e;
 			__atomic_store_n(&d->broken, true, __ATOMIC_RELEASE);
-			(void)remove_container(d->sock, d->api, d->id);
+			(void)remove_container(d->sock, d->api, d->id, &e2);
 		} else {
 			if (agent && d->agent.lfd >= 0)
 				(void)agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, &e);
@@ -1104,6 +1129,7 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 		const char *own = json_string_value(json_object_get(labels, "cordon.owner"));
 		const char *adir = json_string_value(json_object_get(labels, "cordon.agent_dir"));
 		char now[64];
+		cordon_error e2;
 		int pid = 0;
 
 		if (!id)
@@ -1112,7 +1138,7 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 		if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
 		    backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
 			continue;
-		if (remove_container(d.sock, d.api, id) == 0) {
+		if (remove_container(d.sock, d.api, id, &e2) == 0) {
 			(*ret_removed)++;
 			if (adir)
 				agent_host_remove_dir(adir);

@@ -230,6 +230,21 @@ out=$(run -- 'id -u; touch x && echo wrote' 2>&1)
 check "cordon's temp workdir as root: made nobody's" "65534
 wrote" "$out"
 
+# dockerd unreachable when the container is to be removed (DOCKER_HOST is a symlink to its
+# socket in the workdir, which the command removes): one warning line, and gc removes it.
+wd=$(mktemp -d /tmp/cordon-test-dwd.XXXXXX)
+chown 1000:1000 "$wd"
+ln -s "$CORDON_DOCKER_SOCK" "$wd/docker.sock"
+err=$(DOCKER_HOST="unix://$wd/docker.sock" run --workdir "$wd" -- 'rm docker.sock' 2>&1 >/dev/null); rc=$?
+case $err in
+"cordon: warning: container cordon-"*" was not removed (docker: no Docker daemon at $wd/docker.sock (No such file or directory): is dockerd running?); 'cordon gc --backend docker' removes it once this process has exited")
+	check "a container that cannot be removed: one warning line" "1|0" "$(wc -l <<<"$err")|$rc" ;;
+*) ko "a container that cannot be removed: one warning line" "$err" ;;
+esac
+out=$("$CORDON" gc --backend docker 2>&1)
+check "... and cordon gc --backend docker removes it" "removed 1 orphaned container(s)|$before" "$out|$(leftovers)"
+rm -rf "$wd"
+
 # cordond: a docker session keeps one container for its runs; files API; DELETE removes it.
 dd=$(mktemp -d /tmp/cordon-test-dd.XXXXXX)
 "$B/cordond" --socket "$dd/s" --group root 2>"$dd/log" &

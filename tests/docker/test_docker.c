@@ -647,6 +647,73 @@ Test(docker_wd, cordons_temp_workdir_is_made_nobodys)
 }
 
 /*
+ * dockerd gone when the container is removed (here: DOCKER_HOST is a symlink to its socket,
+ * removed before close): one warning line names the container and what removes it.
+ */
+Test(docker_wd, close_warns_about_a_container_it_could_not_remove)
+{
+	char *dir = tu_tmpdir(), *sock = NULL, link[4096], host[4200], errf[4096], buf[1024] = "";
+	const char *old = getenv("DOCKER_HOST");
+	char *saved_host = old ? strdup(old) : NULL;
+	struct http_response hr = { 0 };
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers(), fd, saved;
+	ssize_t n;
+	char name[64], *p, del[128];
+
+	cr_assert_eq(docker_socket_path(&sock, &e), 0, "%s", e.msg);
+	snprintf(link, sizeof(link), "%s/docker.sock", dir);
+	cr_assert_eq(symlink(sock, link), 0);
+	snprintf(host, sizeof(host), "unix://%s", link);
+	setenv("DOCKER_HOST", host, 1);
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("echo hi", &r);
+	cordon_result_free(&r);
+	cr_assert_eq(unlink(link), 0);
+
+	snprintf(errf, sizeof(errf), "%s/stderr", dir);
+	fd = open(errf, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	backend_docker.close(h);
+	h = NULL;
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (saved_host)
+		setenv("DOCKER_HOST", saved_host, 1);
+	else
+		unsetenv("DOCKER_HOST");
+	buf[n > 0 ? n : 0] = '\0';
+
+	/* Remove it here, by the name the line gives. */
+	p = strstr(buf, "container cordon-");
+	if (p && sscanf(p, "container %63s", name) == 1) {
+		snprintf(del, sizeof(del), "/containers/%s?force=1&v=1", name);
+		cr_assert_eq(http_request(sock, "DELETE", del, NULL, NULL, 0, 30000, &hr, &e), 0);
+		http_response_free(&hr);
+	}
+	cr_assert_not_null(p, "no warning: [%s]", buf);
+	cr_assert_not_null(strstr(buf, "cordon: warning: container cordon-"), "%s", buf);
+	cr_assert_not_null(strstr(buf, "was not removed (docker: no Docker daemon at "), "%s", buf);
+	cr_assert_not_null(strstr(buf, "; 'cordon gc --backend docker' removes it once this "
+				       "process has exited\n"),
+			   "%s", buf);
+	cr_assert_eq(strchr(buf, '\n') - buf, (long)strlen(buf) - 1, "not one line: %s", buf);
+	cr_assert_eq(count_containers(), before);
+	free(saved_host);
+	free(sock);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/*
  * A timed-out command stops its agent: the container is restarted, and the hook exchanges the
  * workdir just before that start. The container is removed, this exec and the next fail.
  */
