@@ -108,10 +108,15 @@ static bool has_nonce(long pid)
 	return false;
 }
 
+void (*agent_test_child_hook)(void);
+
 /*
- * Kill the command: its process group, then every process that still carries its nonce (what
- * left the group with setsid), then the group again (what forked meanwhile). An escapee that
- * both left the group and dropped the nonce survives: docs/docker.md says so.
+ * Kill the command: the child itself, its process group, then every process that still
+ * carries its nonce (what left the group with setsid), then the group again (what forked
+ * meanwhile). The child first: a kill that comes before it has called setsid() finds no
+ * group -child yet, nor the nonce in its environment (that is set by the exec), and the
+ * command would go on; its pid cannot be another process's while we have not reaped it. An
+ * escapee that both left the group and dropped the nonce survives: docs/docker.md says so.
  */
 static void kill_command(void)
 {
@@ -121,6 +126,7 @@ static void kill_command(void)
 
 	if (child <= 0)
 		return;
+	(void)kill(child, SIGKILL);
 	(void)kill(-child, SIGKILL);
 	d = opendir("/proc");
 	while (d && (de = readdir(d))) {
@@ -171,6 +177,8 @@ start_child(int out, int err, const char *cwd, char **argv, char **envp)
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (agent_test_child_hook)
+		agent_test_child_hook();
 	(void)setsid();
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)

@@ -22,8 +22,8 @@
  *   cordon -> agent: struct agent_msg { AGENT_RUN, len } + len bytes: "nonce\0cwd\0" then
  *       argc NUL-terminated argv strings, then envc environment strings ("argc\0envc\0" in
  *       decimal come first); SCM_RIGHTS with the header: the stdout and stderr pipes.
- *   cordon -> agent: { AGENT_KILL, 0 }: kill the running command's process group and every
- *       process whose environment holds its nonce (setsid escapees).
+ *   cordon -> agent: { AGENT_KILL, 0 }: kill the running command's process, its process
+ *       group and every process whose environment holds its nonce (setsid escapees).
  *   agent -> cordon: { AGENT_EXITED, wait status } when the command's process exits, or
  *       { AGENT_FAILED, errno } when it could not be started (fork failed).
  */
@@ -123,3 +123,5 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e);
 /* `cordon __docker-agent SOCKET`: the agent's main, given argv from "__docker-agent" on
  * (runtime/cli/main.c). When it cannot connect it waits forever, as `sleep infinity` did. */
 int docker_agent_main(int argc, char **argv);
+/* Tests only: called in the command's child after fork, before setsid(); NULL in cordon. */
+extern void (*agent_test_child_hook)(void);

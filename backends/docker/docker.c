@@ -15,7 +15,9 @@
 #include "runtime/cleanup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,12 +44,34 @@
 #define KILL_WAIT_MS 2000
 /* How long the agent may take to connect once its container started (it takes a few ms). */
 #define AGENT_CONNECT_MS 3000
+/* The kernel's overflow id, Debian's nobody/nogroup: who runs in a root-owned workdir. */
+#define NOBODY 65534
+
+void (*docker_test_before_start)(void);
 
 struct docker {
 	char *sock;
 	char api[16]; /* "/v1.41" */
 	char *id;     /* the container */
+	char *name;   /* its name, cordon-<session> */
 	char *workdir_in;
+	/*
+	 * The workdir that must be the container's: the path is only what dockerd is given, the
+	 * fd (O_PATH) is the directory that was checked, held for the container's life so that
+	 * its inode cannot be freed and reused; wd_st is its identity (check_workdir).
+	 */
+	char *workdir;
+	int wd_fd;
+	struct stat wd_st;
+	/* The commands run as nobody because the workdir is root's: cordon's own temp one is
+	 * then made nobody's at the first exec (as the local backend does). */
+	bool chown_temp;
+	/* The container had another directory than the workdir: reported, never retried. */
+	bool replaced;
+	/* A restart mounted another directory: the container is gone, every exec fails with
+	 * broken_e (set before broken, read after it). */
+	bool broken;
+	cordon_error broken_e;
 	struct docker_cg *cg;	 /* its cgroup, for the usage fields; NULL: not visible here */
 	struct agent_host agent; /* the in-container agent (agent.h), when it connected */
 };
@@ -275,20 +300,22 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 	return body;
 }
 
-static int remove_container(const char *sock, const char *api, const char *id)
+/* DELETE the container (gone already is fine). -1 with *e when it may still be there. */
+static int remove_container(const char *sock, const char *api, const char *id, cordon_error *e)
 {
 	struct http_response r = { 0 };
 	_cleanup_free_ char *path = NULL;
-	cordon_error e;
 	int rc;
 
 	if (asprintf(&path, "%s/containers/%s?force=1&v=1", api, id) < 0) {
 		path = NULL;
-		return -1;
+		return cordon_err(e, ENOMEM, "out of memory");
 	}
-	rc = http_request(sock, "DELETE", path, NULL, NULL, 0, CALL_TIMEOUT_MS, &r, &e);
-	if (rc == 0 && r.status / 100 != 2 && r.status != 404)
-		rc = -1;
+	rc = http_request(sock, "DELETE", path, NULL, NULL, 0, CALL_TIMEOUT_MS, &r, e);
+	if (rc < 0)
+		conn_error(sock, e);
+	else if (r.status / 100 != 2 && r.status != 404)
+		rc = api_error("remove container", &r, e);
 	http_response_free(&r);
 	return rc;
 }
@@ -299,7 +326,11 @@ static void docker_free(struct docker *d)
 		return;
 	free(d->sock);
 	free(d->id);
+	free(d->name);
 	free(d->workdir_in);
+	free(d->workdir);
+	if (d->wd_fd >= 0)
+		(void)close(d->wd_fd);
 	docker_cg_free(d->cg);
 	agent_host_free(&d->agent);
 	free(d);
@@ -308,11 +339,23 @@ static void docker_free(struct docker *d)
 static void docker_close(void *h)
 {
 	struct docker *d = h;
+	cordon_error e;
 
 	if (d)
 		agent_host_disconnect(&d->agent);
-	if (d && d->id)
-		(void)remove_container(d->sock, d->api, d->id);
+	/*
+	 * close() cannot fail, but a container left behind (dockerd gone or failing) must not go
+	 * unnoticed: one line says which, and what removes it (gc takes a container whose owner,
+	 * this process, is gone; cordond does at its next start).
+	 */
+	if (d && d->id && remove_container(d->sock, d->api, d->id, &e) < 0) {
+		char buf[320];
+
+		fprintf(stderr,
+			"cordon: warning: container %s (%.12s) was not removed (%s); 'cordon gc "
+			"--backend docker' removes it once this process has exited\n",
+			d->name ? d->name : "?", d->id, cordon_err_str(&e, buf, sizeof(buf)));
+	}
 	docker_free(d); /* and the agent's directory, once its container is gone */
 }
 
@@ -322,6 +365,8 @@ static int start_container(struct docker *d, cordon_error *e)
 	_cleanup_free_ char *path = NULL;
 	int rc = 0;
 
+	if (docker_test_before_start)
+		docker_test_before_start();
 	if (asprintf(&path, "/containers/%s/start", d->id) < 0) {
 		path = NULL;
 		return cordon_err(e, ENOMEM, "out of memory");
@@ -334,12 +379,8 @@ static int start_container(struct docker *d, cordon_error *e)
 	return rc;
 }
 
-/*
- * Find the container's cgroup for the usage fields: its init's host pid (State.Pid) leads to
- * it. Best effort: without it (a daemon in another pid or cgroup namespace than ours) the
- * usage fields stay unknown.
- */
-static void locate_cgroup(struct docker *d)
+/* The host pid of the container's init (State.Pid), 0 when it has none or cannot be asked. */
+static pid_t init_pid(struct docker *d)
 {
 	struct http_response r = { 0 };
 	_cleanup_free_ char *path = NULL;
@@ -347,32 +388,131 @@ static void locate_cgroup(struct docker *d)
 	json_t *j = NULL;
 	json_int_t pid;
 
-	docker_cg_free(d->cg);
-	d->cg = NULL;
 	if (asprintf(&path, "/containers/%s/json", d->id) < 0) {
 		path = NULL;
-		return;
+		return 0;
 	}
 	if (call(d, "GET", path, NULL, &r, &e) < 0)
-		return;
+		return 0;
 	if (r.status == 200)
 		j = json_loadb(r.body, r.body_len, 0, NULL);
 	pid = json_integer_value(json_object_get(json_object_get(j, "State"), "Pid"));
-	if (pid > 0 && pid < INT32_MAX)
-		(void)docker_cg_open((pid_t)pid, d->id, &d->cg, &e);
 	json_decref(j);
 	http_response_free(&r);
+	return pid > 0 && pid < INT32_MAX ? (pid_t)pid : 0;
+}
+
+/*
+ * Find the container's cgroup for the usage fields: its init's host pid leads to it. Best
+ * effort: without it (a daemon in another pid or cgroup namespace than ours) the usage fields
+ * stay unknown.
+ */
+static void locate_cgroup(struct docker *d, pid_t pid)
+{
+	cordon_error e;
+
+	docker_cg_free(d->cg);
+	d->cg = NULL;
+	if (pid > 0)
+		(void)docker_cg_open(pid, d->id, &d->cg, &e);
+}
+
+/*
+ * Is the container's workdir the directory cordon checked (d->wd_fd)? dockerd is given only
+ * its path, and resolves it again at every start, following symlinks: a caller who swaps the
+ * path meanwhile (a symlink, or renameat2 RENAME_EXCHANGE of two directories) would otherwise
+ * get any directory of the host mounted read-write, and the user chosen from one directory's
+ * owner would run in another. So after each start, what the container has at workdir_in is
+ * looked at from the inside: the init's /proc/PID/root is the container's root in its own
+ * mount namespace, and workdir_in is resolved in it (RESOLVE_IN_ROOT: the image's symlinks
+ * stay inside). Its (st_dev, st_ino) must be the held directory's; the fd held keeps that
+ * inode from being reused. The pid comes from inspect and is asked again once its /proc
+ * directory is open: still the init then, so that fd is the init's and no recycled pid's.
+ *
+ * Only root can look into another user's process (/proc/PID/root needs ptrace access): as
+ * root (the CLI as root, cordond) a check that cannot be made fails the open. A member of
+ * group docker, not root, can have dockerd mount any directory anyway; there the check is
+ * made when the container's user is its own, and skipped when /proc refuses it.
+ * 1: mismatch (*e says so), -1: could not check (*e), 0: it is the workdir.
+ */
+static int check_workdir(struct docker *d, pid_t pid, const char *when, cordon_error *e)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int proc = -1, root = -1, wd = -1;
+	char path[64];
+	struct stat st;
+
+	if (pid <= 0)
+		return cordon_err(e, 0, "docker: cannot check the container's %s: it has no init",
+				  d->workdir_in);
+	(void)snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	proc = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (proc < 0 || init_pid(d) != pid)
+		return cordon_err(e, proc < 0 ? errno : ESRCH,
+				  "docker: cannot check the container's %s: its init %d",
+				  d->workdir_in, (int)pid);
+	root = openat(proc, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root >= 0)
+		wd = (int)syscall(SYS_openat2, root, d->workdir_in, &how, sizeof(how));
+	if (wd < 0 || fstat(wd, &st) < 0) {
+		if (geteuid() != 0 && (errno == EACCES || errno == EPERM))
+			return 0;
+		return cordon_err(e, errno, "docker: cannot check the container's %s",
+				  d->workdir_in);
+	}
+	if (st.st_dev != d->wd_st.st_dev || st.st_ino != d->wd_st.st_ino) {
+		cordon_err(e, 0,
+			   "docker: workdir '%s' was replaced while the container %s: its %s is "
+			   "another directory (the container is removed)",
+			   d->workdir, when, d->workdir_in);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The workdir to mount, opened once: the directory whose owner decides the user and which
+ * check_workdir() compares the container's with. A caller that opened (and checked) it
+ * passes dirfd (cordond, as the client); else the canonical path is opened here, as root
+ * without following any symlink on the way (the path was resolved already: one there now
+ * was swapped in since, as in backends/local/sandbox.c).
+ */
+static int open_workdir(struct docker *d, const char *workdir, int dirfd, cordon_error *e)
+{
+	if (!(d->workdir = strdup(workdir)))
+		return cordon_err(e, ENOMEM, "out of memory");
+	if (dirfd >= 0) {
+		d->wd_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	} else if (geteuid() == 0) {
+		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+
+		d->wd_fd = (int)syscall(SYS_openat2, AT_FDCWD, workdir, &how, sizeof(how));
+		if (d->wd_fd < 0 && errno == ELOOP)
+			return cordon_err(
+				e, 0,
+				"docker: workdir '%s': a symlink on the way, which cordon as "
+				"root does not follow; give the real path",
+				workdir);
+	} else {
+		d->wd_fd = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (d->wd_fd < 0 || fstat(d->wd_fd, &d->wd_st) < 0)
+		return cordon_err(e, errno, "docker: workdir '%s'", workdir);
+	if (!S_ISDIR(d->wd_st.st_mode))
+		return cordon_err(e, ENOTDIR, "docker: workdir '%s'", workdir);
+	return 0;
 }
 
 /* Create the container (d->id); with agent_exe, the agent is its main process. */
-static int create_container(struct docker *d, const struct cordon_profile *p, const char *workdir,
-			    const char *agent_exe, cordon_error *e)
+static int create_container(struct docker *d, const struct cordon_profile *p, const char *agent_exe,
+			    cordon_error *e)
 {
 	struct http_response r = { 0 };
-	char session[33], owner[64], name[48], user[32] = "", mdir[4096];
+	char session[33], owner[64], name[48], user[32], mdir[4096];
 	_cleanup_free_ char *path = NULL;
 	json_t *body = NULL, *j = NULL;
-	struct stat st;
 	int rc = -1;
 
 	backend_random_hex(session, 16);
@@ -380,17 +520,30 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 		(void)snprintf(owner, sizeof(owner), "%d:0", (int)getpid());
 	(void)snprintf(name, sizeof(name), "cordon-%.16s", session);
 	/*
-	 * Without [docker] user, commands run as the workdir's owner: a root process in the
-	 * container could otherwise leave root-owned setuid files in a user's directory (it needs
-	 * no capability to chmod its own file), which that user could then run on the host.
+	 * Who the commands run as, without [docker] user: never uid 0. A root process in the
+	 * container needs no capability to chmod u+s a file it owns, so as root it would leave
+	 * setuid-root programs in the workdir for any host user who reaches it (a root-owned
+	 * group would make setgid-root ones). So: the workdir's owner (what the command makes is
+	 * the owner's), and in a root-owned workdir nobody (65534), as the local backend does;
+	 * there the command can write only what is writable for everyone (docs/docker.md,
+	 * "Which user"). The owner is the held directory's (open_workdir), the one
+	 * check_workdir() requires the container to have: a path stat()ed here could be
+	 * another directory than the one dockerd mounts.
 	 */
-	if (!p->docker_user && stat(workdir, &st) == 0 && st.st_uid != 0)
-		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)st.st_uid,
-			       (unsigned)st.st_gid);
+	d->chown_temp = false;
+	if (p->docker_user) {
+		user[0] = '\0'; /* as given: an admin's choice (docs/docker.md) */
+	} else if (d->wd_st.st_uid != 0) {
+		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)d->wd_st.st_uid,
+			       (unsigned)(d->wd_st.st_gid != 0 ? d->wd_st.st_gid : NOBODY));
+	} else {
+		(void)snprintf(user, sizeof(user), "%u:%u", NOBODY, NOBODY);
+		d->chown_temp = true;
+	}
 	if (agent_exe && !agent_host_mount_dir(&d->agent, mdir, sizeof(mdir)))
 		agent_exe = NULL;
-	body = create_body(p, workdir, d->workdir_in, session, owner,
-			   p->docker_user ? p->docker_user : (user[0] ? user : NULL), agent_exe,
+	body = create_body(p, d->workdir, d->workdir_in, session, owner,
+			   p->docker_user ? p->docker_user : user, agent_exe,
 			   agent_exe ? mdir : NULL, d->agent.dir);
 	if (!body || asprintf(&path, "/containers/create?name=%s", name) < 0) {
 		path = NULL;
@@ -419,8 +572,10 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 		cordon_err(e, 0, "docker: create container: no Id in the answer");
 		goto out;
 	}
+	free(d->name);
 	d->id = strdup(json_string_value(json_object_get(j, "Id")));
-	rc = d->id ? 0 : cordon_err(e, ENOMEM, "out of memory");
+	d->name = strdup(name);
+	rc = d->id && d->name ? 0 : cordon_err(e, ENOMEM, "out of memory");
 out:
 	json_decref(j);
 	json_decref(body);
@@ -428,29 +583,52 @@ out:
 	return rc;
 }
 
-/* Create and start the container; with agent_exe, until its agent has connected. */
-static int open_container(struct docker *d, const struct cordon_profile *p, const char *workdir,
-			  const char *agent_exe, cordon_error *e)
+/*
+ * Create and start the container, check that it has the workdir; with agent_exe, until its
+ * agent has connected. *ret_pid: its init.
+ */
+static int open_container(struct docker *d, const struct cordon_profile *p, const char *agent_exe,
+			  pid_t *ret_pid, cordon_error *e)
 {
+	pid_t pid;
+	int r;
+
 	if (agent_exe && agent_host_listen(&d->agent, e) < 0)
 		return -1;
-	if (create_container(d, p, workdir, agent_exe, e) < 0 || start_container(d, e) < 0)
+	if (create_container(d, p, agent_exe, e) < 0 || start_container(d, e) < 0)
 		return -1;
+	/*
+	 * Before the agent is accepted: nothing may run in a container that has another
+	 * directory; docker_open removes it. A check that could not be made (a container whose
+	 * agent exited at once has no init left to look into) may be made again, without the
+	 * agent.
+	 */
+	pid = init_pid(d);
+	r = check_workdir(d, pid, "started", e);
+	if (r != 0) {
+		d->replaced = r > 0;
+		return -1;
+	}
 	if (agent_exe && agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, e) < 0)
 		return -1;
+	*ret_pid = pid;
 	return 0;
 }
 
-static int docker_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
-		       cordon_error *e)
+int docker_open_at(const struct cordon_profile *p, const char *workdir, int dirfd, void **ret_h,
+		   cordon_error *e)
 {
 	struct docker *d = calloc(1, sizeof(*d));
 	_cleanup_free_ char *agent_exe = NULL;
+	pid_t pid = 0;
 	int rc = -1;
 
 	if (!d)
 		return cordon_err(e, ENOMEM, "out of memory");
 	d->agent = (struct agent_host)AGENT_HOST_INIT;
+	d->wd_fd = -1;
+	if (open_workdir(d, workdir, dirfd, e) < 0)
+		goto out;
 	if (docker_socket_path(&d->sock, e) < 0 || negotiate(d->sock, d->api, NULL, e) < 0)
 		goto out;
 	d->workdir_in = strdup(p->docker_workdir ? p->docker_workdir : DEFAULT_WORKDIR);
@@ -460,8 +638,8 @@ static int docker_open(const struct cordon_profile *p, const char *workdir, void
 	}
 	if (p->docker_agent)
 		agent_exe = agent_binary();
-	if (open_container(d, p, workdir, agent_exe, e) < 0) {
-		if (!agent_exe)
+	if (open_container(d, p, agent_exe, &pid, e) < 0) {
+		if (!agent_exe || d->replaced)
 			goto out;
 		/*
 		 * Again without the agent, in case it is what failed (an image of another
@@ -469,20 +647,31 @@ static int docker_open(const struct cordon_profile *p, const char *workdir, void
 		 * API then runs the commands. A failure that is not the agent's (a missing
 		 * image) fails again, with its own message.
 		 */
-		if (d->id)
-			(void)remove_container(d->sock, d->api, d->id);
+		if (d->id) {
+			cordon_error e2;
+
+			/* docker_close tries again, and says so when it cannot either. */
+			if (remove_container(d->sock, d->api, d->id, &e2) < 0)
+				goto out;
+		}
 		free(d->id);
 		d->id = NULL;
 		agent_host_free(&d->agent);
-		if (open_container(d, p, workdir, NULL, e) < 0)
+		if (open_container(d, p, NULL, &pid, e) < 0)
 			goto out;
 	}
-	locate_cgroup(d);
+	locate_cgroup(d, pid);
 	*ret_h = TAKE_PTR(d);
 	rc = 0;
 out:
 	docker_close(d); /* removes a container that was created but could not start */
 	return rc;
+}
+
+static int docker_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
+		       cordon_error *e)
+{
+	return docker_open_at(p, workdir, -1, ret_h, e);
 }
 
 /* Docker's stream framing: [stream u8][0 0 0][len u32 BE] then len bytes, across any chunks. */
@@ -600,6 +789,7 @@ static void restart_container(struct docker *d, bool holding)
 	cordon_error e;
 	bool agent = d->agent.dir &&
 		     (holding || !__atomic_test_and_set(&d->agent.busy, __ATOMIC_ACQUIRE));
+	pid_t pid;
 
 	if (agent) {
 		agent_host_disconnect(&d->agent);
@@ -610,9 +800,22 @@ static void restart_container(struct docker *d, bool holding)
 	    call(d, "POST", path, NULL, &r, &e) == 0)
 		http_response_free(&r);
 	if (start_container(d, &e) == 0) {
-		if (agent && d->agent.lfd >= 0)
-			(void)agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, &e);
-		locate_cgroup(d); /* a new init, and new cgroup directories */
+		/*
+		 * dockerd resolved the workdir's path again: the container must still have the
+		 * same directory (check_workdir), else it goes, and so does every later exec.
+		 */
+		pid = init_pid(d);
+		if (check_workdir(d, pid, "restarted", &e) != 0) {
+			cordon_error e2;
+
+			d->broken_e = e;
+			__atomic_store_n(&d->broken, true, __ATOMIC_RELEASE);
+			(void)remove_container(d->sock, d->api, d->id, &e2);
+		} else {
+			if (agent && d->agent.lfd >= 0)
+				(void)agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, &e);
+			locate_cgroup(d, pid); /* a new init, and new cgroup directories */
+		}
 	}
 	if (agent && !holding)
 		__atomic_clear(&d->agent.busy, __ATOMIC_RELEASE);
@@ -832,6 +1035,20 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 
 	if (x->ret_pending)
 		*x->ret_pending = NULL;
+	if (__atomic_load_n(&d->broken, __ATOMIC_ACQUIRE)) {
+		*e = d->broken_e;
+		return -1;
+	}
+	/*
+	 * cordon's own temp workdir, root's (mkdtemp as root): the commands run as nobody there
+	 * (create_container), so it is made nobody's, as the local backend does. Only that one:
+	 * the directory held, under the name this run was given.
+	 */
+	if (x->workdir_is_temp && d->chown_temp && x->workdir && !strcmp(x->workdir, d->workdir)) {
+		if (fchownat(d->wd_fd, "", NOBODY, NOBODY, AT_EMPTY_PATH) < 0)
+			return cordon_err(e, errno, "docker: chown temp workdir '%s'", d->workdir);
+		d->chown_temp = false;
+	}
 	s.deadline = t0 + p->timeout * 1e3;
 	backend_random_hex(nonce, 16);
 	if (asprintf(&noncevar, "CORDON_EXEC_NONCE=%s", nonce) < 0) {
@@ -853,6 +1070,11 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	ran = agent_exec(d, x, &s, e);
 	if (ran < 0 || (ran > 0 && api_exec(d, x, &s, e) < 0))
 		goto out;
+	/* Its timeout restarted the container, which then had another directory (gone now). */
+	if (__atomic_load_n(&d->broken, __ATOMIC_ACQUIRE)) {
+		*e = d->broken_e;
+		goto out;
+	}
 	capture_end(s.out);
 	capture_end(s.err);
 
@@ -907,6 +1129,7 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 		const char *own = json_string_value(json_object_get(labels, "cordon.owner"));
 		const char *adir = json_string_value(json_object_get(labels, "cordon.agent_dir"));
 		char now[64];
+		cordon_error e2;
 		int pid = 0;
 
 		if (!id)
@@ -915,7 +1138,7 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 		if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
 		    backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
 			continue;
-		if (remove_container(d.sock, d.api, id) == 0) {
+		if (remove_container(d.sock, d.api, id, &e2) == 0) {
 			(*ret_removed)++;
 			if (adir)
 				agent_host_remove_dir(adir);

@@ -10,6 +10,7 @@
 #include "runtime/daemon/daemon.h"
 #include "backends/backend.h"
 #include "backends/daytona/daytona.h"
+#include "backends/docker/docker.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
 
@@ -197,18 +198,21 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 	}
 	if (docker) {
 		/*
-		 * One container for the session's life. Its commands run as the session's owner
-		 * (the caller, or nobody for root's temporary session), never as root or the
-		 * profile's user: dockerd acts with root's power, the caller must not.
+		 * One container for the session's life, of the directory opened above as the
+		 * caller (s->dirfd: the backend checks that the container has that one, not
+		 * whatever the path names when dockerd resolves it). A member's commands run as
+		 * the member, never as root or the profile's user: dockerd acts with root's power,
+		 * the caller must not. Root's run as the profile's [docker] user when it sets one,
+		 * else as the backend decides from dirfd's owner: that owner, and nobody for a
+		 * root-owned workdir (never root: docs/docker.md, "Which user").
 		 */
 		char user[32];
-		bool keep_user = c->uid == 0 && prof->docker_user;
 
 		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)s->owner.uid,
 			       (unsigned)s->owner.gid);
 		if ((b->image &&
 		     (free(prof->docker_image), !(prof->docker_image = strdup(b->image)))) ||
-		    (!keep_user &&
+		    (c->uid != 0 &&
 		     (free(prof->docker_user), !(prof->docker_user = strdup(user))))) {
 			cordon_profile_free(prof);
 			session_free(s);
@@ -216,7 +220,7 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 			return cordon_err(e, ENOMEM, "out of memory");
 		}
 		s->ops = &backend_docker;
-		if (backend_docker.open(prof, s->workdir, &s->handle, e) < 0) {
+		if (docker_open_at(prof, s->workdir, s->dirfd, &s->handle, e) < 0) {
 			cordon_profile_free(prof);
 			session_free(s);
 			*status = 500;

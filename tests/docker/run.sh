@@ -83,6 +83,10 @@ case $out in
 0*workspace*) case $out in *.cordon*) ko "no usable agent binary: the exec API" "$out" ;; *) ok "no usable agent binary: the exec API" ;; esac ;;
 *) ko "no usable agent binary: the exec API" "$out" ;;
 esac
+# A static binary that is not an agent (busybox: no such applet) exits at once, and with it
+# the container: it is created again without the agent.
+out=$(CORDON_DOCKER_AGENT=/bin/busybox run -- 'echo $PPID' 2>&1)
+check "an agent that exits at once: the exec API" "0" "$out"
 printf '[docker]\nagent = false\n' >/tmp/cordon-test-noagent.conf
 out=$(run -p /tmp/cordon-test-noagent.conf -- 'echo $PPID' 2>&1)
 rm -f /tmp/cordon-test-noagent.conf
@@ -128,6 +132,7 @@ check "[docker] memory limit holds" "[exit code: 137]|137" "$out|$rc"
 
 # [docker] ro_bind and workdir.
 rb=$(mktemp -d /tmp/cordon-test-rb.XXXXXX)
+chmod 0755 "$rb" # the commands run as nobody (a temp workdir as root): readable for it
 echo shared >"$rb/f"
 printf '[docker]\nro_bind = %s:/data\nworkdir = /home/work\n' "$rb" >"$rb.conf"
 out=$(run -p "$rb.conf" -- 'pwd; cat /data/f; { echo x >/data/g; } 2>/dev/null || echo ro' 2>&1)
@@ -184,6 +189,7 @@ check "SIGTERM: container removed" "$before" "$(leftovers)"
 # SIGKILL leaves the container (and the workdir: given here, so that this test removes it);
 # cordon gc removes the container (its owner is dead), not live ones.
 kwd=$(mktemp -d /tmp/cordon-test-kill.XXXXXX)
+chown 65534:65534 "$kwd" # root's 0700 one could not be entered by its commands (nobody)
 "$CORDON" run --backend docker --image "$IMG" --timeout 60 -- 'sleep 50' >/dev/null 2>&1 &
 live=$!
 "$CORDON" run --backend docker --image "$IMG" --timeout 60 -w "$kwd" -- 'sleep 50' >/dev/null 2>&1 &
@@ -205,6 +211,38 @@ wd=$(mktemp -d /tmp/cordon-test-dwd.XXXXXX)
 chown 1000:1000 "$wd"
 out=$(run --workdir "$wd" -- 'id -u; cp /bin/busybox b; chmod 4755 b' 2>&1)
 check "a user's workdir: commands run as its owner" "1000|1000" "$out|$(stat -c %u "$wd/b")"
+rm -rf "$wd"
+
+# Never uid 0 by default (a root process needs no capability to chmod u+s its own files):
+# a root-owned workdir runs as nobody, so no setuid-root file can appear in it; where nobody
+# may not write, nothing is written (the documented trade-off); cordon's own temp workdir is
+# made nobody's.
+wd=$(mktemp -d /tmp/cordon-test-dwd.XXXXXX)
+chmod 0777 "$wd"
+out=$(run --workdir "$wd" -- 'id -u; cp /bin/busybox b; chmod 4755 b' 2>&1)
+check "a root-owned workdir: commands run as nobody, no setuid-root file" "65534|65534" "$out|$(stat -c %u "$wd/b")"
+chmod 0755 "$wd"
+out=$(run --workdir "$wd" -- 'touch x' 2>&1); rc=$?
+check "a root-owned workdir nobody cannot write: nothing written" "touch: x: Permission denied
+[exit code: 1]|1|no" "$out|$rc|$([ -e "$wd/x" ] && echo yes || echo no)"
+rm -rf "$wd"
+out=$(run -- 'id -u; touch x && echo wrote' 2>&1)
+check "cordon's temp workdir as root: made nobody's" "65534
+wrote" "$out"
+
+# dockerd unreachable when the container is to be removed (DOCKER_HOST is a symlink to its
+# socket in the workdir, which the command removes): one warning line, and gc removes it.
+wd=$(mktemp -d /tmp/cordon-test-dwd.XXXXXX)
+chown 1000:1000 "$wd"
+ln -s "$CORDON_DOCKER_SOCK" "$wd/docker.sock"
+err=$(DOCKER_HOST="unix://$wd/docker.sock" run --workdir "$wd" -- 'rm docker.sock' 2>&1 >/dev/null); rc=$?
+case $err in
+"cordon: warning: container cordon-"*" was not removed (docker: no Docker daemon at $wd/docker.sock (No such file or directory): is dockerd running?); 'cordon gc --backend docker' removes it once this process has exited")
+	check "a container that cannot be removed: one warning line" "1|0" "$(wc -l <<<"$err")|$rc" ;;
+*) ko "a container that cannot be removed: one warning line" "$err" ;;
+esac
+out=$("$CORDON" gc --backend docker 2>&1)
+check "... and cordon gc --backend docker removes it" "removed 1 orphaned container(s)|$before" "$out|$(leftovers)"
 rm -rf "$wd"
 
 # cordond: a docker session keeps one container for its runs; files API; DELETE removes it.
@@ -235,6 +273,14 @@ out=$(api -X POST http://x/v1/sessions -d '{"backend":"docker","image":"cordon-t
 case $out in *"is not present (cordon never pulls"*) ok "session: missing image is a clear error" ;; *) ko "session: missing image" "$out" ;; esac
 api -X DELETE "http://x/v1/sessions/$sid" >/dev/null
 check "session: DELETE removes its container" "$before" "$(leftovers)"
+# Root's session in a root-owned workdir: nobody, not root.
+rw=$(mktemp -d /tmp/cordon-test-drw.XXXXXX)
+chmod 0755 "$rw"
+sid=$(api -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$IMG\",\"workdir\":\"$rw\"}" | field id)
+out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"id -u"}' | field output)
+check "session: root's in a root-owned workdir runs as nobody" "65534" "$out"
+api -X DELETE "http://x/v1/sessions/$sid" >/dev/null
+rm -rf "$rw"
 # The Python client: CordonEnvironment(backend="docker", image=...).
 out=$(CORDON_SOCKET="$dd/s" PYTHONPATH=clients/python python3 - "$IMG" <<'PY' 2>&1
 import asyncio, sys

@@ -6,20 +6,33 @@
  */
 #define _GNU_SOURCE
 #include "backends/backend.h"
+#include "backends/docker/agent.h"
+#include "backends/docker/docker.h"
+#include "backends/http.h"
+#include "runtime/capture.h"
 #include "tests/lib/testutil.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct cordon_profile *prof;
 static char *wd;
 static void *h;
 
-static void setup(void)
+/* The profile and a root-owned workdir (0700), without a container. */
+static void setup_profile(void)
 {
 	cordon_error e;
 	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
@@ -33,19 +46,34 @@ static void setup(void)
 	prof->timeout_text = strdup("1");
 	prof->timeout = 1;
 	wd = tu_tmpdir();
+}
+
+static void setup(void)
+{
+	cordon_error e;
+
+	setup_profile();
+	/*
+	 * A root-owned workdir runs its commands as nobody, who could not enter this one (0700):
+	 * the workdir is nobody's, as cordon makes its own temp workdirs for the Docker backend.
+	 */
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
 	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
 }
 
 static void teardown(void)
 {
+	docker_test_before_start = NULL;
 	backend_docker.close(h);
+	h = NULL;
 	tu_rmtree(wd);
 	free(wd);
 	cordon_profile_free(prof);
 }
 
-/* cmd through the backend: exec's own return (0, or -1 with *e). */
-static int try_run(const char *cmd, struct cordon_result *r, cordon_error *e)
+/* cmd through the backend: exec's own return (0, or -1 with *e). temp: the workdir is
+ * cordon's own temp workdir (as cordon_run says when no workdir was given). */
+static int try_run_in(const char *cmd, bool temp, struct cordon_result *r, cordon_error *e)
 {
 	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
 	char *envp[] = { "PATH=/bin:/usr/bin", NULL };
@@ -53,11 +81,17 @@ static int try_run(const char *cmd, struct cordon_result *r, cordon_error *e)
 				 .envp = envp,
 				 .workdir = wd,
 				 .workdir_fd = -1,
+				 .workdir_is_temp = temp,
 				 .profile = prof,
 				 .stdin_fd = -1 };
 
 	*r = (struct cordon_result){ 0 };
 	return backend_docker.exec(h, &x, r, e);
+}
+
+static int try_run(const char *cmd, struct cordon_result *r, cordon_error *e)
+{
+	return try_run_in(cmd, false, r, e);
 }
 
 static void run(const char *cmd, struct cordon_result *r)
@@ -377,4 +411,415 @@ Test(agent, killing_the_agent_ends_the_container)
 		cr_assert_null(strstr(r.output, "never-printed"));
 		cordon_result_free(&r);
 	}
+}
+
+/* ---- the workdir the container gets, and who runs in it ---- */
+
+/* Containers labelled cordon.session, as dockerd lists them. */
+static int count_containers(void)
+{
+	struct http_response r = { 0 };
+	char *sock = NULL;
+	cordon_error e;
+	json_t *j;
+	int n;
+
+	cr_assert_eq(docker_socket_path(&sock, &e), 0, "%s", e.msg);
+	cr_assert_eq(http_request(sock, "GET",
+				  "/containers/json?all=1&filters="
+				  "%7B%22label%22%3A%5B%22cordon.session%22%5D%7D",
+				  NULL, NULL, 0, 10000, &r, &e),
+		     0, "%s", e.msg);
+	cr_assert_eq(r.status, 200);
+	j = json_loadb(r.body, r.body_len, 0, NULL);
+	n = json_is_array(j) ? (int)json_array_size(j) : -1;
+	json_decref(j);
+	http_response_free(&r);
+	free(sock);
+	return n;
+}
+
+/*
+ * The caller's race, made deterministic: the hook runs just before dockerd starts the
+ * container (and resolves the workdir's path again), and exchanges the workdir with another
+ * directory (renameat2 RENAME_EXCHANGE), once.
+ */
+static char swap_a[4096], swap_b[4096];
+
+static void exchange(void)
+{
+	docker_test_before_start = NULL;
+	cr_assert_eq(renameat2(AT_FDCWD, swap_a, AT_FDCWD, swap_b, RENAME_EXCHANGE), 0, "%s",
+		     strerror(errno));
+}
+
+static void swap_at_start(const char *a, const char *b)
+{
+	snprintf(swap_a, sizeof(swap_a), "%s", a);
+	snprintf(swap_b, sizeof(swap_b), "%s", b);
+	docker_test_before_start = exchange;
+}
+
+/* dir/name, made with mode and owner; dir's own mode 0700 keeps it from other users. */
+static void make_dir(char *buf, size_t n, const char *dir, const char *name, mode_t mode, uid_t uid,
+		     gid_t gid)
+{
+	snprintf(buf, n, "%s/%s", dir, name);
+	cr_assert_eq(mkdir(buf, mode), 0, "%s: %s", buf, strerror(errno));
+	cr_assert_eq(chown(buf, uid, gid), 0);
+	cr_assert_eq(chmod(buf, mode), 0);
+}
+
+/* Each test opens its own container, after arranging its workdir. */
+TestSuite(docker_wd, .init = setup_profile, .fini = teardown, .timeout = 60);
+
+/*
+ * A caller's workdir exchanged, between the check and the start, with a directory it cannot
+ * reach (under root's 0700 one): the container would have that directory read-write. The
+ * open fails with one line, and no container is left.
+ */
+Test(docker_wd, a_workdir_swapped_before_the_start_is_refused)
+{
+	char *hidden = tu_tmpdir(), victim[4096];
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers(), rc;
+
+	make_dir(victim, sizeof(victim), hidden, "victim", 0755, 0, 0);
+	tu_write_file(victim, "secret", "root's");
+	cr_assert_eq(chown(wd, 1000, 1000), 0);
+	swap_at_start(wd, victim);
+	rc = backend_docker.open(prof, wd, &h, &e);
+	if (rc == 0) {
+		run("cat secret", &r);
+		cr_assert_fail("the container has the directory swapped in: cat secret: %s",
+			       r.output);
+	}
+	cr_assert_not_null(strstr(e.msg, "docker: workdir '"), "%s", e.msg);
+	cr_assert_not_null(strstr(e.msg, "' was replaced while the container started: its "
+					 "/workspace is another directory (the container is "
+					 "removed)"),
+			   "%s", e.msg);
+	cr_assert_null(strchr(e.msg, '\n'));
+	cr_assert_eq(count_containers(), before, "a container was left");
+	tu_rmtree(hidden);
+	free(hidden);
+}
+
+/*
+ * Root's run in a root-owned workdir exchanged, before the start, with a user's directory:
+ * the user was decided from the first (root's: nobody), the container would get the user's.
+ * Before the fix, the container ran as root in the user's directory.
+ */
+Test(docker_wd, a_root_workdir_swapped_for_a_users_is_refused)
+{
+	char *hidden = tu_tmpdir(), users[4096];
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers(), rc;
+
+	make_dir(users, sizeof(users), hidden, "users", 0755, 1000, 1000);
+	cr_assert_eq(chmod(wd, 0755), 0);
+	swap_at_start(wd, users);
+	rc = backend_docker.open(prof, wd, &h, &e);
+	if (rc == 0) {
+		run("id -u; touch made; ls -ln made", &r);
+		cr_assert_fail("the container has the user's directory: %s", r.output);
+	}
+	cr_assert_not_null(strstr(e.msg, "was replaced while the container started"), "%s", e.msg);
+	cr_assert_eq(count_containers(), before, "a container was left");
+	tu_rmtree(hidden);
+	free(hidden);
+}
+
+/*
+ * cordond's way (docker_open_at): the directory is the fd it opened as the client, whatever
+ * the path names by the time dockerd resolves it; here the path names another one from the
+ * start.
+ */
+Test(docker_wd, open_at_requires_the_fds_directory)
+{
+	char *other = tu_tmpdir();
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers(), fd, rc;
+
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	cr_assert_eq(chown(other, 65534, 65534), 0);
+	fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	rc = docker_open_at(prof, other, fd, &h, &e);
+	if (rc == 0) {
+		run("touch made-in-other; echo ran", &r);
+		cr_assert_fail("the path's directory was mounted, not the fd's: %s", r.output);
+	}
+	cr_assert_not_null(strstr(e.msg, "was replaced while the container started"), "%s", e.msg);
+	cr_assert_eq(count_containers(), before, "a container was left");
+	/* The fd's own path: that one is mounted. */
+	cr_assert_eq(docker_open_at(prof, wd, fd, &h, &e), 0, "%s", e.msg);
+	run("touch made; echo ran", &r);
+	cr_assert_str_eq(r.output, "ran");
+	cordon_result_free(&r);
+	close(fd);
+	tu_rmtree(other);
+	free(other);
+}
+
+/*
+ * A root-owned workdir: its commands run as nobody, never root (who needs no capability to
+ * chmod u+s its own files): what they make is nobody's, no setuid-root file can appear.
+ */
+Test(docker_wd, a_root_owned_workdir_runs_as_nobody)
+{
+	struct cordon_result r;
+	cordon_error e;
+	struct stat st;
+	char path[4096];
+
+	cr_assert_eq(chmod(wd, 0777), 0); /* root's, writable by everyone */
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("id -u; id -g; cp /bin/busybox su; chmod 4755 su; ls -l su | cut -c1-10", &r);
+	cr_assert_str_eq(r.output, "65534\n65534\n-rwsr-xr-x", "%s", r.output);
+	cordon_result_free(&r);
+	snprintf(path, sizeof(path), "%s/su", wd);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_uid, 65534, "a setuid file of uid %u", (unsigned)st.st_uid);
+}
+
+/* The trade-off (docs/docker.md, "Which user"): where nobody may not write, nothing is
+ * written. */
+Test(docker_wd, a_root_owned_workdir_nobody_cannot_write_stays_unwritten)
+{
+	struct cordon_result r;
+	cordon_error e;
+	char path[4096];
+
+	cr_assert_eq(chmod(wd, 0755), 0);
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("touch x", &r);
+	cr_assert_eq(r.exit_code, 1, "%s", r.output);
+	cordon_result_free(&r);
+	snprintf(path, sizeof(path), "%s/x", wd);
+	cr_assert_neq(access(path, F_OK), 0);
+}
+
+/* [docker] user set explicitly is used as given: root, if the admin says so. */
+Test(docker_wd, an_explicit_user_is_used_as_given)
+{
+	struct cordon_result r;
+	cordon_error e;
+
+	prof->docker_user = strdup("0:0");
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("id -u", &r);
+	cr_assert_str_eq(r.output, "0");
+	cordon_result_free(&r);
+}
+
+/* A user's workdir whose group is root's: the user, with group nogroup (a setgid file of
+ * group root would be the same hole as a setuid-root one). */
+Test(docker_wd, a_users_workdir_of_group_root_runs_as_nogroup)
+{
+	struct cordon_result r;
+	cordon_error e;
+
+	cr_assert_eq(chown(wd, 1000, 0), 0);
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("id -u; id -g", &r);
+	cr_assert_str_eq(r.output, "1000\n65534");
+	cordon_result_free(&r);
+}
+
+/* cordon's own temp workdir (root's, 0700, as mkdtemp makes it) is made nobody's, so that
+ * its commands can use it. */
+Test(docker_wd, cordons_temp_workdir_is_made_nobodys)
+{
+	struct cordon_result r;
+	cordon_error e;
+	struct stat st;
+
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(try_run_in("id -u; touch made && echo wrote", true, &r, &e), 0, "%s", e.msg);
+	cr_assert_str_eq(r.output, "65534\nwrote");
+	cordon_result_free(&r);
+	cr_assert_eq(stat(wd, &st), 0);
+	cr_assert_eq(st.st_uid, 65534);
+}
+
+/*
+ * dockerd gone when the container is removed (here: DOCKER_HOST is a symlink to its socket,
+ * removed before close): one warning line names the container and what removes it.
+ */
+Test(docker_wd, close_warns_about_a_container_it_could_not_remove)
+{
+	char *dir = tu_tmpdir(), *sock = NULL, link[4096], host[4200], errf[4096], buf[1024] = "";
+	const char *old = getenv("DOCKER_HOST");
+	char *saved_host = old ? strdup(old) : NULL;
+	struct http_response hr = { 0 };
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers(), fd, saved;
+	ssize_t n;
+	char name[64], *p, del[128];
+
+	cr_assert_eq(docker_socket_path(&sock, &e), 0, "%s", e.msg);
+	snprintf(link, sizeof(link), "%s/docker.sock", dir);
+	cr_assert_eq(symlink(sock, link), 0);
+	snprintf(host, sizeof(host), "unix://%s", link);
+	setenv("DOCKER_HOST", host, 1);
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	run("echo hi", &r);
+	cordon_result_free(&r);
+	cr_assert_eq(unlink(link), 0);
+
+	snprintf(errf, sizeof(errf), "%s/stderr", dir);
+	fd = open(errf, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	backend_docker.close(h);
+	h = NULL;
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (saved_host)
+		setenv("DOCKER_HOST", saved_host, 1);
+	else
+		unsetenv("DOCKER_HOST");
+	buf[n > 0 ? n : 0] = '\0';
+
+	/* Remove it here, by the name the line gives. */
+	p = strstr(buf, "container cordon-");
+	if (p && sscanf(p, "container %63s", name) == 1) {
+		snprintf(del, sizeof(del), "/containers/%s?force=1&v=1", name);
+		cr_assert_eq(http_request(sock, "DELETE", del, NULL, NULL, 0, 30000, &hr, &e), 0);
+		http_response_free(&hr);
+	}
+	cr_assert_not_null(p, "no warning: [%s]", buf);
+	cr_assert_not_null(strstr(buf, "cordon: warning: container cordon-"), "%s", buf);
+	cr_assert_not_null(strstr(buf, "was not removed (docker: no Docker daemon at "), "%s", buf);
+	cr_assert_not_null(strstr(buf, "; 'cordon gc --backend docker' removes it once this "
+				       "process has exited\n"),
+			   "%s", buf);
+	cr_assert_eq(strchr(buf, '\n') - buf, (long)strlen(buf) - 1, "not one line: %s", buf);
+	cr_assert_eq(count_containers(), before);
+	free(saved_host);
+	free(sock);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/*
+ * A timed-out command stops its agent: the container is restarted, and the hook exchanges the
+ * workdir just before that start. The container is removed, this exec and the next fail.
+ */
+Test(agent, a_workdir_swapped_before_a_restart_ends_the_container)
+{
+	char *hidden = tu_tmpdir(), victim[4096];
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers();
+
+	make_dir(victim, sizeof(victim), hidden, "victim", 0755, 0, 0);
+	tu_write_file(victim, "secret", "root's");
+	swap_at_start(wd, victim);
+	if (try_run("kill -STOP $PPID; sleep 30", &r, &e) == 0) {
+		cordon_result_free(&r);
+		prof->timeout = 10;
+		run("cat secret", &r);
+		cr_assert_fail("the restarted container has the directory swapped in: %s",
+			       r.output);
+	}
+	cr_assert_not_null(strstr(e.msg, "was replaced while the container restarted: its "
+					 "/workspace is another directory (the container is "
+					 "removed)"),
+			   "%s", e.msg);
+	cr_assert_neq(try_run("cat secret", &r, &e), 0);
+	cr_assert_not_null(strstr(e.msg, "was replaced while the container restarted"), "%s",
+			   e.msg);
+	cr_assert_eq(count_containers(), before - 1, "the container was left");
+	tu_rmtree(hidden);
+	free(hidden);
+}
+
+/* ---- the agent in this process, no container (run once) ---- */
+
+static void slow_start(void)
+{
+	usleep(500 * 1000);
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * A kill that comes before the command's child has called setsid() (the hook holds it there
+ * for 0.5 s): the group -child does not exist yet, the nonce is not in its environment yet,
+ * and only a kill of the child itself stops it. Else the command (sleep 5) runs on, and the
+ * agent does not report it dead within the 2 s after which cordon restarts the container.
+ */
+Test(agent_proc, a_kill_before_setsid_kills_the_command, .timeout = 30)
+{
+	char *dir = tu_tmpdir(), nonce[33], noncevar[64];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct agent_host a = AGENT_HOST_INIT;
+	struct capture *out = NULL, *err = NULL;
+	char *argv[] = { "sleep", "5", NULL };
+	char *envv[] = { noncevar, NULL };
+	volatile int cancel = 1;
+	cordon_error e;
+	double t0;
+	int lfd, st, rc;
+	pid_t pid;
+
+	backend_random_hex(nonce, 16);
+	snprintf(noncevar, sizeof(noncevar), "CORDON_EXEC_NONCE=%s", nonce);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", dir);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(lfd, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(lfd, 1), 0);
+	agent_test_child_hook = slow_start;
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char *aargv[] = { "__docker-agent", sa.sun_path, NULL };
+
+		_exit(docker_agent_main(2, aargv));
+	}
+	a.fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	cr_assert_geq(a.fd, 0);
+	close(lfd);
+	cr_assert_eq(capture_new(1000, &out, &e), 0);
+	cr_assert_eq(capture_new(1000, &err, &e), 0);
+	struct agent_run ar = { .argv = argv,
+				.envv = envv,
+				.cwd = "/",
+				.nonce = nonce,
+				.deadline = mono_ms() + 30000,
+				.cancel = &cancel,
+				.out = out,
+				.err = err };
+	t0 = mono_ms();
+	rc = agent_host_run(&a, &ar, &e);
+	cr_assert_eq(rc, AGENT_RAN, "the command outlived the kill (rc %d: stuck after %.0f ms)",
+		     rc, mono_ms() - t0);
+	cr_assert(ar.cancelled);
+	cr_assert_eq(ar.code, 137);
+	cr_assert_lt(mono_ms() - t0, 1500);
+	agent_host_disconnect(&a); /* the agent exits */
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	capture_free(out);
+	capture_free(err);
+	tu_rmtree(dir);
+	free(dir);
 }
