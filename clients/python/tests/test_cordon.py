@@ -175,6 +175,7 @@ class TestCordon(DaemonCase):
         """The command's files get this process's umask, as in a direct run (through cordond
         they got its 022 before)."""
         d = tempfile.mkdtemp(prefix="cordon-py-um-")
+        self.addCleanup(shutil.rmtree, d, True)
         _give_to_nobody(d)
         old = os.umask(0o077)
         try:
@@ -182,11 +183,8 @@ class TestCordon(DaemonCase):
             self.client.run("touch b", workdir=d, umask=0o027)
         finally:
             os.umask(old)
-        try:
-            self.assertEqual(os.stat(os.path.join(d, "a")).st_mode & 0o777, 0o600)
-            self.assertEqual(os.stat(os.path.join(d, "b")).st_mode & 0o777, 0o640)
-        finally:
-            shutil.rmtree(d)
+        self.assertEqual(os.stat(os.path.join(d, "a")).st_mode & 0o777, 0o600)
+        self.assertEqual(os.stat(os.path.join(d, "b")).st_mode & 0o777, 0o640)
 
     def test_errors(self) -> None:
         with self.assertRaises(TypeError):
