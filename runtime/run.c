@@ -246,6 +246,16 @@ static int make_temp_workdir(char **ret, int *ret_hold, cordon_error *e)
 		(void)rmdir(tmpl);
 		return cordon_err_prefix(e, "workdir");
 	}
+	{
+		/* Named without symlinks (a $TMPDIR that is one): as root, the backends follow
+		 * none on the way to a workdir. It is ours, made just now. */
+		char *real = realpath(tmpl, NULL);
+
+		if (real) {
+			free(tmpl);
+			tmpl = real;
+		}
+	}
 	*ret = TAKE_PTR(tmpl);
 	return 0;
 }
