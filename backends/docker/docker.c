@@ -1048,6 +1048,16 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 		if (fchownat(d->wd_fd, "", NOBODY, NOBODY, AT_EMPTY_PATH) < 0)
 			return cordon_err(e, errno, "docker: chown temp workdir '%s'", d->workdir);
 		d->chown_temp = false;
+	} else if (d->chown_temp && !(d->wd_st.st_mode & S_IXOTH)) {
+		/* A given root-owned workdir that nobody cannot even enter: say why, up front,
+		 * rather than a 126 from the command's chdir. */
+		return cordon_err(
+			e, 0,
+			"docker: workdir '%s' is root's and closed to others, and its "
+			"commands run as nobody (65534), never as root: give it to a user "
+			"(chown), open it (chmod o+rwx), or set [docker] user (docs/docker.md, "
+			"\"Which user\")",
+			d->workdir);
 	}
 	s.deadline = t0 + p->timeout * 1e3;
 	backend_random_hex(nonce, 16);

@@ -225,6 +225,13 @@ chmod 0755 "$wd"
 out=$(run --workdir "$wd" -- 'touch x' 2>&1); rc=$?
 check "a root-owned workdir nobody cannot write: nothing written" "touch: x: Permission denied
 [exit code: 1]|1|no" "$out|$rc|$([ -e "$wd/x" ] && echo yes || echo no)"
+# One nobody cannot even enter (mkdtemp's 0700): refused up front, one line, exit 125.
+chmod 0700 "$wd"
+out=$(run --workdir "$wd" -- 'true' 2>&1); rc=$?
+case "$out" in
+*"closed to others"*"never as root"*) check "a root-owned 0700 workdir: refused, with why" "125" "$rc" ;;
+*) ko "a root-owned 0700 workdir: refused, with why" "$rc: $out" ;;
+esac
 rm -rf "$wd"
 out=$(run -- 'id -u; touch x && echo wrote' 2>&1)
 check "cordon's temp workdir as root: made nobody's" "65534
