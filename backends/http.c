@@ -36,7 +36,9 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Wait until fd is ready for ev or the deadline passes. */
+volatile int *http_cancel;
+
+/* Wait until fd is ready for ev or the deadline passes (or http_cancel is set). */
 static int wait_fd(int fd, short ev, double deadline, const char *sock, cordon_error *e)
 {
 	for (;;) {
@@ -44,6 +46,8 @@ static int wait_fd(int fd, short ev, double deadline, const char *sock, cordon_e
 		double left = deadline - now_ms();
 		int n;
 
+		if (http_cancel && *http_cancel)
+			return cordon_err(e, EINTR, "interrupted while waiting for %s", sock);
 		if (left <= 0)
 			return cordon_err(e, ETIMEDOUT, "no answer from %s", sock);
 		n = poll(&p, 1, (int)left + 1);

@@ -18,6 +18,13 @@
 /* Responses larger than this are an error (Docker's JSON answers are a few KB). */
 #define HTTP_MAX_BODY (16u << 20)
 
+/*
+ * While set and non-zero (cordon_run points it at its request's cancel flag around a backend's
+ * open), a wait for the Engine API ends at once, EINTR: a SIGINT or SIGTERM to cordon then cuts
+ * a hung dockerd's call short instead of waiting out its 60 s.
+ */
+extern volatile int *http_cancel;
+
 struct http_response {
 	int status;
 	char *body; /* NUL-terminated, may be empty; free() it */

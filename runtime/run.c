@@ -7,6 +7,7 @@
 #include <cordon/cordon.h>
 
 #include "backends/backend.h"
+#include "backends/http.h"
 #include "policy/policy.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
@@ -448,8 +449,13 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	if (rq->backend_handle) {
 		rc = ops->exec(rq->backend_handle, &x, &r, e);
 	} else {
-		if (ops->open(p, workdir, &h, e) < 0)
+		/* A signal to cordon cuts a hung Engine API call short (backends/http.c). */
+		http_cancel = rq->cancel;
+		if (ops->open(p, workdir, &h, e) < 0) {
+			http_cancel = NULL;
 			goto out;
+		}
+		http_cancel = NULL;
 		rc = ops->exec(h, &x, &r, e);
 		ops->close(h);
 	}

@@ -656,6 +656,9 @@ direct:
 	struct cordon_result res;
 	if (cordon_run(&rq, &res, &e) < 0) {
 		rc = fail_err(&e);
+		/* Cut short by a signal (a hung dockerd's call): the signal's status, as a run's. */
+		if (cancelled)
+			rc = 128 + cancelled;
 		goto out;
 	}
 	if (o.keep && !o.workdir)

@@ -109,6 +109,43 @@ check "dockerd down: one line, 125" "cordon: docker: no Docker daemon at /nonexi
 out=$(DOCKER_HOST=tcp://10.0.0.1:2375 run -- true 2>&1); rc=$?
 check "remote DOCKER_HOST refused" "1|125" "$(wc -l <<<"$out")|$rc"
 
+# A dockerd that answers the ping and then never answers create: SIGTERM to cordon cuts the
+# call short (it waited out the call's 60 s, twice, and exited 125 before): 143, at once.
+hang=$(mktemp -d /tmp/cordon-test-hang.XXXXXX)
+python3 - "$hang/d.sock" <<'PY' &
+import os, socket, sys, threading
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16); held = []
+def serve(c):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        d = c.recv(65536)
+        if not d:
+            return
+        buf += d
+    if buf.startswith(b"GET /_ping"):
+        c.sendall(b"HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 2\r\n\r\nOK")
+        c.close()
+    else:
+        held.append(c)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+hangd=$!
+for _ in $(seq 100); do [ -S "$hang/d.sock" ] && break; sleep 0.05; done
+t0=$(date +%s%N)
+DOCKER_HOST="unix://$hang/d.sock" "$CORDON" run --backend docker --image "$IMG" -- true \
+	>"$hang/out" 2>&1 &
+cpid=$!
+sleep 1
+kill -TERM "$cpid"
+wait "$cpid"; rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill "$hangd" 2>/dev/null; wait "$hangd" 2>/dev/null
+check "SIGTERM during a hung create: 143 within 3 s, one line" "143|yes|1" \
+	"$rc|$([ "$ms" -lt 3000 ] && echo yes || echo "no ($ms ms)")|$(wc -l <"$hang/out")"
+rm -rf "$hang"
+
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --backend docker --image "$IMG" -- true 2>&1); rc=$?
 check "socket permission denied: one line, 125" "cordon: docker: permission denied on /var/run/docker.sock (root or the docker group is needed)|125" "$out|$rc"
 
