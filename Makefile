@@ -168,8 +168,9 @@ deps:
 	@missing=$$(for p in $(DEB_DEPS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	done); \
+	missing=$$(echo $$missing); \
 	if [ -n "$$missing" ]; then \
-		echo "deps: installing $$missing"; \
+		echo "deps: installing $$missing (about a minute the first time)"; \
 		if [ "$$(id -u)" != 0 ]; then echo "deps: missing packages ($$missing); run as root" >&2; exit 1; fi; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || \
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }; \
