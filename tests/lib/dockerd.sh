@@ -73,6 +73,11 @@ dockerd_release() {
 	# the whole script exit 1 after everything went well).
 	kill -KILL "$CORDON_DOCKERD_PID" 2>/dev/null || true
 	wait "$CORDON_DOCKERD_PID" 2>/dev/null || true
+	# dockerd leaves its default network namespace's bind mount behind when it stops: ours
+	# to remove, once no dockerd runs.
+	if ! pgrep -x dockerd >/dev/null && mountpoint -q /run/docker/netns/default 2>/dev/null; then
+		umount /run/docker/netns/default 2>/dev/null || true
+	fi
 	CORDON_DOCKERD_PID=
 }
 
