@@ -85,8 +85,9 @@ static int answer(int fd, int status, const struct cordon_result *res, const cha
 }
 
 /* One request; -1 when the socket is gone (the runner then exits). */
-static int serve_one(int fd, const char *header, const char *body, size_t n, int wd_fd)
+static int serve_one(int fd, const char *header, const char *body, size_t n, int *wd_fdp)
 {
+	int wd_fd = *wd_fdp;
 	json_error_t je;
 	json_t *h = json_loads(header, 0, &je);
 	struct run_body b;
@@ -143,6 +144,15 @@ reply:
 	/* After the answer: the sandbox's exit, its cgroup, the temp workdir; then "done". */
 	if (cordon_teardown_finish(td, &e) < 0)
 		runner_log(&e);
+	/*
+	 * This run's workdir is done with: closed before the next sandbox is pre-built, whose
+	 * init would otherwise inherit it and hold the caller's directory (and its file system:
+	 * umount EBUSY) for as long as it waits, for another caller's run (found in review).
+	 */
+	if (*wd_fdp >= 0) {
+		(void)close(*wd_fdp);
+		*wd_fdp = -1;
+	}
 	if (r < 0)
 		return -1;
 	/*
@@ -206,7 +216,7 @@ int runner_main(int fd)
 			return r == 0 ? 0 : 1; /* EOF: cordond is done with us */
 		}
 		runner_cancel = 0;
-		r = serve_one(fd, header, payload, n, wd_fd);
+		r = serve_one(fd, header, payload, n, &wd_fd);
 		free(header);
 		if (wd_fd >= 0)
 			(void)close(wd_fd);

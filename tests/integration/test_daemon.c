@@ -3259,6 +3259,70 @@ Test(daemon, commands_get_the_clients_umask, .timeout = 60)
 	free(wd);
 }
 
+/* How many fds of any process name path (readlink of /proc/PID/fd/N). */
+static int fds_naming(const char *path)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert(proc);
+	while ((de = readdir(proc))) {
+		char dir[300], link[600], target[4096];
+		DIR *fds;
+		struct dirent *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%s/fd", de->d_name);
+		fds = opendir(dir);
+		if (!fds)
+			continue;
+		while ((f = readdir(fds))) {
+			ssize_t k;
+
+			snprintf(link, sizeof(link), "%s/%s", dir, f->d_name);
+			k = readlink(link, target, sizeof(target) - 1);
+			if (k <= 0)
+				continue;
+			target[k] = '\0';
+			n += strcmp(target, path) == 0;
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return n;
+}
+
+/*
+ * Nothing of a run outlives it in the sandbox pre-built after it: the runner closed the run's
+ * workdir only after pre-building, so the next sandbox's waiting init held the caller's
+ * directory (its file system could not be unmounted) for as long as it waited, for another
+ * caller's run (found in review).
+ */
+Test(daemon, prebuilt_sandbox_holds_no_earlier_workdir, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	char *wd = tu_tmpdir(), body[600];
+	int held = -1;
+
+	daemon_start(&d, NULL);
+	snprintf(body, sizeof(body), "{\"command\":\"echo hi > f\",\"workdir\":\"%s\"}", wd);
+	cr_assert(http(d.sock, "POST", "/v1/run", body, &r) == 0);
+	cr_expect_eq(r.status, 200);
+	res_free(&r);
+	/* The runner answers, tears down, then pre-builds: give it the time to. */
+	for (int i = 0; i < 100 && held != 0; i++) {
+		usleep(20000);
+		held = fds_naming(wd);
+	}
+	cr_expect_eq(held, 0, "%d fds still name %s after its run", held, wd);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(wd);
+	free(wd);
+}
+
 Test(daemon, cli_via_daemon, .timeout = 90)
 {
 	struct daemon d;
