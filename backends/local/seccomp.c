@@ -159,6 +159,14 @@ static const struct sc_rule rules[] = {
 	{ "lookup_dcookie", 0, SC_EPERM, {}, "profiling interface, kernel attack surface" },
 	{ "modify_ldt", 0, SC_EPERM, {}, "16-bit segments: old exploit vector" },
 	{ "open_by_handle_at", 0, SC_EPERM, {}, "opens files by handle, bypassing mounts" },
+	/* Found in review: memfd_secret maps memory the kernel itself cannot read (nothing a
+	 * shell needs); fanotify, which an unprivileged caller may use since 5.13, watches the
+	 * read-only binds, which are the host's own inodes: every open and exec of the host's
+	 * programs and other runs' would be seen, a leak and a cross-run channel. (inotify
+	 * sees the same names but file watchers need it: docs/security.md.) */
+	{ "memfd_secret", 447, SC_EPERM, {}, "memory hidden from the kernel: nothing needs it" },
+	{ "fanotify_init", 0, SC_EPERM, {}, "watching host files through the read-only binds" },
+	{ "fanotify_mark", 0, SC_EPERM, {}, "watching host files through the read-only binds" },
 
 	/* The mount table was set up by cordon and must stay as it is: no remounting the
 	 * read-only binds read-write, no unmounting a mask to reveal what it hides. The new mount
@@ -284,6 +292,14 @@ static const struct sc_rule rules[] = {
 	  SC_EPERM,
 	  { ARG(0, SC_EQ, AF_NETLINK), ARG(2, SC_NE, NETLINK_ROUTE_PROTO) },
 	  "netlink other than NETLINK_ROUTE" },
+	/* socketpair runs the family's create code before it finds that the family has no
+	 * pairs (found in review: AF_VSOCK's transport, netlink audit and uevents reached that
+	 * way), and only AF_UNIX has them. Junk in the upper bits is "not AF_UNIX" too. */
+	{ "socketpair",
+	  0,
+	  SC_EPERM,
+	  { ARG(0, SC_NE, AF_UNIX) },
+	  "only AF_UNIX has socketpair; others run their family's code" },
 };
 
 /* Non-native ABIs (x32, i386) are not in the filter: their calls take the bad-arch action. */

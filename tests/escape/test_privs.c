@@ -222,6 +222,16 @@ ESC_CASE(escape_syscalls, perf_event_open)
 	helper_case(e, "./h perf", "perf_event_open");
 }
 
+/*
+ * fanotify watches the read-only binds, which are the host's own inodes (every open and exec
+ * of the host's programs, and other runs', with names), and memfd_secret maps memory the
+ * kernel cannot read: neither is anything a shell needs (found in review; both were allowed).
+ */
+ESC_CASE(escape_syscalls, fanotify_and_memfd_secret)
+{
+	helper_case(e, "./h watch", "fanotify_init, memfd_secret");
+}
+
 ESC_CASE(escape_syscalls, nested_user_namespaces)
 {
 	struct tu_run r;

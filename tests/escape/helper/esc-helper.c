@@ -725,6 +725,59 @@ static int cmd_sockets(int argc, char **argv)
 		sock_try("AF_APPLETALK", AF_APPLETALK, SOCK_DGRAM, 0);
 		sock_try("AF_RDS", AF_RDS, SOCK_SEQPACKET, 0);
 	}
+	if (all || !strcmp(set, "pairs")) {
+		/* socketpair of a family without pairs still runs the family's create code
+		 * (EOPNOTSUPP, ENODEV come from there): only EPERM means it was refused first. */
+		static const struct {
+			const char *what;
+			unsigned long family;
+			int type, proto;
+		} pairs[] = {
+			{ "socketpair AF_VSOCK", AF_VSOCK, SOCK_STREAM, 0 },
+			{ "socketpair AF_VSOCK dgram", AF_VSOCK, SOCK_DGRAM, 0 },
+			{ "socketpair AF_NETLINK audit", AF_NETLINK, SOCK_RAW, NETLINK_AUDIT },
+			{ "socketpair AF_NETLINK uevent", AF_NETLINK, SOCK_DGRAM,
+			  NETLINK_KOBJECT_UEVENT },
+			{ "socketpair AF_INET", AF_INET, SOCK_STREAM, 0 },
+			{ "socketpair AF_PACKET", AF_PACKET, SOCK_RAW, 0 },
+			{ "socketpair AF_VSOCK|high", 0x100000000UL | AF_VSOCK, SOCK_STREAM, 0 },
+		};
+
+		for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+			int sv[2];
+			long r = syscall(SYS_socketpair, pairs[i].family,
+					 pairs[i].type | SOCK_CLOEXEC, pairs[i].proto, sv);
+
+			if (r == 0) {
+				esc(pairs[i].what, "(a pair made)");
+				close(sv[0]);
+				close(sv[1]);
+			} else if (errno != EPERM && errno != EAFNOSUPPORT) {
+				esc(pairs[i].what, "(the family's code ran: %s)",
+				    strerrorname_np(errno));
+			} else {
+				blocked(pairs[i].what, errno);
+			}
+		}
+	}
+	return escaped;
+}
+
+/* Watching the host's files through the read-only binds, and memory the kernel cannot see. */
+static int cmd_watch(void)
+{
+	long fd = syscall(SYS_fanotify_init, 0x00000000 /* FAN_CLASS_NOTIF */, 0);
+
+	report("fanotify_init", fd);
+	if (fd >= 0)
+		close((int)fd);
+	fd = syscall(447 /* memfd_secret */, 0);
+	if (fd < 0 && errno == ENOSYS)
+		blocked("memfd_secret", errno); /* a kernel without secretmem */
+	else
+		report("memfd_secret", fd);
+	if (fd >= 0)
+		close((int)fd);
 	return escaped;
 }
 
@@ -1047,10 +1100,10 @@ static int cmd_fds(void)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: esc-helper tty|notty|ptrace|vm|keys|bpf|io_uring|userfaultfd|perf|"
-		"userns|setns|mount|modules|abi|personality|sockets|tcp|udp|unix|membomb|setid|"
-		"forkbomb|sysv|exe|fds ...\n");
+	fprintf(stderr, "usage: esc-helper tty|notty|ptrace|vm|keys|bpf|io_uring|userfaultfd|perf|"
+			"userns|setns|mount|modules|abi|personality|sockets|watch|tcp|udp|unix|"
+			"membomb|setid|"
+			"forkbomb|sysv|exe|fds ...\n");
 }
 
 int main(int argc, char **argv)
@@ -1097,6 +1150,8 @@ int main(int argc, char **argv)
 		return cmd_personality();
 	if (!strcmp(c, "sockets"))
 		return cmd_sockets(argc, argv);
+	if (!strcmp(c, "watch"))
+		return cmd_watch();
 	if (!strcmp(c, "tcp"))
 		return cmd_tcp(argc, argv);
 	if (!strcmp(c, "udp"))
