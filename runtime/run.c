@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -261,6 +264,59 @@ static int make_temp_workdir(char **ret, int *ret_hold, cordon_error *e)
 	return 0;
 }
 
+/*
+ * --stdin from a terminal: the command gets a pipe, fed by a child of ours that reads the
+ * terminal, never the terminal itself. On it the command could change the caller's terminal
+ * for good (tcsetattr: no echo, no ^C; TIOCEXCL; O_NONBLOCK on the shared file description),
+ * which no seccomp rule can fully stop (found in review). The child dies with the run
+ * (tty_relay_end) or with us (PDEATHSIG); what it read that the command did not is lost, as
+ * with any relay. Returns the pipe's read end, or -1 with *e.
+ */
+static int tty_relay_start(int tty, pid_t *ret_pid, cordon_error *e)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return cordon_err(e, errno, "stdin: pipe");
+	pid = fork();
+	if (pid < 0) {
+		int err = errno;
+
+		(void)close(p[0]);
+		(void)close(p[1]);
+		return cordon_err(e, err, "stdin: fork");
+	}
+	if (pid == 0) {
+		char buf[4096];
+
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		(void)signal(SIGPIPE, SIG_DFL);
+		(void)close(p[0]);
+		for (;;) {
+			ssize_t n = read(tty, buf, sizeof(buf));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0 || fsutil_write_all(p[1], buf, (size_t)n) < 0)
+				_exit(0);
+		}
+	}
+	(void)close(p[1]);
+	*ret_pid = pid;
+	return p[0];
+}
+
+static void tty_relay_end(pid_t pid, int fd)
+{
+	if (fd >= 0)
+		(void)close(fd);
+	if (pid > 0) {
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+	}
+}
+
 static int validate_request(const struct cordon_request *rq, cordon_error *e)
 {
 	if (!rq->profile)
@@ -377,7 +433,8 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	char *const *argv = rq->argv ? rq->argv : shell_argv;
 	bool temp = !rq->workdir, inside = false;
 	void *h = NULL, *pending = NULL;
-	int rc = -1, hold = -1;
+	int rc = -1, hold = -1, relay_fd = -1;
+	pid_t relay_pid = 0;
 
 	if (rq->teardown)
 		*rq->teardown = NULL;
@@ -428,6 +485,9 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		rc = 0;
 		goto out;
 	}
+	if (rq->pass_stdin && isatty(rq->stdin_fd) &&
+	    (relay_fd = tty_relay_start(rq->stdin_fd, &relay_pid, e)) < 0)
+		goto out;
 
 	struct cordon_exec x = {
 		.argv = argv,
@@ -437,7 +497,9 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.workdir_is_temp = temp || inside,
 		.workdir_tmpfs = inside,
 		.profile = p,
-		.stdin_fd = rq->pass_stdin ? rq->stdin_fd : -1,
+		.stdin_fd = relay_fd >= 0    ? relay_fd
+			    : rq->pass_stdin ? rq->stdin_fd
+					     : -1,
 		.run_as = rq->run_as,
 		.set_umask = rq->set_umask,
 		.umask = rq->umask,
@@ -460,6 +522,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		ops->close(h);
 	}
 out:
+	tty_relay_end(relay_pid, relay_fd);
 	policy_strv_free(split);
 	if (rc == 0 &&
 	    hand_over_teardown(rq, ops, &pending, temp && !rq->keep ? workdir : NULL, &hold))

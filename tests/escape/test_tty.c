@@ -107,6 +107,36 @@ ESC_CASE(escape_tty, tiocsti_stdin)
 	sti(e, "high", true);
 }
 
+/*
+ * --stdin from a terminal: the command gets a pipe that cordon feeds from the terminal, never
+ * the terminal itself. On it the command could change the caller's terminal for good
+ * (tcsetattr: echo off, no ^C; TIOCEXCL; O_NONBLOCK), which TIOCSTI's rule does not stop
+ * (found in review: after such a run the caller's shell had no echo).
+ */
+ESC_CASE(escape_tty, stdin_terminal_cannot_be_reconfigured)
+{
+	struct pty p;
+	struct tu_run r;
+	struct termios before, after;
+	const char *args[] = { "--stdin", NULL };
+	struct esc_opts o = { .args = args, .ctty = true };
+
+	pty_open(&p);
+	o.pty_slave = p.slave;
+	cr_assert(tcgetattr(p.slave, &before) == 0);
+	esc_run(&r, &o,
+		"stty sane 2>/dev/null; stty echo icanon isig 2>/dev/null; "
+		"[ -t 0 ] && echo 'stdin: ESCAPED it is the terminal'; true");
+	esc_expect_no_escape(&r, "the caller's terminal as stdin");
+	cr_assert(tcgetattr(p.slave, &after) == 0);
+	cr_expect(before.c_lflag == after.c_lflag && before.c_iflag == after.c_iflag &&
+			  before.c_oflag == after.c_oflag,
+		  "the command changed the caller's terminal (lflag %#x -> %#x)",
+		  (unsigned)before.c_lflag, (unsigned)after.c_lflag);
+	pty_expect_clean(&p);
+	tu_run_free(&r);
+}
+
 static void linux_ioctl(struct esc *e, const char *variant)
 {
 	struct pty p;
