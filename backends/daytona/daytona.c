@@ -35,6 +35,7 @@
 #define EXEC_GRACE_MS 10000L
 #define CALL_TIMEOUT_MS 60000L
 #define DELETE_TIMEOUT_MS 15000L
+#define GC_MAX_PAGES 1000u /* of the sandbox list, for cordon gc */
 #define MAX_FILE (64u << 20)
 /* The SDK's wait: every 100 ms for 5 s, then backing off to 1 s (docker-daytona.md B3). */
 #define POLL_FAST_MS 100.0
@@ -46,6 +47,7 @@
 #define DEFAULT_AUTO_STOP_MIN 15
 
 struct daytona {
+	long call_timeout_ms; /* an API call's whole answer (0: CALL_TIMEOUT_MS for its headers) */
 	/*
 	 * One call at a time: a cordond session's runs and file calls may come from several
 	 * threads, and a libcurl handle serves one transfer at a time.
@@ -271,7 +273,8 @@ static int api_call(struct daytona *d, const char *method, const char *path, con
 		.body = text,
 		.body_len = text ? strlen(text) : 0,
 		.retry = retry,
-		.header_timeout_ms = CALL_TIMEOUT_MS,
+		.header_timeout_ms = d->call_timeout_ms ? d->call_timeout_ms : CALL_TIMEOUT_MS,
+		.total_timeout_ms = d->call_timeout_ms,
 	};
 	if (send_call(d, rq, r, e) < 0)
 		return -1;
@@ -303,11 +306,14 @@ out:
 	return rc;
 }
 
-/* The sandboxes whose label key has this value (GET /sandbox?labels=...), as the answer. */
-static int list_labelled(struct daytona *d, const char *key, const char *value, json_t **ret,
-			 cordon_error *e)
+/*
+ * The sandboxes whose label key has this value (GET /sandbox?labels=...), as the answer: one
+ * page, from cursor (NULL: the first); the answer's nextCursor names the next.
+ */
+static int list_labelled(struct daytona *d, const char *key, const char *value, const char *cursor,
+			 json_t **ret, cordon_error *e)
 {
-	_cleanup_free_ char *labels = NULL, *path = NULL;
+	_cleanup_free_ char *labels = NULL, *path = NULL, *paged = NULL;
 
 	*ret = NULL;
 	if (asprintf(&labels, "{\"%s\":\"%s\"}", key, value) < 0) {
@@ -315,9 +321,11 @@ static int list_labelled(struct daytona *d, const char *key, const char *value, 
 		return oom(e);
 	}
 	path = dt_url_query("", "/sandbox", "labels", labels);
-	if (!path)
+	if (path && cursor)
+		paged = dt_url_query("", path, "cursor", cursor);
+	if (!path || (cursor && !paged))
 		return oom(e);
-	return api_get_json(d, path, "list sandboxes", ret, e);
+	return api_get_json(d, paged ? paged : path, "list sandboxes", ret, e);
 }
 
 static json_t *create_body(const struct daytona *d)
@@ -419,10 +427,8 @@ static int read_sandbox(struct daytona *d, const struct dt_response *r, const ch
 		goto out;
 	}
 	(void)snprintf(state, n, "%s", st ? st : "unknown");
-	(void)snprintf(reason, rn, "%s", why ? why : "");
-	for (char *p = reason; *p; p++)
-		if ((unsigned char)*p < 0x20)
-			*p = ' ';
+	/* The server's words: the key masked, as in its error messages (found in review). */
+	dt_clean_line(d->c.key, why ? why : "", reason, rn);
 	if (tb && *tb && !d->toolbox && set_toolbox(d, tb, e) < 0)
 		goto out;
 	rc = 0;
@@ -442,7 +448,7 @@ static int find_by_session(struct daytona *d, char ***ret, cordon_error *e)
 	size_t i, n = 0;
 	int rc = -1;
 
-	if (list_labelled(d, "cordon.session", d->session, &j, e) < 0)
+	if (list_labelled(d, "cordon.session", d->session, NULL, &j, e) < 0)
 		goto out;
 	items = json_object_get(j, "items");
 	ids = calloc(json_array_size(items) + 1, sizeof(*ids));
@@ -774,6 +780,12 @@ static void daytona_close(void *h)
 		d->c.cancel = NULL; /* a cancelled run still deletes its sandbox */
 		d->c.max_tries = 3;
 		d->c.retry_budget_ms = DELETE_TIMEOUT_MS;
+		/*
+		 * ...within DELETE_TIMEOUT_MS a try, the answer's body included: it is the one call
+		 * a signal does not cut short, so a server that drips must not hold cordon (found
+		 * in review: over a minute, SIGTERM ignored). What is left, cordon gc removes.
+		 */
+		d->call_timeout_ms = DELETE_TIMEOUT_MS;
 		if (asprintf(&path, "/sandbox/%s", d->id) >= 0)
 			(void)api_call(d, "DELETE", path, "delete sandbox", NULL, DT_RETRY_ALL, &rq,
 				       &r, &e);
@@ -1198,34 +1210,55 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_err
 	*ret_removed = 0;
 	if (daytona_open(p, NULL, (void **)&d, e) < 0)
 		return -1;
-	if (list_labelled(d, "cordon.host", d->host, &j, e) < 0)
-		goto out;
-	json_array_foreach(json_object_get(j, "items"), i, it)
-	{
-		json_t *l = json_object_get(it, "labels");
-		const char *id = json_string_value(json_object_get(it, "id"));
-		const char *own = json_string_value(json_object_get(l, "cordon.owner"));
-		const char *host = json_string_value(json_object_get(l, "cordon.host"));
-		_cleanup_free_ char *del = NULL;
-		struct dt_response r2 = { 0 };
-		char now[64];
-		int pid = 0;
+	/*
+	 * Every page (the API's default is 100 a page: found in review, a first page of live
+	 * sandboxes hid the orphans after it), at most GC_MAX_PAGES of them.
+	 */
+	for (unsigned page = 0; page < GC_MAX_PAGES; page++) {
+		_cleanup_free_ char *cursor = NULL;
 
-		if (!id_ok(id) || !host || strcmp(host, d->host))
-			continue;
-		/* Its cordon still runs (same pid, same start time): not an orphan. */
-		if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
-		    backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
-			continue;
-		if (asprintf(&del, "/sandbox/%s", id) < 0) {
-			del = NULL;
-			continue;
+		if (j) {
+			const char *next = json_string_value(json_object_get(j, "nextCursor"));
+
+			if (!next || !*next)
+				break;
+			cursor = strdup(next);
+			json_decref(j);
+			j = NULL;
+			if (!cursor) {
+				oom(e);
+				goto out;
+			}
 		}
-		if (api_call(d, "DELETE", del, "delete sandbox", NULL, DT_RETRY_ALL, &rq, &r2, e) ==
-			    0 &&
-		    (r2.status / 100 == 2 || r2.status == 404))
-			(*ret_removed)++;
-		dt_response_free(&r2);
+		if (list_labelled(d, "cordon.host", d->host, cursor, &j, e) < 0)
+			goto out;
+		json_array_foreach(json_object_get(j, "items"), i, it)
+		{
+			json_t *l = json_object_get(it, "labels");
+			const char *id = json_string_value(json_object_get(it, "id"));
+			const char *own = json_string_value(json_object_get(l, "cordon.owner"));
+			const char *host = json_string_value(json_object_get(l, "cordon.host"));
+			_cleanup_free_ char *del = NULL;
+			struct dt_response r2 = { 0 };
+			char now[64];
+			int pid = 0;
+
+			if (!id_ok(id) || !host || strcmp(host, d->host))
+				continue;
+			/* Its cordon still runs (same pid, same start time): not an orphan. */
+			if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
+			    backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
+				continue;
+			if (asprintf(&del, "/sandbox/%s", id) < 0) {
+				del = NULL;
+				continue;
+			}
+			if (api_call(d, "DELETE", del, "delete sandbox", NULL, DT_RETRY_ALL, &rq,
+				     &r2, e) == 0 &&
+			    (r2.status / 100 == 2 || r2.status == 404))
+				(*ret_removed)++;
+			dt_response_free(&r2);
+		}
 	}
 	rc = 0;
 out:

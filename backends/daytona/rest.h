@@ -41,6 +41,12 @@ struct dt_request {
 	enum dt_retry retry;
 	/* No answer's headers after this long: give up (0: 60 s). */
 	long header_timeout_ms;
+	/*
+	 * The whole answer, body included, within this long of the request (0: the headers'
+	 * time and 30 s more): a server that sends its headers and then drips its body must not
+	 * hold a run past its timeout (found in review; only stalls of 60 s were caught).
+	 */
+	long total_timeout_ms;
 	/* A 200's body goes here as it arrives instead of into the response (NULL: collected). */
 	dt_sink sink;
 	void *sink_arg;
@@ -57,6 +63,8 @@ struct dt_response {
 };
 
 int dt_client_init(struct dt_client *c, const char *key, cordon_error *e);
+/* src's first line into buf (n bytes), control characters as spaces, key masked with '*'. */
+void dt_clean_line(const char *key, const char *src, char *buf, size_t n);
 void dt_client_free(struct dt_client *c);
 
 /*

@@ -15,6 +15,8 @@ Run: tests/daytona/run.sh build -- python3 tests/daytona/test_cli.py [-k NAME]
 """
 
 import json
+import threading
+import socket
 import os
 import re
 import shutil
@@ -481,6 +483,57 @@ class Signals(CliCase):
 
     def test_sigint_deletes_the_sandbox(self):
         self.interrupt(signal.SIGINT, "30.702", (130, 125))
+
+
+class HostileServer(CliCase):
+    """A server that misbehaves (found in review): cordon keeps its deadlines and the key."""
+
+    def test_dripping_answer_ends_at_the_runs_deadline(self):
+        # Straight to the fake: Prism would buffer the body. Headers at once, then a byte every
+        # 0.2 s: the run's timeout (1 s) + the execute's grace (10 s) + a body's 30 s, not
+        # for ever (before: still hanging after 90 s).
+        fake_config(toolbox_url=FAKE + "/toolbox")
+        r = self.run_cordon(["--timeout", "1", "--", "cordon-fake-drip"], env=self.env(api=FAKE), timeout=120)
+        self.assertEqual(r.rc, 124, r)
+        self.assertLess(r.elapsed, 60, r)
+        self.assertNoKey(r)
+
+    def test_error_reason_never_shows_the_key(self):
+        p = self.profile("[daytona]\nsnapshot = fake-error-key\n")
+        r = self.run_cordon(["-p", p, "--", "true"])
+        self.assertIn(KEY, fake_state()["sandboxes"][0]["errorReason"])  # the fake did echo it
+        self.assertOneLineError(r, "quota for key")
+        self.assertNotIn(KEY[:8], r.err)
+
+    def test_plain_http_never_goes_through_a_proxy(self):
+        # http_proxy from the environment would carry the key in clear text over the network.
+        seen = []
+        srv = socket.socket(socket.AF_INET)
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(4)
+        srv.settimeout(0.2)
+        stop = threading.Event()
+
+        def serve():
+            while not stop.is_set():
+                try:
+                    c, _ = srv.accept()
+                except OSError:
+                    continue
+                seen.append(c.recv(4096))
+                c.close()
+
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        proxy = "http://127.0.0.1:%d" % srv.getsockname()[1]
+        try:
+            r = self.run_cordon(["--", "echo fine"], env=self.env(http_proxy=proxy, HTTP_PROXY=proxy, ALL_PROXY=proxy))
+        finally:
+            stop.set()
+            t.join()
+            srv.close()
+        self.assertEqual((r.rc, r.out), (0, "fine\n"), r)
+        self.assertEqual(seen, [], "the proxy was sent: %r" % seen[:1])
 
 
 class HugeOutput(CliCase):

@@ -35,7 +35,8 @@ States: a snapshot create answers "creating", then its GETs say "starting", then
 the second poll on; a buildInfo create answers "pending_build", then "building_snapshot", then
 "started". Knobs, by snapshot or image name: "fake-error" (state error, with errorReason),
 "fake-build-failed" (image only: build_failed), "fake-never" (never started), "fake-slow"
-(started at the 20th poll).
+(started at the 20th poll), "fake-error-key" (state error, the caller's key in errorReason).
+A command naming "cordon-fake-drip" is answered with headers and then a body that never ends.
 
 Commands run on this host, not in a container: as nobody (65534) when the fake runs as root,
 in DIR/<id>/ + the absolute cwd, in a process group of their own; the directories above DIR
@@ -183,6 +184,9 @@ class Sandbox:
         build = self.build_info is not None
         if self.knob == "fake-error":
             self.state, self.error_reason = "error", FAKE_ERROR_REASON
+        elif self.knob == "fake-error-key":
+            # A server that echoes the caller's key in its reason (cordon must mask it).
+            self.state, self.error_reason = "error", "quota for key %s exceeded" % self.key
         elif self.knob == "fake-build-failed" and build:
             if n == 1:
                 self.state = "building_snapshot"
@@ -728,6 +732,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             raise ApiError(400, "Cannot specify Sandbox resources when using a snapshot")
         fake = self.fake
         sb = Sandbox(fake.root, body, image)
+        sb.key = fake.key
         with fake.lock:
             for s in fake.sandboxes.values():
                 if s.name == sb.name and not s.destroyed:
@@ -803,6 +808,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         env = {"PATH": BASE_PATH, "HOME": os.path.join(sb.root, "home/daytona"), "USER": sb.user}
         env.update(sb.env)
         env.update(envs)
+        if "cordon-fake-drip" in command:
+            return self.drip()
         code, spool = self.run_command(sb, command, host_cwd, env, timeout if timeout and timeout > 0 else None)
         with spool:
             if code is None:
@@ -862,6 +869,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return None, spool
         rc = proc.returncode
         return (rc if rc >= 0 else -1), spool
+
+    def drip(self):
+        """Knob: the command "cordon-fake-drip" gets a 200's headers at once, then its body a
+        byte at a time, every 0.2 s, for up to two minutes: a server whose answer never ends
+        (cordon must still end the run at its deadline)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.status = 200
+        self.wfile.write(b'1\r\n{\r\n')
+        self.wfile.flush()
+        for _ in range(600):
+            time.sleep(0.2)
+            self.wfile.write(b'1\r\n \r\n')
+            self.wfile.flush()
+        raise Dropped()
 
     def stream_result(self, code, spool):
         """200 ExecuteResponse, chunked, the output JSON-escaped as it is read from the spool:
