@@ -124,6 +124,9 @@ int pyglobset_match(const struct pyglobset *s, const char *str, cordon_error *e)
 
 /* filter.matches(pattern, command): prefix of the stripped command, then end or ' '. */
 bool match_prefix(const char *pattern, const char *command);
+/* match_prefix() on a command already stripped to [start, end) (pystrip): stripped once for
+ * every pattern, so a long command costs its length once, not once a pattern. */
+bool match_prefix_in(const char *pattern, const char *command, size_t start, size_t end);
 /* filter.contains_shell_operator() of 217a43f8e/cec8d4d1b: a raw substring test. */
 bool match_has_operator(const char *command);
 /* filter.matches_argv(): argv starts with pattern.split(). */

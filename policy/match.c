@@ -9,16 +9,23 @@
 #include "policy/internal.h"
 #include "runtime/cleanup.h"
 
+bool match_prefix_in(const char *pattern, const char *command, size_t start, size_t end)
+{
+	size_t plen = strlen(pattern);
+
+	if (end - start < plen || memcmp(command + start, pattern, plen))
+		return false;
+	return start + plen == end || command[start + plen] == ' ';
+}
+
 bool match_prefix(const char *pattern, const char *command)
 {
-	size_t start, end, plen = strlen(pattern);
+	size_t start, end;
 
 	/* The command is stripped of Python (Unicode) whitespace, the pattern is not: "rm "
 	 * then needs two spaces after rm. Only a plain ' ' ends the prefix, not a tab. */
 	pystrip(command, strlen(command), &start, &end);
-	if (end - start < plen || memcmp(command + start, pattern, plen))
-		return false;
-	return start + plen == end || command[start + plen] == ' ';
+	return match_prefix_in(pattern, command, start, end);
 }
 
 bool match_has_operator(const char *command)

@@ -60,7 +60,10 @@ static int policy_refuse(char **ret_deny, const char *what, const char *command,
 static int policy_compat(const struct cordon_profile *p, const char *command, const char *workdir,
 			 policy_resolve_fn resolve, char **ret_deny, cordon_error *e)
 {
+	size_t s0, s1;
+
 	*ret_deny = NULL;
+	pystrip(command, strlen(command), &s0, &s1); /* once, for every pattern below */
 
 	/* 1. The allow-list: an explicit `allowed` always wins; readonly only supplies one
 	 * when none is given. The operator test runs only here, so `blocked` and `ignore`
@@ -70,10 +73,10 @@ static int policy_compat(const struct cordon_profile *p, const char *command, co
 
 		if (p->allowed.set) {
 			for (size_t k = 0; k < p->allowed.n && !hit; k++)
-				hit = match_prefix(p->allowed.v[k], command);
+				hit = match_prefix_in(p->allowed.v[k], command, s0, s1);
 		} else {
 			for (size_t k = 0; policy_readonly_compat[k] && !hit; k++)
-				hit = match_prefix(policy_readonly_compat[k], command);
+				hit = match_prefix_in(policy_readonly_compat[k], command, s0, s1);
 		}
 		if (!hit)
 			return policy_refuse(ret_deny, "", command, e);
@@ -85,7 +88,7 @@ static int policy_compat(const struct cordon_profile *p, const char *command, co
 	/* 2. The block-list: the same prefix test, so "rm -fr" and "/bin/rm" pass "rm -rf". */
 	if (p->blocked.set)
 		for (size_t k = 0; k < p->blocked.n; k++)
-			if (match_prefix(p->blocked.v[k], command))
+			if (match_prefix_in(p->blocked.v[k], command, s0, s1))
 				return policy_refuse(ret_deny, "", command, e);
 	/* 3. Ignored paths, literal tokens only. */
 	if (p->ignore.set)

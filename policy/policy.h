@@ -71,5 +71,7 @@ void policy_strv_free(char **v);
 int pyrepr(const char *s, char **ret, cordon_error *e);
 /* Python str.strip(): returns [*ret_start, *ret_end) inside s (no allocation). */
 void pystrip(const char *s, size_t len, size_t *ret_start, size_t *ret_end);
+/* Nothing but Python (Unicode) whitespace, or empty: str.split() gives no word. */
+bool pystr_blank(const char *s);
 /* Is code point c whitespace by Python's str.isspace()? */
 bool py_isspace(uint32_t c);

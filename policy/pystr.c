@@ -300,3 +300,11 @@ fail:
 	policy_strv_free(v);
 	return -1;
 }
+
+bool pystr_blank(const char *s)
+{
+	size_t start, end;
+
+	pystrip(s, strlen(s), &start, &end);
+	return start == end;
+}

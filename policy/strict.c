@@ -60,8 +60,14 @@ static bool strict_any_argv(const struct cordon_list *l, const char *const *fall
 			    char *const *argv)
 {
 	if (l) {
+		/*
+		 * A blank pattern has no words, and AG2's matches_argv would match every argv with
+		 * it: `--allow ''` (an unset shell variable) would allow everything, readonly
+		 * included, the opposite of compat mode. Here it matches nothing, in either list,
+		 * as in compat mode (found in review).
+		 */
 		for (size_t k = 0; k < l->n; k++)
-			if (match_argv(l->v[k], argv))
+			if (!pystr_blank(l->v[k]) && match_argv(l->v[k], argv))
 				return true;
 		return false;
 	}

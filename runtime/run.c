@@ -35,6 +35,15 @@ static int policy_check_host(const struct cordon_profile *p, const char *command
 {
 	int r;
 
+	/*
+	 * A remote backend's (docker, daytona) paths are judged lexically against /workspace,
+	 * whatever its real workdir, as AG2 does (PurePosixPath("/workspace"): docs/compat.md).
+	 * Found in review: they were resolved on the host, so `cat /workspace/x` was refused
+	 * and refusals named host paths.
+	 */
+	if (p->backend && strcmp(p->backend, "local") != 0)
+		return policy_check_ex(p, command, "/workspace", policy_resolve_lexical,
+				       getenv("HOME"), ret_deny, e);
 	resolve_budget_begin(RESOLVE_CHECK_BUDGET);
 	r = policy_check_ex(p, command, workdir, resolve_host, getenv("HOME"), ret_deny, e);
 	resolve_budget_end();

@@ -9,6 +9,7 @@
 #include "backends/backend.h"
 #include "backends/local/cgroup.h"
 #include "backends/local/proc.h"
+#include "policy/policy.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
 #include "runtime/relay.h"
@@ -83,11 +84,13 @@ static bool drain(struct relay_src *src, struct capture *c, char *buf)
 static int exec_failed_result(const struct cordon_exec *x, int err, struct cordon_result *r,
 			      cordon_error *e)
 {
-	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *text = NULL, *name = NULL;
 	int len;
 
-	len = asprintf(&text, "Command not found: [Errno %d] %s: '%s'", err, strerror(err),
-		       x->argv[0]);
+	/* OSError's text quotes the name with repr(): 'r\\nm', "it's" (found in review). */
+	if (pyrepr(x->argv[0], &name, e) < 0)
+		return -1;
+	len = asprintf(&text, "Command not found: [Errno %d] %s: %s", err, strerror(err), name);
 	if (len < 0) {
 		text = NULL;
 		return cordon_err(e, ENOMEM, "out of memory");

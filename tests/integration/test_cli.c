@@ -1328,3 +1328,48 @@ Test(cli, daemon_socket_of_another_user_is_refused)
 	tu_rmtree(tmp);
 	free(tmp);
 }
+
+/*
+ * A remote backend's paths are judged lexically against /workspace, as AG2 does (docs/
+ * compat.md), not resolved on the host: found in review, `cat /workspace/ok.txt` was refused
+ * and refusals named a host path.
+ */
+Test(cli, remote_backends_judge_paths_lexically_in_workspace)
+{
+	static const char *const backends[] = { "docker", "daytona" };
+	char *envv[] = { "PATH=/usr/bin:/bin", NULL };
+	struct tu_run r;
+
+	for (size_t i = 0; i < 2; i++) {
+		tu_exec(&r, NULL, envv,
+			(char *[]){ (char *)tu_cordon(), "check", "-b", (char *)backends[i],
+				    "--ignore", ".env", "--", "cat /workspace/ok.txt", NULL });
+		cr_expect_eq(r.status, 0, "%s: %d %s%s", backends[i], r.status, r.out, r.err);
+		tu_run_free(&r);
+		tu_exec(&r, NULL, envv,
+			(char *[]){ (char *)tu_cordon(), "check", "-b", (char *)backends[i],
+				    "--ignore", ".env", "--", "cat .env", NULL });
+		cr_expect_eq(r.status, 126);
+		cr_expect_str_eq(r.out, "Access denied: /workspace/.env\n", "%s: %s", backends[i],
+				 r.out);
+		tu_run_free(&r);
+	}
+}
+
+/* Strict mode's "Command not found" quotes the name as Python's OSError does (repr). */
+Test(cli, command_not_found_quotes_the_name_as_python)
+{
+	char *envv[] = { "PATH=/usr/bin:/bin", NULL };
+	struct tu_run r;
+
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--policy-mode", "strict", "--",
+			    "\"it's-not-here\"", NULL });
+	cr_expect_eq(r.status, 127, "%d %s%s", r.status, r.out, r.err);
+	cr_expect_str_eq(
+		r.out,
+		"Command not found: [Errno 2] No such file or directory: \"it's-not-here\"\n"
+		"[exit code: 127]\n",
+		"%s", r.out);
+	tu_run_free(&r);
+}

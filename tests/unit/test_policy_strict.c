@@ -23,7 +23,7 @@ static const struct strict_row strict_rows[] = {
 	{ L("ls"), NULL, NULL, false, "  ls  ", NULL },
 	{ L("ls"), NULL, NULL, false, "", "Command not allowed: ''" },
 	{ L0, NULL, NULL, false, "ls", "Command not allowed: 'ls'" },
-	{ L(""), NULL, NULL, false, "anything goes", NULL },
+	{ L(""), NULL, NULL, false, "anything goes", "Command not allowed: 'anything goes'" },
 	{ L("ls"), NULL, NULL, false, "/bin/ls", "Command not allowed: '/bin/ls'" },
 	{ NULL, NULL, NULL, false, "echo 'a",
 	  "Command not allowed (unbalanced quotes): \"echo 'a\"" },
