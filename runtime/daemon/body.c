@@ -327,15 +327,15 @@ static int get_list(json_t *v, const char *field, struct cordon_list *l, cordon_
 	return 0;
 }
 
+/*
+ * Any name an environment can hold: not empty, no '=' (and no NUL: JSON strings here have
+ * none). AG2's subprocess passes a caller's whole environment, bash's exported functions
+ * (BASH_FUNC_which%%) and names such as A.B included; refusing them made every exec of an
+ * ag2-compat environment fail on hosts that export one (found in review).
+ */
 static bool valid_env_name(const char *s)
 {
-	if (!*s || (*s >= '0' && *s <= '9'))
-		return false;
-	for (; *s; s++)
-		if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9')))
-			return false;
-	return true;
+	return *s && !strchr(s, '=');
 }
 
 static int get_env(json_t *v, struct run_body *b, cordon_error *e)
@@ -349,10 +349,10 @@ static int get_env(json_t *v, struct run_body *b, cordon_error *e)
 		return cordon_err(e, 0, "env: more than %d variables", MAX_LIST);
 	json_object_foreach(v, key, val)
 	{
-		char name[96];
+		char name[300];
 		const char *s;
 
-		if (!valid_env_name(key) || strlen(key) > 64)
+		if (!valid_env_name(key) || strlen(key) > 256)
 			return cordon_err(e, 0, "env: invalid variable name '%.64s'", key);
 		snprintf(name, sizeof(name), "env.%s", key);
 		if (get_string(val, name, 65536, &s, e) < 0)

@@ -3323,6 +3323,30 @@ Test(daemon, prebuilt_sandbox_holds_no_earlier_workdir, .timeout = 60)
 	free(wd);
 }
 
+/*
+ * Any environment name without '=' is taken: a caller's environment may hold bash's exported
+ * functions (BASH_FUNC_which%%) or names such as A.B, which AG2's subprocess passes on; a 400
+ * for them made every exec of an ag2-compat environment fail on such hosts (found in review).
+ */
+Test(daemon, env_names_any_but_with_equals, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+
+	daemon_start(&d, NULL);
+	cr_assert(http(d.sock, "POST", "/v1/run",
+		       "{\"argv\":[\"printenv\",\"A.B\"],\"env\":{\"BASH_FUNC_which%%\":"
+		       "\"() { echo w; }\",\"1ABC\":\"x\",\"A.B\":\"y\"}}",
+		       &r) == 0);
+	EXPECT(&r, 200, "\"stdout\": \"y\\n\"");
+	res_free(&r);
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"x\",\"env\":{\"A=B\":\"c\"}}",
+		       &r) == 0);
+	EXPECT(&r, 400, "env: invalid variable name 'A=B'");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
 Test(daemon, cli_via_daemon, .timeout = 90)
 {
 	struct daemon d;
