@@ -290,6 +290,12 @@ class Cordon:
             except OSError as e:
                 self._drop()
                 raise CordonError(0, f"{self.socket}: {e.strerror or e}") from e
+            except BaseException:
+                # Anything else in the middle of the exchange (KeyboardInterrupt, a ValueError
+                # from a malformed answer, ...): the rest of this answer may still be coming,
+                # and the next request on this connection would read it as its own.
+                self._drop()
+                raise
         if resp.close:
             self._drop()
         if resp.status >= 400:
