@@ -6,6 +6,7 @@ import socket
 import struct
 import threading
 import urllib.parse
+import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 DEFAULT_SOCKET = "/run/cordon/cordon.sock"
@@ -73,6 +74,9 @@ class _UnixConnection:
         self.timeout = timeout
         self.sock: Optional[socket.socket] = None
         self._buf = bytearray()
+        # The process the connection belongs to: a child after os.fork() shares the socket
+        # with its parent, and answers would go to whichever reads first.
+        self.pid = os.getpid()
 
     def connect(self) -> None:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -205,8 +209,21 @@ def _default_socket() -> str:
     return os.environ.get("CORDON_SOCKET") or DEFAULT_SOCKET
 
 
+_clients: "weakref.WeakSet[Cordon]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for c in list(_clients):
+        c._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class Cordon:
-    """A client of one cordond socket. Thread-safe: each thread keeps its own connection."""
+    """A client of one cordond socket. Thread-safe: each thread keeps its own connection.
+    Fork-safe: a child process never uses a connection its parent opened (it opens its own)."""
 
     def __init__(self, socket: Optional[str] = None, *, timeout: Optional[float] = None):
         # `timeout` bounds the HTTP exchange; None waits as long as the run takes (the run's own
@@ -216,11 +233,26 @@ class Cordon:
         self._local = threading.local()
         self._all: List[_UnixConnection] = []
         self._all_lock = threading.Lock()
+        _clients.add(self)
+
+    def _after_fork(self) -> None:
+        # In a child: the lock may have been held by another thread of the parent, and the
+        # connections are the parent's (each is closed, unused, when found: _conn).
+        self._all_lock = threading.Lock()
 
     # ---- plumbing ----
 
     def _conn(self) -> _UnixConnection:
         c = getattr(self._local, "conn", None)
+        if c is not None and c.pid != os.getpid():
+            # Inherited across fork(): the parent's. Nothing is sent on it; closing the child's
+            # copy of the descriptor leaves the parent's connection as it is.
+            self._local.conn = None
+            with self._all_lock:
+                if c in self._all:
+                    self._all.remove(c)
+            c.close()
+            c = None
         if c is None:
             c = _UnixConnection(self.socket, self.timeout)
             self._local.conn = c

@@ -567,6 +567,36 @@ class TestHttp(unittest.TestCase):
         self.assertEqual(c.health(), {"n": 2})
         c.close()
 
+    def test_forked_child_opens_its_own_connection(self):
+        """A child after fork() never uses its parent's connection: found in review, the
+        child sent on the parent's socket and their answers got mixed."""
+        one = b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n\":1}"
+        two = b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n\":2}"
+        f, c = self.fake(one, two)
+        self.assertEqual(c.health(), {"n": 1})
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                os.write(w, json.dumps(c.health()).encode())
+            except BaseException as e:
+                os.write(w, repr(e).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        c.close()  # the server serves one connection at a time: the child's comes next
+        got = b""
+        while True:
+            d = os.read(r, 4096)
+            if not d:
+                break
+            got += d
+        os.close(r)
+        os.waitpid(pid, 0)
+        self.assertEqual(got, b'{"n": 2}')
+        self.assertEqual(f.connections, 2)
+
     def test_bad_path(self):
         f, c = self.fake()
         with self.assertRaises(ValueError):
