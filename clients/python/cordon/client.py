@@ -476,6 +476,9 @@ class Session:
             "host_workdir", self.workdir if self.backend == "local" else None
         )
         self.closed = False
+        # The process that made it: only that one deletes it unasked (at exit, or when its
+        # sandbox is collected), never a child after fork() that exits.
+        self.pid = os.getpid()
 
     def __deepcopy__(self, memo: Dict[int, Any]) -> "Session":
         return self

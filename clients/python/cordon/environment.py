@@ -91,10 +91,13 @@ def _daemon_path_error(e: CordonError, p: str) -> Exception:
     return e
 
 
-def _drop_session(socket: str, session_id: str) -> None:
+def _drop_session(socket: str, session_id: str, pid: int) -> None:
     """A sandbox's session when the sandbox was dropped unclosed (weakref.finalize): deleted on
     a connection of its own, since the garbage collector may run this in the middle of another
-    request of the same thread. Best effort, as at exit."""
+    request of the same thread. Best effort, as at exit. Only in the process that made the
+    session: a child after fork() that exits runs the finalizers too."""
+    if os.getpid() != pid:
+        return
     try:
         c = Cordon(socket)
         try:
@@ -123,7 +126,9 @@ class CordonSandbox(LocalSandbox):
             self._watch(session)
 
     def _watch(self, session: Session) -> None:
-        self._finalizer = weakref.finalize(self, _drop_session, session.client.socket, session.id)
+        self._finalizer = weakref.finalize(
+            self, _drop_session, session.client.socket, session.id, session.pid
+        )
         # A caller that keeps the Session (sandbox.session) keeps its sandbox, and so the
         # session itself, alive: the finalizer runs only when neither is reachable.
         session._sandbox = self  # type: ignore[attr-defined]
@@ -342,6 +347,7 @@ class CordonEnvironment(SingletonFactory):
         # one, cordond makes and removes a temporary workdir of its own.
         self.temp_prefix = temp_prefix
         self._made_workdir = False
+        self._workdir_pid = os.getpid()
         self._temp_finalizer: Optional[Any] = None
         self.client = client or Cordon(socket)
         if client is None:
@@ -383,8 +389,9 @@ class CordonEnvironment(SingletonFactory):
             self._workdir = tempfile.mkdtemp(prefix=self.temp_prefix)
             self._made_workdir = True
             if self.cleanup:
+                self._workdir_pid = os.getpid()
                 self._temp_finalizer = weakref.finalize(
-                    self, shutil.rmtree, self._workdir, ignore_errors=True
+                    self, _rmtree_in, self._workdir_pid, self._workdir
                 )
 
     def _local_workdir(self) -> Optional[str]:
@@ -534,9 +541,23 @@ class CordonLocalSandbox(CordonSandbox):
         self._env.client.close()  # the environment is this sandbox's own
 
 
+def _rmtree_in(pid: int, path: str) -> None:
+    """A temporary workdir, removed only by the process that made it (not a forked child)."""
+    if os.getpid() == pid:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _close_at_exit(ref: "weakref.ReferenceType[CordonEnvironment]") -> None:
     env = ref()
     if env is None:
+        return
+    # A child after fork() that exits runs the atexit handlers too: the parent's session and
+    # temporary workdir are the parent's, still in use.
+    sb = env._sandbox
+    session = sb._session_obj if sb is not None else None
+    if session is not None and session.pid != os.getpid():
+        return
+    if env._made_workdir and env._workdir_pid != os.getpid():
         return
     try:
         env.close()

@@ -256,6 +256,31 @@ class TestDropIn(DaemonCase):
             self.client.request("GET", f"/v1/sessions/{sid}")
         self.assertEqual(cm.exception.status, 404)
 
+    def test_forked_child_leaves_sessions_alone(self) -> None:
+        """A child after fork() that exits does not delete its parent's sessions nor remove
+        its temporary workdir (atexit, weakref.finalize): found in review, it did."""
+        import atexit
+
+        env = CordonLocalEnvironment(socket=self.daemon.socket)
+        self.addCleanup(env.close)
+        env.run("true")
+        sid, wd = env.sandbox.session.id, env.host_workdir
+        dropped = CordonLocalSandbox(socket=self.daemon.socket)  # collected only at exit
+        self.addCleanup(dropped.close)
+        dropped.run("true")
+        sid2 = dropped.session.id
+        pid = os.fork()
+        if pid == 0:
+            try:
+                atexit._run_exitfuncs()  # what the child's exit runs (finalizers included)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        for s in (sid, sid2):
+            self.assertEqual(self.client.request("GET", f"/v1/sessions/{s}")["id"], s)
+        self.assertTrue(wd.is_dir())
+        self.assertEqual(env.run("echo alive"), "alive")
+
     def test_local_environment_like_ag2s(self) -> None:
         d = tempfile.mkdtemp(prefix="cordon-py-local-")
         _give_to_nobody(d)
