@@ -107,6 +107,13 @@ class _UnixConnection:
         if s is not None:
             s.close()
 
+    def __del__(self) -> None:
+        # A finished thread's connection (its threading.local is gone): closed here, not left
+        # to the socket's ResourceWarning.
+        s = getattr(self, "sock", None)
+        if s is not None:
+            s.close()
+
     def _more(self) -> bool:
         assert self.sock is not None
         data = self.sock.recv(65536)
@@ -231,7 +238,10 @@ class Cordon:
         self.socket = socket or _default_socket()
         self.timeout = timeout
         self._local = threading.local()
-        self._all: List[_UnixConnection] = []
+        # Weakly: a thread's connection lives as long as its thread (its threading.local), so
+        # a thread-per-request host does not pile up connections against cordond's
+        # per-caller limit; close() closes those still alive.
+        self._all: "weakref.WeakSet[_UnixConnection]" = weakref.WeakSet()
         self._all_lock = threading.Lock()
         _clients.add(self)
 
@@ -249,15 +259,14 @@ class Cordon:
             # copy of the descriptor leaves the parent's connection as it is.
             self._local.conn = None
             with self._all_lock:
-                if c in self._all:
-                    self._all.remove(c)
+                self._all.discard(c)
             c.close()
             c = None
         if c is None:
             c = _UnixConnection(self.socket, self.timeout)
             self._local.conn = c
             with self._all_lock:
-                self._all.append(c)
+                self._all.add(c)
         return c
 
     def _drop(self) -> None:
@@ -267,14 +276,14 @@ class Cordon:
             c.close()
             self._local.conn = None
             with self._all_lock:
-                if c in self._all:
-                    self._all.remove(c)
+                self._all.discard(c)
 
     def close(self) -> None:
-        """Close every connection this client opened, in any thread."""
+        """Close every connection this client opened, in any thread, that is still open (a
+        thread that goes on using the client opens a new one)."""
         self._drop()
         with self._all_lock:
-            conns, self._all = self._all, []
+            conns = list(self._all)
         for c in conns:
             c.close()
 

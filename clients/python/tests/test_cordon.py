@@ -597,6 +597,67 @@ class TestHttp(unittest.TestCase):
         self.assertEqual(got, b'{"n": 2}')
         self.assertEqual(f.connections, 2)
 
+    def test_finished_threads_connections_are_closed(self):
+        """A thread's connection is closed when the thread is gone: found in review, every
+        thread's was kept for ever (a thread-per-request host hit cordond's 128 connections
+        per caller, then even close() got 429)."""
+        import gc
+        import threading
+        import warnings
+
+        d = tempfile.mkdtemp(prefix="cordon-py-fake-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "s")
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(path)
+        srv.listen(64)
+        self.addCleanup(srv.close)
+        ended = []
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+        def serve(conn):
+            with conn:
+                while True:
+                    try:
+                        data = conn.recv(65536)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        ended.append(1)
+                        return
+                    conn.sendall(ok)
+
+        def accept():
+            while True:
+                try:
+                    conn, _ = srv.accept()
+                except OSError:
+                    return
+                threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+        threading.Thread(target=accept, daemon=True).start()
+        c = Cordon(path, timeout=5)
+        got = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(10):
+                t = threading.Thread(target=lambda: got.append(c.health()))
+                t.start()
+                t.join()
+            gc.collect()
+        self.assertEqual(got, [{}] * 10)
+        deadline = time.time() + 5
+        while len(ended) < 10 and time.time() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(len(ended), 10)  # each closed by the client once its thread ended
+        self.assertEqual([w for w in caught if issubclass(w.category, ResourceWarning)], [])
+        self.assertEqual(c.health(), {})  # this thread's, still alive until close()
+        c.close()
+        deadline = time.time() + 5
+        while len(ended) < 11 and time.time() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(len(ended), 11)
+
     def test_bad_path(self):
         f, c = self.fake()
         with self.assertRaises(ValueError):
