@@ -38,6 +38,18 @@ from .client import Cordon, CordonError, Session
 _IDENTITY_VARS = ("USER", "LOGNAME", "HOME")
 
 
+def _sendable(s: str) -> bool:
+    """Whether an inherited variable's name or value can go to cordond: JSON carries UTF-8
+    text, so neither bytes that are not UTF-8 (os.environ's surrogate escapes) nor NUL."""
+    if "\0" in s:
+        return False
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class CordonPathError(CordonError, ValueError):
     """A file path that is absolute or escapes the sandbox's workdir: a ValueError, with AG2's
     LocalSandbox wording, and a CordonError (status 400)."""
@@ -202,7 +214,11 @@ class CordonSandbox(LocalSandbox):
         if self._env.inherits_env():
             # AG2 hands the command {**os.environ, **extra}; cordond cannot see the caller's
             # environment, so the client sends it (minus the identity variables cordond sets).
-            merged.update((k, v) for k, v in os.environ.items() if k not in _IDENTITY_VARS)
+            merged.update(
+                (k, v)
+                for k, v in os.environ.items()
+                if k not in _IDENTITY_VARS and _sendable(k) and _sendable(v)
+            )
         merged.update(self._env.env_vars or {})
         merged.update(env or {})
         t = timeout if timeout is not None else self._env.timeout
@@ -307,7 +323,9 @@ class CordonEnvironment(SingletonFactory):
     env_vars     variables merged into every exec (per-call env wins)
     inherit_env  send this process's environment with every exec, as AG2 hands its commands
                  os.environ; None: only when the profile sets `env_inherit` (ag2-compat),
-                 since the other profiles scrub the environment on purpose
+                 since the other profiles scrub the environment on purpose. A variable whose
+                 name or value is not valid UTF-8 (os.environ's surrogate escapes) or holds a
+                 NUL cannot go in cordond's JSON: it is skipped
     timeout      per-command default in seconds (> 0); None: the profile's
     max_output   output cap in characters; None: the profile's
     languages    what `supported_languages` reports (AG2's code tool reads it)

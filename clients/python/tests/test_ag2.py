@@ -155,6 +155,18 @@ class TestDropIn(DaemonCase):
         self.assertEqual(default.exec_sync(["sh", "-c", "echo x$CORDON_PY_MARK"]).output, "x")
         self.assertTrue(self.env(profile="default", inherit_env=True).inherits_env())
 
+    def test_unsendable_inherited_variables_are_skipped(self) -> None:
+        """An inherited variable that is not UTF-8 cannot go in JSON: it is skipped, the rest
+        is sent. Found in review: the whole exec failed."""
+        os.environ["CORDON_PY_BAD"] = "a\udcffb"  # the bytes a, 0xff, b
+        os.environ["CORDON_PY_GOOD"] = "fine"
+        self.addCleanup(os.environ.pop, "CORDON_PY_BAD", None)
+        self.addCleanup(os.environ.pop, "CORDON_PY_GOOD", None)
+        compat = self.env(profile="ag2-compat")
+        self.assertEqual(
+            compat.exec_sync(["sh", "-c", "echo ${CORDON_PY_BAD-unset} $CORDON_PY_GOOD"]),
+            ExecResult("unset fine", 0))
+
     def test_identity_variables_name_who_runs(self) -> None:
         """USER, LOGNAME and HOME are those of the identity the command runs as (for root:
         the workdir's owner, or nobody), in every profile, whatever the caller's say."""
