@@ -40,6 +40,12 @@ class CordonError(Exception):
         self.message = message
 
 
+class CordonSessionGone(CordonError):
+    """The session is no longer in cordond (404 "id: no such session"): cordond restarted, the
+    session expired idle, or it was deleted. Not a missing file: never FileNotFoundError, and
+    remove_file(missing_ok=True) does not swallow it."""
+
+
 class _ProtocolError(ConnectionError):
     """The connection ended, or the answer is not HTTP/1.x, before a whole answer was read."""
 
@@ -495,11 +501,24 @@ class Session:
     def _url(self, suffix: str = "") -> str:
         return f"/v1/sessions/{self.id}{suffix}"
 
+    def _request(self, method: str, suffix: str, body: Any = None, **kw: Any) -> Any:
+        try:
+            return self.client.request(method, self._url(suffix), body, **kw)
+        except CordonError as e:
+            # cordond names the session ("id: ...") or the file ("path: ...") in a 404.
+            if e.status == 404 and e.message.startswith("id:"):
+                raise CordonSessionGone(
+                    404,
+                    f"session {self.id} is gone (cordond restarted, or the session expired "
+                    f"or was deleted): {e.message}",
+                ) from e
+            raise
+
     def run_json(self, command: Union[str, Sequence[str]], **kw: Any) -> Dict[str, Any]:
         for k in ("profile", "workdir", "backend"):
             if k in kw:
                 raise TypeError(f"{k} is fixed when the session is created")
-        return self.client.request("POST", self._url("/run"), Cordon._run_body(command, kw))
+        return self._request("POST", "/run", Cordon._run_body(command, kw))
 
     def run(self, command: Union[str, Sequence[str]], **kw: Any) -> str:
         return self.run_json(command, **kw)["output"]
@@ -507,20 +526,22 @@ class Session:
     def put_file(self, path: str, data: Union[bytes, str]) -> None:
         if isinstance(data, str):
             data = data.encode()
-        self.client.request("PUT", self._url("/files/" + _quote_path(path)), bytes(data))
+        self._request("PUT", "/files/" + _quote_path(path), bytes(data))
 
     def get_file(self, path: str) -> bytes:
-        return self.client.request("GET", self._url("/files/" + _quote_path(path)), raw=True)
+        return self._request("GET", "/files/" + _quote_path(path), raw=True)
 
     def remove_file(self, path: str, *, missing_ok: bool = True) -> None:
+        """Remove a file of the workdir; a missing one is fine with missing_ok. A session that
+        is gone raises CordonSessionGone either way."""
         try:
-            self.client.request("DELETE", self._url("/files/" + _quote_path(path)))
+            self._request("DELETE", "/files/" + _quote_path(path))
         except CordonError as e:
-            if not (missing_ok and e.status == 404):
+            if not (missing_ok and e.status == 404 and not isinstance(e, CordonSessionGone)):
                 raise
 
     def info(self) -> Dict[str, Any]:
-        return self.client.request("GET", self._url())
+        return self._request("GET", "")
 
     def close(self) -> None:
         """Tear the session down (its temporary workdir is removed). Idempotent."""

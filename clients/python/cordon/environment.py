@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, AsyncIterator, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from ._ag2 import ExecResult, LocalSandbox, SingletonFactory
-from .client import Cordon, CordonError, Session
+from .client import Cordon, CordonError, CordonSessionGone, Session
 
 # Variables cordond sets to the identity the command really runs as (the caller, or for root
 # the workdir's owner or nobody): the caller's own values are not passed over them.
@@ -270,7 +270,7 @@ class CordonSandbox(LocalSandbox):
         try:
             return self._session.get_file(p)
         except CordonError as e:
-            if e.status == 404:
+            if e.status == 404 and not isinstance(e, CordonSessionGone):
                 # As AG2's LocalSandbox (Path.read_bytes) reports a missing file.
                 raise FileNotFoundError(2, "No such file or directory", p) from e
             raise _daemon_path_error(e, p) from e

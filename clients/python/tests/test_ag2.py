@@ -167,6 +167,23 @@ class TestDropIn(DaemonCase):
             compat.exec_sync(["sh", "-c", "echo ${CORDON_PY_BAD-unset} $CORDON_PY_GOOD"]),
             ExecResult("unset fine", 0))
 
+    def test_lost_session_is_not_a_missing_file(self) -> None:
+        """A session gone from cordond (restarted, expired, deleted) is a CordonError saying
+        so: found in review, get_file said FileNotFoundError and remove_file swallowed it."""
+        env = self.env()
+        sb = env.sandbox
+        sb.put_file_sync("f", b"x")
+        with self.assertRaises(FileNotFoundError):  # a missing file is still one
+            sb.get_file_sync("nope")
+        sb.remove_file_sync("nope")
+        self.client.request("DELETE", f"/v1/sessions/{sb.session.id}")
+        for call in (lambda: sb.get_file_sync("f"), lambda: sb.remove_file_sync("f"),
+                     lambda: sb.session.remove_file("f"), lambda: sb.exec_sync(["true"])):
+            with self.assertRaises(CordonError) as cm:
+                call()
+            self.assertNotIsInstance(cm.exception, FileNotFoundError)
+            self.assertIn("is gone (cordond restarted", str(cm.exception))
+
     def test_identity_variables_name_who_runs(self) -> None:
         """USER, LOGNAME and HOME are those of the identity the command runs as (for root:
         the workdir's owner, or nobody), in every profile, whatever the caller's say."""
