@@ -22,7 +22,9 @@ do (AG2's Agent deep-copies its tools).
 import asyncio
 import atexit
 import contextlib
+import errno
 import os
+import posixpath
 import shutil
 import tempfile
 import threading
@@ -83,10 +85,15 @@ def _unformat(result: Mapping[str, Any], refusal_exit_code: int) -> Any:
 
 def _workdir_path(path: Union[str, "os.PathLike[str]"], host: Optional[Path]) -> str:
     """AG2's LocalSandbox rule for put_file/get_file/remove_file paths: absolute paths are
-    refused, and so is anything that resolves (symlinks followed) outside the workdir."""
+    refused, and so is anything that resolves (symlinks followed) outside the workdir. A
+    relative path that stays inside is normalised (`a/../b` is `b`), as AG2 accepts it."""
     p = PurePosixPath(os.fspath(path))
     if p.is_absolute():
         raise CordonPathError(f"Absolute paths are not allowed in put_file/get_file: {p}")
+    norm = posixpath.normpath(str(p))
+    if norm == ".." or norm.startswith("../"):
+        raise CordonPathError(f"Path escapes sandbox workdir: {p}")
+    p = PurePosixPath(norm)
     if host is not None:
         resolved = (host / Path(*p.parts)).resolve()
         if not resolved.is_relative_to(host.resolve()):
@@ -96,10 +103,24 @@ def _workdir_path(path: Union[str, "os.PathLike[str]"], host: Optional[Path]) ->
     return str(p)
 
 
-def _daemon_path_error(e: CordonError, p: str) -> Exception:
-    # cordond's own containment check (a path it refuses as outside the workdir): AG2's words.
-    if e.status == 400 and e.message.startswith("path:"):
+def _daemon_path_error(e: CordonError, p: str, host: Optional[Path] = None) -> Exception:
+    """cordond's refusal of a path, as the exception AG2's LocalSandbox raises for it."""
+    m = e.message
+    if e.status == 414 or (e.status == 400 and m.startswith("path: too long")):
+        return OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), p)
+    if e.status != 400 or not m.startswith("path:"):
+        return e
+    # cordond's own containment check (outside the workdir): AG2's words.
+    if ("leads outside" in m or "'..' is not allowed" in m or "absolute paths" in m):
         return CordonPathError(f"Path escapes sandbox workdir: {p}")
+    if "is a directory" in m or "Is a directory" in m or (
+        "is not a regular file" in m and host is not None and (host / p).is_dir()
+    ):
+        return IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), p)
+    if "Not a directory" in m:
+        return NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), p)
+    if "control characters" in m or m.startswith("path: empty") or "components" in m:
+        return ValueError(m)
     return e
 
 
@@ -259,7 +280,7 @@ class CordonSandbox(LocalSandbox):
         try:
             self._session.put_file(p, content)
         except CordonError as e:
-            raise _daemon_path_error(e, p) from e
+            raise _daemon_path_error(e, p, self.host_workdir) from e
 
     async def put_file(self, path: Union[str, PurePosixPath], content: Union[bytes, str]) -> None:
         await asyncio.to_thread(self.put_file_sync, path, content)
@@ -273,7 +294,7 @@ class CordonSandbox(LocalSandbox):
             if e.status == 404 and not isinstance(e, CordonSessionGone):
                 # As AG2's LocalSandbox (Path.read_bytes) reports a missing file.
                 raise FileNotFoundError(2, "No such file or directory", p) from e
-            raise _daemon_path_error(e, p) from e
+            raise _daemon_path_error(e, p, self.host_workdir) from e
 
     async def get_file(self, path: Union[str, PurePosixPath]) -> bytes:
         return await asyncio.to_thread(self.get_file_sync, path)
@@ -284,7 +305,7 @@ class CordonSandbox(LocalSandbox):
         try:
             self._session.remove_file(p, missing_ok=True)
         except CordonError as e:
-            raise _daemon_path_error(e, p) from e
+            raise _daemon_path_error(e, p, self.host_workdir) from e
 
     async def remove_file(self, path: Union[str, PurePosixPath]) -> None:
         await asyncio.to_thread(self.remove_file_sync, path)

@@ -184,6 +184,31 @@ class TestDropIn(DaemonCase):
             self.assertNotIsInstance(cm.exception, FileNotFoundError)
             self.assertIn("is gone (cordond restarted", str(cm.exception))
 
+    def test_daemon_path_errors(self) -> None:
+        """Each of cordond's path refusals as AG2's LocalSandbox raises it: found in review,
+        every one read "Path escapes sandbox workdir"; a path that stays inside is
+        normalised, as AG2 accepts it."""
+        import errno
+
+        sb = self.env().sandbox
+        sb.put_file_sync("a/../b", b"x")
+        self.assertEqual(sb.get_file_sync("b"), b"x")
+        self.assertEqual(sb.get_file_sync("./c/../b"), b"x")
+        with self.assertRaisesRegex(ValueError, "Path escapes sandbox workdir"):
+            sb.get_file_sync("a/../../b")
+        sb.exec_sync(["mkdir", "d"])
+        with self.assertRaises(IsADirectoryError):
+            sb.get_file_sync("d")
+        with self.assertRaises(IsADirectoryError):
+            sb.remove_file_sync("d")
+        with self.assertRaises(ValueError) as cm:
+            sb.get_file_sync("x\ny")
+        self.assertIn("control characters", str(cm.exception))
+        self.assertNotIn("escapes", str(cm.exception))
+        with self.assertRaises(OSError) as cm:
+            sb.get_file_sync("x" * 5000)
+        self.assertEqual(cm.exception.errno, errno.ENAMETOOLONG)
+
     def test_identity_variables_name_who_runs(self) -> None:
         """USER, LOGNAME and HOME are those of the identity the command runs as (for root:
         the workdir's owner, or nobody), in every profile, whatever the caller's say."""
