@@ -13,7 +13,7 @@ are used (cordon._ag2), so AG2's type checks see its own types.
 """
 
 from ._ag2 import AG2 as AG2_UNAVAILABLE
-from .client import Cordon, CordonError, Session, DEFAULT_SOCKET
+from .client import Cordon, CordonError, CordonSessionGone, Session, DEFAULT_SOCKET
 from .environment import (
     CordonEnvironment,
     CordonLocalEnvironment,
@@ -28,6 +28,7 @@ __all__ = [
     "AG2_UNAVAILABLE",
     "Cordon",
     "CordonError",
+    "CordonSessionGone",
     "CordonPathError",
     "Session",
     "CordonEnvironment",

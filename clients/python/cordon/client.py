@@ -6,6 +6,7 @@ import socket
 import struct
 import threading
 import urllib.parse
+import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 DEFAULT_SOCKET = "/run/cordon/cordon.sock"
@@ -37,6 +38,12 @@ class CordonError(Exception):
         super().__init__(f"cordond: {message}" + (f" (HTTP {status})" if status else ""))
         self.status = status
         self.message = message
+
+
+class CordonSessionGone(CordonError):
+    """The session is no longer in cordond (404 "id: no such session"): cordond restarted, the
+    session expired idle, or it was deleted. Not a missing file: never FileNotFoundError, and
+    remove_file(missing_ok=True) does not swallow it."""
 
 
 class _ProtocolError(ConnectionError):
@@ -73,6 +80,9 @@ class _UnixConnection:
         self.timeout = timeout
         self.sock: Optional[socket.socket] = None
         self._buf = bytearray()
+        # The process the connection belongs to: a child after os.fork() shares the socket
+        # with its parent, and answers would go to whichever reads first.
+        self.pid = os.getpid()
 
     def connect(self) -> None:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -100,6 +110,13 @@ class _UnixConnection:
     def close(self) -> None:
         s, self.sock = self.sock, None
         self._buf = bytearray()
+        if s is not None:
+            s.close()
+
+    def __del__(self) -> None:
+        # A finished thread's connection (its threading.local is gone): closed here, not left
+        # to the socket's ResourceWarning.
+        s = getattr(self, "sock", None)
         if s is not None:
             s.close()
 
@@ -205,8 +222,21 @@ def _default_socket() -> str:
     return os.environ.get("CORDON_SOCKET") or DEFAULT_SOCKET
 
 
+_clients: "weakref.WeakSet[Cordon]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for c in list(_clients):
+        c._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class Cordon:
-    """A client of one cordond socket. Thread-safe: each thread keeps its own connection."""
+    """A client of one cordond socket. Thread-safe: each thread keeps its own connection.
+    Fork-safe: a child process never uses a connection its parent opened (it opens its own)."""
 
     def __init__(self, socket: Optional[str] = None, *, timeout: Optional[float] = None):
         # `timeout` bounds the HTTP exchange; None waits as long as the run takes (the run's own
@@ -214,18 +244,35 @@ class Cordon:
         self.socket = socket or _default_socket()
         self.timeout = timeout
         self._local = threading.local()
-        self._all: List[_UnixConnection] = []
+        # Weakly: a thread's connection lives as long as its thread (its threading.local), so
+        # a thread-per-request host does not pile up connections against cordond's
+        # per-caller limit; close() closes those still alive.
+        self._all: "weakref.WeakSet[_UnixConnection]" = weakref.WeakSet()
+        self._all_lock = threading.Lock()
+        _clients.add(self)
+
+    def _after_fork(self) -> None:
+        # In a child: the lock may have been held by another thread of the parent, and the
+        # connections are the parent's (each is closed, unused, when found: _conn).
         self._all_lock = threading.Lock()
 
     # ---- plumbing ----
 
     def _conn(self) -> _UnixConnection:
         c = getattr(self._local, "conn", None)
+        if c is not None and c.pid != os.getpid():
+            # Inherited across fork(): the parent's. Nothing is sent on it; closing the child's
+            # copy of the descriptor leaves the parent's connection as it is.
+            self._local.conn = None
+            with self._all_lock:
+                self._all.discard(c)
+            c.close()
+            c = None
         if c is None:
             c = _UnixConnection(self.socket, self.timeout)
             self._local.conn = c
             with self._all_lock:
-                self._all.append(c)
+                self._all.add(c)
         return c
 
     def _drop(self) -> None:
@@ -235,14 +282,14 @@ class Cordon:
             c.close()
             self._local.conn = None
             with self._all_lock:
-                if c in self._all:
-                    self._all.remove(c)
+                self._all.discard(c)
 
     def close(self) -> None:
-        """Close every connection this client opened, in any thread."""
+        """Close every connection this client opened, in any thread, that is still open (a
+        thread that goes on using the client opens a new one)."""
         self._drop()
         with self._all_lock:
-            conns, self._all = self._all, []
+            conns = list(self._all)
         for c in conns:
             c.close()
 
@@ -290,6 +337,12 @@ class Cordon:
             except OSError as e:
                 self._drop()
                 raise CordonError(0, f"{self.socket}: {e.strerror or e}") from e
+            except BaseException:
+                # Anything else in the middle of the exchange (KeyboardInterrupt, a ValueError
+                # from a malformed answer, ...): the rest of this answer may still be coming,
+                # and the next request on this connection would read it as its own.
+                self._drop()
+                raise
         if resp.close:
             self._drop()
         if resp.status >= 400:
@@ -438,6 +491,9 @@ class Session:
             "host_workdir", self.workdir if self.backend == "local" else None
         )
         self.closed = False
+        # The process that made it: only that one deletes it unasked (at exit, or when its
+        # sandbox is collected), never a child after fork() that exits.
+        self.pid = os.getpid()
 
     def __deepcopy__(self, memo: Dict[int, Any]) -> "Session":
         return self
@@ -445,11 +501,24 @@ class Session:
     def _url(self, suffix: str = "") -> str:
         return f"/v1/sessions/{self.id}{suffix}"
 
+    def _request(self, method: str, suffix: str, body: Any = None, **kw: Any) -> Any:
+        try:
+            return self.client.request(method, self._url(suffix), body, **kw)
+        except CordonError as e:
+            # cordond names the session ("id: ...") or the file ("path: ...") in a 404.
+            if e.status == 404 and e.message.startswith("id:"):
+                raise CordonSessionGone(
+                    404,
+                    f"session {self.id} is gone (cordond restarted, or the session expired "
+                    f"or was deleted): {e.message}",
+                ) from e
+            raise
+
     def run_json(self, command: Union[str, Sequence[str]], **kw: Any) -> Dict[str, Any]:
         for k in ("profile", "workdir", "backend"):
             if k in kw:
                 raise TypeError(f"{k} is fixed when the session is created")
-        return self.client.request("POST", self._url("/run"), Cordon._run_body(command, kw))
+        return self._request("POST", "/run", Cordon._run_body(command, kw))
 
     def run(self, command: Union[str, Sequence[str]], **kw: Any) -> str:
         return self.run_json(command, **kw)["output"]
@@ -457,20 +526,22 @@ class Session:
     def put_file(self, path: str, data: Union[bytes, str]) -> None:
         if isinstance(data, str):
             data = data.encode()
-        self.client.request("PUT", self._url("/files/" + _quote_path(path)), bytes(data))
+        self._request("PUT", "/files/" + _quote_path(path), bytes(data))
 
     def get_file(self, path: str) -> bytes:
-        return self.client.request("GET", self._url("/files/" + _quote_path(path)), raw=True)
+        return self._request("GET", "/files/" + _quote_path(path), raw=True)
 
     def remove_file(self, path: str, *, missing_ok: bool = True) -> None:
+        """Remove a file of the workdir; a missing one is fine with missing_ok. A session that
+        is gone raises CordonSessionGone either way."""
         try:
-            self.client.request("DELETE", self._url("/files/" + _quote_path(path)))
+            self._request("DELETE", "/files/" + _quote_path(path))
         except CordonError as e:
-            if not (missing_ok and e.status == 404):
+            if not (missing_ok and e.status == 404 and not isinstance(e, CordonSessionGone)):
                 raise
 
     def info(self) -> Dict[str, Any]:
-        return self.client.request("GET", self._url())
+        return self._request("GET", "")
 
     def close(self) -> None:
         """Tear the session down (its temporary workdir is removed). Idempotent."""

@@ -22,7 +22,9 @@ do (AG2's Agent deep-copies its tools).
 import asyncio
 import atexit
 import contextlib
+import errno
 import os
+import posixpath
 import shutil
 import tempfile
 import threading
@@ -31,11 +33,23 @@ from pathlib import Path, PurePosixPath
 from typing import Any, AsyncIterator, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from ._ag2 import ExecResult, LocalSandbox, SingletonFactory
-from .client import Cordon, CordonError, Session
+from .client import Cordon, CordonError, CordonSessionGone, Session
 
 # Variables cordond sets to the identity the command really runs as (the caller, or for root
 # the workdir's owner or nobody): the caller's own values are not passed over them.
 _IDENTITY_VARS = ("USER", "LOGNAME", "HOME")
+
+
+def _sendable(s: str) -> bool:
+    """Whether an inherited variable's name or value can go to cordond: JSON carries UTF-8
+    text, so neither bytes that are not UTF-8 (os.environ's surrogate escapes) nor NUL."""
+    if "\0" in s:
+        return False
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class CordonPathError(CordonError, ValueError):
@@ -71,10 +85,15 @@ def _unformat(result: Mapping[str, Any], refusal_exit_code: int) -> Any:
 
 def _workdir_path(path: Union[str, "os.PathLike[str]"], host: Optional[Path]) -> str:
     """AG2's LocalSandbox rule for put_file/get_file/remove_file paths: absolute paths are
-    refused, and so is anything that resolves (symlinks followed) outside the workdir."""
+    refused, and so is anything that resolves (symlinks followed) outside the workdir. A
+    relative path that stays inside is normalised (`a/../b` is `b`), as AG2 accepts it."""
     p = PurePosixPath(os.fspath(path))
     if p.is_absolute():
         raise CordonPathError(f"Absolute paths are not allowed in put_file/get_file: {p}")
+    norm = posixpath.normpath(str(p))
+    if norm == ".." or norm.startswith("../"):
+        raise CordonPathError(f"Path escapes sandbox workdir: {p}")
+    p = PurePosixPath(norm)
     if host is not None:
         resolved = (host / Path(*p.parts)).resolve()
         if not resolved.is_relative_to(host.resolve()):
@@ -84,17 +103,34 @@ def _workdir_path(path: Union[str, "os.PathLike[str]"], host: Optional[Path]) ->
     return str(p)
 
 
-def _daemon_path_error(e: CordonError, p: str) -> Exception:
-    # cordond's own containment check (a path it refuses as outside the workdir): AG2's words.
-    if e.status == 400 and e.message.startswith("path:"):
+def _daemon_path_error(e: CordonError, p: str, host: Optional[Path] = None) -> Exception:
+    """cordond's refusal of a path, as the exception AG2's LocalSandbox raises for it."""
+    m = e.message
+    if e.status == 414 or (e.status == 400 and m.startswith("path: too long")):
+        return OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), p)
+    if e.status != 400 or not m.startswith("path:"):
+        return e
+    # cordond's own containment check (outside the workdir): AG2's words.
+    if ("leads outside" in m or "'..' is not allowed" in m or "absolute paths" in m):
         return CordonPathError(f"Path escapes sandbox workdir: {p}")
+    if "is a directory" in m or "Is a directory" in m or (
+        "is not a regular file" in m and host is not None and (host / p).is_dir()
+    ):
+        return IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), p)
+    if "Not a directory" in m:
+        return NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), p)
+    if "control characters" in m or m.startswith("path: empty") or "components" in m:
+        return ValueError(m)
     return e
 
 
-def _drop_session(socket: str, session_id: str) -> None:
+def _drop_session(socket: str, session_id: str, pid: int) -> None:
     """A sandbox's session when the sandbox was dropped unclosed (weakref.finalize): deleted on
     a connection of its own, since the garbage collector may run this in the middle of another
-    request of the same thread. Best effort, as at exit."""
+    request of the same thread. Best effort, as at exit. Only in the process that made the
+    session: a child after fork() that exits runs the finalizers too."""
+    if os.getpid() != pid:
+        return
     try:
         c = Cordon(socket)
         try:
@@ -123,7 +159,9 @@ class CordonSandbox(LocalSandbox):
             self._watch(session)
 
     def _watch(self, session: Session) -> None:
-        self._finalizer = weakref.finalize(self, _drop_session, session.client.socket, session.id)
+        self._finalizer = weakref.finalize(
+            self, _drop_session, session.client.socket, session.id, session.pid
+        )
         # A caller that keeps the Session (sandbox.session) keeps its sandbox, and so the
         # session itself, alive: the finalizer runs only when neither is reachable.
         session._sandbox = self  # type: ignore[attr-defined]
@@ -197,7 +235,11 @@ class CordonSandbox(LocalSandbox):
         if self._env.inherits_env():
             # AG2 hands the command {**os.environ, **extra}; cordond cannot see the caller's
             # environment, so the client sends it (minus the identity variables cordond sets).
-            merged.update((k, v) for k, v in os.environ.items() if k not in _IDENTITY_VARS)
+            merged.update(
+                (k, v)
+                for k, v in os.environ.items()
+                if k not in _IDENTITY_VARS and _sendable(k) and _sendable(v)
+            )
         merged.update(self._env.env_vars or {})
         merged.update(env or {})
         t = timeout if timeout is not None else self._env.timeout
@@ -238,7 +280,7 @@ class CordonSandbox(LocalSandbox):
         try:
             self._session.put_file(p, content)
         except CordonError as e:
-            raise _daemon_path_error(e, p) from e
+            raise _daemon_path_error(e, p, self.host_workdir) from e
 
     async def put_file(self, path: Union[str, PurePosixPath], content: Union[bytes, str]) -> None:
         await asyncio.to_thread(self.put_file_sync, path, content)
@@ -249,10 +291,10 @@ class CordonSandbox(LocalSandbox):
         try:
             return self._session.get_file(p)
         except CordonError as e:
-            if e.status == 404:
+            if e.status == 404 and not isinstance(e, CordonSessionGone):
                 # As AG2's LocalSandbox (Path.read_bytes) reports a missing file.
                 raise FileNotFoundError(2, "No such file or directory", p) from e
-            raise _daemon_path_error(e, p) from e
+            raise _daemon_path_error(e, p, self.host_workdir) from e
 
     async def get_file(self, path: Union[str, PurePosixPath]) -> bytes:
         return await asyncio.to_thread(self.get_file_sync, path)
@@ -263,7 +305,7 @@ class CordonSandbox(LocalSandbox):
         try:
             self._session.remove_file(p, missing_ok=True)
         except CordonError as e:
-            raise _daemon_path_error(e, p) from e
+            raise _daemon_path_error(e, p, self.host_workdir) from e
 
     async def remove_file(self, path: Union[str, PurePosixPath]) -> None:
         await asyncio.to_thread(self.remove_file_sync, path)
@@ -302,7 +344,9 @@ class CordonEnvironment(SingletonFactory):
     env_vars     variables merged into every exec (per-call env wins)
     inherit_env  send this process's environment with every exec, as AG2 hands its commands
                  os.environ; None: only when the profile sets `env_inherit` (ag2-compat),
-                 since the other profiles scrub the environment on purpose
+                 since the other profiles scrub the environment on purpose. A variable whose
+                 name or value is not valid UTF-8 (os.environ's surrogate escapes) or holds a
+                 NUL cannot go in cordond's JSON: it is skipped
     timeout      per-command default in seconds (> 0); None: the profile's
     max_output   output cap in characters; None: the profile's
     languages    what `supported_languages` reports (AG2's code tool reads it)
@@ -342,6 +386,7 @@ class CordonEnvironment(SingletonFactory):
         # one, cordond makes and removes a temporary workdir of its own.
         self.temp_prefix = temp_prefix
         self._made_workdir = False
+        self._workdir_pid = os.getpid()
         self._temp_finalizer: Optional[Any] = None
         self.client = client or Cordon(socket)
         if client is None:
@@ -383,8 +428,9 @@ class CordonEnvironment(SingletonFactory):
             self._workdir = tempfile.mkdtemp(prefix=self.temp_prefix)
             self._made_workdir = True
             if self.cleanup:
+                self._workdir_pid = os.getpid()
                 self._temp_finalizer = weakref.finalize(
-                    self, shutil.rmtree, self._workdir, ignore_errors=True
+                    self, _rmtree_in, self._workdir_pid, self._workdir
                 )
 
     def _local_workdir(self) -> Optional[str]:
@@ -534,9 +580,23 @@ class CordonLocalSandbox(CordonSandbox):
         self._env.client.close()  # the environment is this sandbox's own
 
 
+def _rmtree_in(pid: int, path: str) -> None:
+    """A temporary workdir, removed only by the process that made it (not a forked child)."""
+    if os.getpid() == pid:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _close_at_exit(ref: "weakref.ReferenceType[CordonEnvironment]") -> None:
     env = ref()
     if env is None:
+        return
+    # A child after fork() that exits runs the atexit handlers too: the parent's session and
+    # temporary workdir are the parent's, still in use.
+    sb = env._sandbox
+    session = sb._session_obj if sb is not None else None
+    if session is not None and session.pid != os.getpid():
+        return
+    if env._made_workdir and env._workdir_pid != os.getpid():
         return
     try:
         env.close()

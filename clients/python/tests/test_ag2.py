@@ -155,6 +155,60 @@ class TestDropIn(DaemonCase):
         self.assertEqual(default.exec_sync(["sh", "-c", "echo x$CORDON_PY_MARK"]).output, "x")
         self.assertTrue(self.env(profile="default", inherit_env=True).inherits_env())
 
+    def test_unsendable_inherited_variables_are_skipped(self) -> None:
+        """An inherited variable that is not UTF-8 cannot go in JSON: it is skipped, the rest
+        is sent. Found in review: the whole exec failed."""
+        os.environ["CORDON_PY_BAD"] = "a\udcffb"  # the bytes a, 0xff, b
+        os.environ["CORDON_PY_GOOD"] = "fine"
+        self.addCleanup(os.environ.pop, "CORDON_PY_BAD", None)
+        self.addCleanup(os.environ.pop, "CORDON_PY_GOOD", None)
+        compat = self.env(profile="ag2-compat")
+        self.assertEqual(
+            compat.exec_sync(["sh", "-c", "echo ${CORDON_PY_BAD-unset} $CORDON_PY_GOOD"]),
+            ExecResult("unset fine", 0))
+
+    def test_lost_session_is_not_a_missing_file(self) -> None:
+        """A session gone from cordond (restarted, expired, deleted) is a CordonError saying
+        so: found in review, get_file said FileNotFoundError and remove_file swallowed it."""
+        env = self.env()
+        sb = env.sandbox
+        sb.put_file_sync("f", b"x")
+        with self.assertRaises(FileNotFoundError):  # a missing file is still one
+            sb.get_file_sync("nope")
+        sb.remove_file_sync("nope")
+        self.client.request("DELETE", f"/v1/sessions/{sb.session.id}")
+        for call in (lambda: sb.get_file_sync("f"), lambda: sb.remove_file_sync("f"),
+                     lambda: sb.session.remove_file("f"), lambda: sb.exec_sync(["true"])):
+            with self.assertRaises(CordonError) as cm:
+                call()
+            self.assertNotIsInstance(cm.exception, FileNotFoundError)
+            self.assertIn("is gone (cordond restarted", str(cm.exception))
+
+    def test_daemon_path_errors(self) -> None:
+        """Each of cordond's path refusals as AG2's LocalSandbox raises it: found in review,
+        every one read "Path escapes sandbox workdir"; a path that stays inside is
+        normalised, as AG2 accepts it."""
+        import errno
+
+        sb = self.env().sandbox
+        sb.put_file_sync("a/../b", b"x")
+        self.assertEqual(sb.get_file_sync("b"), b"x")
+        self.assertEqual(sb.get_file_sync("./c/../b"), b"x")
+        with self.assertRaisesRegex(ValueError, "Path escapes sandbox workdir"):
+            sb.get_file_sync("a/../../b")
+        sb.exec_sync(["mkdir", "d"])
+        with self.assertRaises(IsADirectoryError):
+            sb.get_file_sync("d")
+        with self.assertRaises(IsADirectoryError):
+            sb.remove_file_sync("d")
+        with self.assertRaises(ValueError) as cm:
+            sb.get_file_sync("x\ny")
+        self.assertIn("control characters", str(cm.exception))
+        self.assertNotIn("escapes", str(cm.exception))
+        with self.assertRaises(OSError) as cm:
+            sb.get_file_sync("x" * 5000)
+        self.assertEqual(cm.exception.errno, errno.ENAMETOOLONG)
+
     def test_identity_variables_name_who_runs(self) -> None:
         """USER, LOGNAME and HOME are those of the identity the command runs as (for root:
         the workdir's owner, or nobody), in every profile, whatever the caller's say."""
@@ -255,6 +309,31 @@ class TestDropIn(DaemonCase):
         with self.assertRaises(CordonError) as cm:
             self.client.request("GET", f"/v1/sessions/{sid}")
         self.assertEqual(cm.exception.status, 404)
+
+    def test_forked_child_leaves_sessions_alone(self) -> None:
+        """A child after fork() that exits does not delete its parent's sessions nor remove
+        its temporary workdir (atexit, weakref.finalize): found in review, it did."""
+        import atexit
+
+        env = CordonLocalEnvironment(socket=self.daemon.socket)
+        self.addCleanup(env.close)
+        env.run("true")
+        sid, wd = env.sandbox.session.id, env.host_workdir
+        dropped = CordonLocalSandbox(socket=self.daemon.socket)  # collected only at exit
+        self.addCleanup(dropped.close)
+        dropped.run("true")
+        sid2 = dropped.session.id
+        pid = os.fork()
+        if pid == 0:
+            try:
+                atexit._run_exitfuncs()  # what the child's exit runs (finalizers included)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        for s in (sid, sid2):
+            self.assertEqual(self.client.request("GET", f"/v1/sessions/{s}")["id"], s)
+        self.assertTrue(wd.is_dir())
+        self.assertEqual(env.run("echo alive"), "alive")
 
     def test_local_environment_like_ag2s(self) -> None:
         d = tempfile.mkdtemp(prefix="cordon-py-local-")

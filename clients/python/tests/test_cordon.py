@@ -7,6 +7,7 @@ They need build/cordond (make); without it they skip, except under CI=true where
 import asyncio
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -376,7 +377,10 @@ class FakeServer:
     def _read_request(self, c):
         buf = b""
         while b"\r\n\r\n" not in buf:
-            d = c.recv(65536)
+            try:
+                d = c.recv(65536)
+            except ConnectionResetError:  # the client closed with an answer unread
+                return None
             if not d:
                 return None
             buf += d
@@ -528,6 +532,131 @@ class TestHttp(unittest.TestCase):
             c.health()
         self.assertIn("not an HTTP answer", cm.exception.message)
         c.close()
+
+    def test_interrupted_exchange_drops_the_connection(self):
+        """A request interrupted during the exchange (KeyboardInterrupt, or a ValueError from a
+        malformed answer) leaves its answer unread: found in review, the connection was kept
+        and the next call returned the previous call's answer."""
+        from cordon import client as cl
+        one = b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n\":1}"
+        two = b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n\":2}"
+        f, c = self.fake(one, two)
+        real = cl._UnixConnection._more
+        calls = []
+
+        def interrupted(conn):
+            if not calls:  # ^C once the answer is there, unread
+                calls.append(1)
+                select.select([conn.sock], [], [], 5)
+                raise KeyboardInterrupt
+            return real(conn)
+
+        cl._UnixConnection._more = interrupted
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                c.health()
+        finally:
+            cl._UnixConnection._more = real
+        self.assertEqual(c.health(), {"n": 2})
+        self.assertEqual(f.connections, 2)
+        c.close()
+        bad = b"HTTP/1.1 200 OK\r\nContent-Length: 7x\r\n\r\n{\"n\":1}"
+        f, c = self.fake(bad, two)
+        with self.assertRaises(ValueError):
+            c.health()
+        self.assertEqual(c.health(), {"n": 2})
+        c.close()
+
+    def test_forked_child_opens_its_own_connection(self):
+        """A child after fork() never uses its parent's connection: found in review, the
+        child sent on the parent's socket and their answers got mixed."""
+        one = b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n\":1}"
+        two = b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n\":2}"
+        f, c = self.fake(one, two)
+        self.assertEqual(c.health(), {"n": 1})
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                os.write(w, json.dumps(c.health()).encode())
+            except BaseException as e:
+                os.write(w, repr(e).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        c.close()  # the server serves one connection at a time: the child's comes next
+        got = b""
+        while True:
+            d = os.read(r, 4096)
+            if not d:
+                break
+            got += d
+        os.close(r)
+        os.waitpid(pid, 0)
+        self.assertEqual(got, b'{"n": 2}')
+        self.assertEqual(f.connections, 2)
+
+    def test_finished_threads_connections_are_closed(self):
+        """A thread's connection is closed when the thread is gone: found in review, every
+        thread's was kept for ever (a thread-per-request host hit cordond's 128 connections
+        per caller, then even close() got 429)."""
+        import gc
+        import threading
+        import warnings
+
+        d = tempfile.mkdtemp(prefix="cordon-py-fake-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, "s")
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(path)
+        srv.listen(64)
+        self.addCleanup(srv.close)
+        ended = []
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+        def serve(conn):
+            with conn:
+                while True:
+                    try:
+                        data = conn.recv(65536)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        ended.append(1)
+                        return
+                    conn.sendall(ok)
+
+        def accept():
+            while True:
+                try:
+                    conn, _ = srv.accept()
+                except OSError:
+                    return
+                threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+        threading.Thread(target=accept, daemon=True).start()
+        c = Cordon(path, timeout=5)
+        got = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(10):
+                t = threading.Thread(target=lambda: got.append(c.health()))
+                t.start()
+                t.join()
+            gc.collect()
+        self.assertEqual(got, [{}] * 10)
+        deadline = time.time() + 5
+        while len(ended) < 10 and time.time() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(len(ended), 10)  # each closed by the client once its thread ended
+        self.assertEqual([w for w in caught if issubclass(w.category, ResourceWarning)], [])
+        self.assertEqual(c.health(), {})  # this thread's, still alive until close()
+        c.close()
+        deadline = time.time() + 5
+        while len(ended) < 11 and time.time() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(len(ended), 11)
 
     def test_bad_path(self):
         f, c = self.fake()
