@@ -2,6 +2,7 @@
 
 import json
 import os
+import select
 import socket
 import struct
 import threading
@@ -206,6 +207,19 @@ class _UnixConnection:
         return _Answer(status, reason, hdrs, data, close)
 
 
+_IDEMPOTENT = ("GET", "HEAD", "PUT", "DELETE")
+
+
+def _peer_closed(sock: socket.socket) -> bool:
+    """Has the other end closed this idle connection (EOF waiting), or sent what nobody asked
+    for? Either way it is not one to send a request on."""
+    try:
+        r, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(r)
+
+
 def _umask() -> int:
     """This process's umask, read without changing it (os.umask would, for every thread)."""
     try:
@@ -321,6 +335,11 @@ class Cordon:
             headers = {"Content-Type": "application/octet-stream"} if body is not None else {}
         while True:
             conn = self._conn()
+            if conn.sock is not None and _peer_closed(conn.sock):
+                # A kept-alive connection the daemon closed meanwhile (its idle timeout): a
+                # fresh one, before anything is sent on it.
+                self._drop()
+                conn = self._conn()
             reused = conn.sock is not None
             try:
                 resp = conn.exchange(method, path, data, headers)
@@ -328,11 +347,13 @@ class Cordon:
                 break
             except ConnectionError as e:
                 self._drop()
-                # A kept-alive connection the daemon had already closed (its idle timeout):
-                # nothing was processed, so one retry on a fresh connection is safe. Not once
-                # part of an answer came: the request was served.
+                # A kept-alive connection that ended with no answer at all: one retry on a
+                # fresh connection, but only of a request that may be sent twice. A POST (a
+                # run, a session) may have been read and served before the connection ended
+                # (a cordond that died mid-run): sending it again could run a command twice
+                # (found in review), so that is an error the caller sees.
                 nothing = not isinstance(e, _ProtocolError) or getattr(e, "got_nothing", False)
-                if not (reused and nothing):
+                if not (reused and nothing and method in _IDEMPOTENT):
                     raise CordonError(0, f"{self.socket}: {e}") from e
             except OSError as e:
                 self._drop()

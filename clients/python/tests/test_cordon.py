@@ -474,6 +474,23 @@ class TestHttp(unittest.TestCase):
         self.assertNotIn(b"hunter2", got)
         self.assertNotIn(b"echo hi", got)
 
+    def test_a_post_is_never_sent_twice(self):
+        """A kept-alive connection that ends with no answer after a POST was read: the run
+        may have happened, so the client says so rather than sending it again (found in
+        review: `rm -rf important` went twice). A GET is retried on a fresh connection."""
+        ok = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n{\"status\":1}"
+        f, c = self.fake(ok, None, ok)
+        self.assertEqual(c.health(), {"status": 1})
+        with self.assertRaises(CordonError):
+            c.request("POST", "/v1/run", {"command": "rm -rf important"})
+        self.assertEqual(len(f.requests), 2, f.requests)
+        c.close()
+        f2, c2 = self.fake(ok, None, ok)
+        self.assertEqual(c2.health(), {"status": 1})
+        self.assertEqual(c2.health(), {"status": 1})  # the GET again, on a new connection
+        self.assertEqual(f2.connections, 2)
+        c2.close()
+
     def test_chunked(self):
         f, c = self.fake(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                          b"4\r\n{\"a\"\r\n3;x=y\r\n: 1\r\n1\r\n}\r\n0\r\nTrailer: t\r\n\r\n")
