@@ -333,6 +333,8 @@ class Cordon:
         else:
             data = body
             headers = {"Content-Type": "application/octet-stream"} if body is not None else {}
+        if any(c <= " " or c >= "\x7f" for c in path):  # the caller's mistake, not cordond's
+            raise ValueError(f"URL can't contain control characters or spaces: {path!r}")
         while True:
             conn = self._conn()
             if conn.sock is not None and _peer_closed(conn.sock):
@@ -358,10 +360,16 @@ class Cordon:
             except OSError as e:
                 self._drop()
                 raise CordonError(0, f"{self.socket}: {e.strerror or e}") from e
+            except ValueError as e:
+                # A malformed answer (a bad Content-Length, a bad chunk size): the rest of it
+                # may still be coming, so not this connection again; and a CordonError, as
+                # every failure of cordond's is.
+                self._drop()
+                raise CordonError(0, f"{self.socket}: malformed answer: {e}") from e
             except BaseException:
-                # Anything else in the middle of the exchange (KeyboardInterrupt, a ValueError
-                # from a malformed answer, ...): the rest of this answer may still be coming,
-                # and the next request on this connection would read it as its own.
+                # Anything else in the middle of the exchange (KeyboardInterrupt, ...): the
+                # rest of this answer may still be coming, and the next request on this
+                # connection would read it as its own.
                 self._drop()
                 raise
         if resp.close:
@@ -374,7 +382,10 @@ class Cordon:
             raise CordonError(resp.status, msg)
         if raw:
             return payload
-        return json.loads(payload) if payload else None
+        try:
+            return json.loads(payload) if payload else None
+        except ValueError as e:  # not JSON, or not UTF-8
+            raise CordonError(0, f"{self.socket}: malformed answer: {e}") from e
 
     # ---- runs ----
 

@@ -579,8 +579,9 @@ class TestHttp(unittest.TestCase):
         c.close()
         bad = b"HTTP/1.1 200 OK\r\nContent-Length: 7x\r\n\r\n{\"n\":1}"
         f, c = self.fake(bad, two)
-        with self.assertRaises(ValueError):
+        with self.assertRaises(CordonError) as cm:  # a malformed answer is cordond's failure
             c.health()
+        self.assertIn("malformed answer", str(cm.exception))
         self.assertEqual(c.health(), {"n": 2})
         c.close()
 
@@ -674,6 +675,17 @@ class TestHttp(unittest.TestCase):
         while len(ended) < 11 and time.time() < deadline:
             time.sleep(0.01)
         self.assertEqual(len(ended), 11)
+
+    def test_malformed_answers_are_cordon_errors(self):
+        """Not JSON, or not UTF-8: a CordonError, as every failure of cordond's (found in
+        review: a raw JSONDecodeError or UnicodeDecodeError reached the caller)."""
+        for body in (b"not json", b"\xff\xfe"):
+            ans = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+            f, c = self.fake(ans)
+            with self.assertRaises(CordonError) as cm:
+                c.health()
+            self.assertIn("malformed answer", str(cm.exception))
+            c.close()
 
     def test_bad_path(self):
         f, c = self.fake()
