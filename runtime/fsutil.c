@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -360,6 +361,32 @@ int fsutil_rmtree(const char *path, cordon_error *e)
 	if (rmdir(path) < 0 && errno != ENOENT)
 		return cordon_err(e, errno, "remove '%s'", path);
 	return 0;
+}
+
+int fsutil_mkdtemp_marked(char *tmpl)
+{
+	static const char chars[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	size_t n = strlen(tmpl);
+
+	if (n < 6 || strcmp(tmpl + n - 6, "XXXXXX")) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned char r[6];
+
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return -1;
+		for (size_t i = 0; i < 6; i++)
+			tmpl[n - 6 + i] = chars[r[i] % (sizeof(chars) - 1)];
+		if (mkdir(tmpl, 01700) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -1;
+	}
+	errno = EEXIST;
+	return -1;
 }
 
 int fsutil_temp_hold(const char *dir, cordon_error *e)

@@ -8,6 +8,12 @@
 int fsutil_mkdir_p(const char *path, cordon_error *e);
 int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e);
 /*
+ * mkdtemp (tmpl ends in XXXXXX), but the directory is made 01700: marked as a removable temp dir
+ * (fsutil_temp_hold) from its first instant, so one whose maker dies before holding it is still
+ * the sweep's to remove. 0, or -1 with errno.
+ */
+int fsutil_mkdtemp_marked(char *tmpl);
+/*
  * Remove `path` and everything under it without following symlinks and without leaving the
  * file system it is on: a command may have planted symlinks or mount points in its workdir.
  */

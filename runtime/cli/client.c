@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,13 +185,18 @@ static bool reply_complete(const char *buf, size_t len)
 	return false;
 }
 
-static int read_reply(int fd, char **ret, size_t *ret_len)
+static int read_reply(int fd, double wait_s, char **ret, size_t *ret_len)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
+	struct timespec t0;
 
+	(void)clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		ssize_t n;
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct timespec t;
+		double left;
 
 		if (len + 65536 + 1 > cap) {
 			char *nb;
@@ -207,6 +214,23 @@ static int read_reply(int fd, char **ret, size_t *ret_len)
 			}
 			buf = nb;
 		}
+		/*
+		 * The answer within the run's own timeout and a grace: a cordond that accepted
+		 * the connection and never answers must not hold `cordon run` for ever (found in
+		 * review: `-t 1` hung until killed).
+		 */
+		(void)clock_gettime(CLOCK_MONOTONIC, &t);
+		left = wait_s - ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9);
+		if (left <= 0) {
+			free(buf);
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		n = poll(&pfd, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			continue; /* the deadline, checked above */
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -253,6 +277,8 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 	json_t *j;
 	json_error_t je;
 	int status = 0, rc;
+	double wait_s;
+	bool wrote;
 
 	*ret_unreachable = false;
 	body = build_body(r);
@@ -292,9 +318,14 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 	if (fsutil_write_all(fd, head, strlen(head)) < 0 || fsutil_write_all(fd, body, blen) < 0)
 		return cli_fail("cordond at %s: sending the request: %s", r->socket_path,
 				strerror(errno));
-	if (read_reply(fd, &reply, &reply_len) < 0)
-		return cli_fail("cordond at %s: reading the reply: %s", r->socket_path,
-				strerror(errno));
+	wait_s = r->answer_wait_s > 0 ? r->answer_wait_s : 3600;
+	if (read_reply(fd, wait_s, &reply, &reply_len) < 0)
+		return errno == ETIMEDOUT
+			       ? cli_fail("cordond at %s: no answer within %.0f s (the run's "
+					  "timeout and a grace): is cordond hung?",
+					  r->socket_path, wait_s)
+			       : cli_fail("cordond at %s: reading the reply: %s", r->socket_path,
+					  strerror(errno));
 	if (sscanf(reply, "HTTP/1.%*d %d", &status) != 1 || !(sep = strstr(reply, "\r\n\r\n")))
 		return cli_fail("cordond at %s: not an HTTP reply", r->socket_path);
 	payload = sep + 4;
@@ -328,14 +359,14 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 
 		while (n > 0 && payload[n - 1] == '\n')
 			n--;
-		(void)fsutil_write_all(1, payload, n);
+		wrote = fsutil_write_all(1, payload, n) == 0;
 	} else {
 		json_t *out = json_object_get(j, "output");
 
-		(void)fsutil_write_all(1, json_string_value(out), json_string_length(out));
+		wrote = fsutil_write_all(1, json_string_value(out), json_string_length(out)) == 0;
 	}
-	(void)fsutil_write_all(1, "\n", 1);
-	rc = exit_status(j);
+	wrote = wrote && fsutil_write_all(1, "\n", 1) == 0;
+	rc = wrote ? exit_status(j) : cli_fail("writing the result: %s", strerror(errno));
 	json_decref(j);
 	return rc;
 }

@@ -24,6 +24,8 @@ struct client_request {
 	/* A 409 for that (cordond finds another file) ends quietly as "cannot serve":
 	 * *ret_unreachable with errno ENOTSUP (--via auto then runs directly). */
 	bool quiet_profile_mismatch;
+	/* How long to wait for cordond's answer, in seconds: the run's timeout and a grace. */
+	double answer_wait_s;
 };
 
 /* The socket cordon talks to: $CORDON_SOCKET, else /run/cordon/cordon.sock. */

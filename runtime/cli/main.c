@@ -290,10 +290,10 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_op
 				return cli_fail("--image: empty image name");
 			o->image = optarg;
 			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "json"))
-				o->json = true;
-			else if (strcmp(optarg, "text"))
+		case OPT_FORMAT: /* the last one wins, as for every option */
+			if (!strcmp(optarg, "json") || !strcmp(optarg, "text"))
+				o->json = !strcmp(optarg, "json");
+			else
 				return cli_fail(
 					"--format: invalid value '%s' (expected text or json)",
 					optarg);
@@ -526,6 +526,7 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		struct cordon_profile *pp = NULL;
 		const char *own_path = getenv("CORDON_PROFILE_PATH");
 		char digest[17] = "";
+		double run_timeout = 0;
 		cordon_error pe;
 
 		/* A profile that names another backend is one /v1/run cannot serve either (a
@@ -540,6 +541,10 @@ static int cmd_run(int argc, char **argv, bool check_only)
 		 */
 		if (!why && pp && own_path && *own_path && profile_digest(pp, digest, &pe) < 0)
 			digest[0] = '\0';
+		if (pp)
+			run_timeout = pp->timeout;
+		if (o.timeout)
+			(void)profile_parse_seconds(o.timeout, &run_timeout, &pe);
 		cordon_profile_free(pp);
 
 		if (why && daemon_only) {
@@ -565,6 +570,8 @@ static int cmd_run(int argc, char **argv, bool check_only)
 				.backend = o.backend,
 				.json = o.json,
 				.profile_digest = digest[0] ? digest : NULL,
+				/* The run's own timeout, cordond's grace and a margin (60 s without). */
+				.answer_wait_s = (run_timeout > 0 ? run_timeout : 60) + 30,
 				.quiet_profile_mismatch = !daemon_only,
 			};
 
@@ -653,6 +660,7 @@ direct:
 	/* A closed stdout must give EPIPE to us, not kill cordon before it cleans up. */
 	(void)signal(SIGPIPE, SIG_IGN);
 
+	int out_err = 0;
 	struct cordon_result res;
 	if (cordon_run(&rq, &res, &e) < 0) {
 		rc = fail_err(&e);
@@ -671,16 +679,18 @@ direct:
 			rc = fail_err(&e);
 			goto out;
 		}
-		(void)fsutil_write_all(1, js, strlen(js));
-		(void)fsutil_write_all(1, "\n", 1);
-	} else {
-		(void)fsutil_write_all(1, res.output, res.output_len);
-		(void)fsutil_write_all(1, "\n", 1);
+		if (fsutil_write_all(1, js, strlen(js)) < 0 || fsutil_write_all(1, "\n", 1) < 0)
+			out_err = errno;
+	} else if (fsutil_write_all(1, res.output, res.output_len) < 0 ||
+		   fsutil_write_all(1, "\n", 1) < 0) {
+		out_err = errno;
 	}
 	rc = res.status;
 	cordon_result_free(&res);
 	if (cancelled)
 		rc = 128 + cancelled;
+	else if (out_err)
+		rc = cli_fail("writing the result: %s", strerror(out_err));
 out:
 	cordon_profile_free(profile);
 	cli_opts_free(&o);
@@ -862,7 +872,22 @@ static int cmd_gc(int argc, char **argv)
 	return 0;
 }
 
+static int dispatch(int argc, char **argv);
+
+/*
+ * Output that could not be written is cordon's failure, not a success (found in review:
+ * `cordon run ... > /dev/full` exited 0 with the result lost): 125 and a line saying so.
+ */
 int main(int argc, char **argv)
+{
+	int rc = dispatch(argc, argv);
+
+	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0)
+		rc = cli_fail("writing the output: %s", strerror(errno ? errno : EIO));
+	return rc;
+}
+
+static int dispatch(int argc, char **argv)
 {
 	const char *cmd;
 

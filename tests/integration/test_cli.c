@@ -1373,3 +1373,72 @@ Test(cli, command_not_found_quotes_the_name_as_python)
 		"%s", r.out);
 	tu_run_free(&r);
 }
+
+/* The last --format wins, as every option's last value does (found in review: json stuck). */
+Test(cli, last_format_wins)
+{
+	char *envv[] = { "PATH=/usr/bin:/bin", NULL };
+	struct tu_run r;
+
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--format", "json", "--format", "text",
+			    "--", "echo a", NULL });
+	cr_expect_eq(r.status, 0);
+	cr_expect_str_eq(r.out, "a\n", "%s", r.out);
+	tu_run_free(&r);
+}
+
+/*
+ * A result that cannot be written is cordon's failure, 125 with a line, not a 0 with the
+ * result lost (found in review), for a run, a run through cordond's client and the stdio
+ * subcommands.
+ */
+Test(cli, unwritable_output_is_125)
+{
+	char *envv[] = { "PATH=/usr/bin:/bin", NULL };
+	char cmd[1200];
+	static const char *const what[] = { "run -- 'echo hi'", "run --format json -- 'echo hi'",
+					    "profile show default", "version" };
+	struct tu_run r;
+
+	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "exec '%s' %s >/dev/full", tu_cordon(), what[i]);
+		tu_exec(&r, NULL, envv, (char *[]){ "/bin/sh", "-c", cmd, NULL });
+		cr_expect_eq(r.status, 125, "%s: %d %s", what[i], r.status, r.err);
+		cr_expect(strstr(r.err, "No space left on device"), "%s: %s", what[i], r.err);
+		tu_run_free(&r);
+	}
+}
+
+/*
+ * A cordond that accepts the connection and never answers does not hold `cordon run` for
+ * ever: the run's timeout and a grace of 30 s, then 125 and a line (found in review: `-t 1`
+ * hung until killed).
+ */
+Test(cli, hung_daemon_is_given_up_on, .timeout = 90)
+{
+	char *tmp = tu_tmpdir(), sock[400], env[500];
+	char *envv[] = { env, "PATH=/usr/bin:/bin", NULL };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct tu_run r;
+	struct timespec t0, t1;
+
+	snprintf(sock, sizeof(sock), "%s/s", tmp);
+	snprintf(env, sizeof(env), "CORDON_SOCKET=%s", sock);
+	strcpy(sa.sun_path, sock);
+	cr_assert(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+		  listen(lfd, 4) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "daemon", "-t", "0.1", "--",
+			    "echo x", NULL });
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_expect_eq(r.status, 125, "%d %s", r.status, r.err);
+	cr_expect(strstr(r.err, "no answer within"), "%s", r.err);
+	cr_expect_lt(t1.tv_sec - t0.tv_sec, 60, "took %ld s", (long)(t1.tv_sec - t0.tv_sec));
+	tu_run_free(&r);
+	close(lfd);
+	tu_rmtree(tmp);
+	free(tmp);
+}
