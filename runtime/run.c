@@ -154,24 +154,29 @@ static int prepare_workdir(const char *given, char **ret, cordon_error *e)
 	if (!getcwd(cwd, sizeof(cwd)))
 		return cordon_err(e, errno, "workdir: getcwd");
 	if (geteuid() == 0) {
-		/* As root: no symlink on the way (fsutil_walk_nofollow), made if missing. */
-		_cleanup_free_ char *joined = NULL, *lex = NULL;
+		/*
+		 * As root: no symlink on the way (fsutil_walk_nofollow), made if missing. Without
+		 * symlinks, Path.resolve() is the normalised path itself: no second walk, and
+		 * nothing left to make.
+		 */
+		_cleanup_free_ char *joined = NULL;
 
 		if (given[0] == '/' ? !(joined = strdup(given))
 				    : asprintf(&joined, "%s/%s", cwd, given) < 0) {
 			joined = NULL;
 			return cordon_err(e, ENOMEM, "out of memory");
 		}
-		if (pypath_normpath(joined, &lex, e) < 0)
+		if (pypath_normpath(joined, &abs, e) < 0)
 			return -1;
-		if (fsutil_walk_nofollow(lex, true, e) < 0)
+		if (fsutil_walk_nofollow(abs, true, e) < 0)
 			return cordon_err_prefix(e, "workdir");
+	} else {
+		r = resolve_host(cwd, given, &abs, e);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			return cordon_err(e, ELOOP, "workdir '%s'", given);
 	}
-	r = resolve_host(cwd, given, &abs, e);
-	if (r < 0)
-		return -1;
-	if (r > 0)
-		return cordon_err(e, ELOOP, "workdir '%s'", given);
 	if (stat(abs, &st) == 0) {
 		if (!S_ISDIR(st.st_mode))
 			return cordon_err(e, ENOTDIR, "workdir '%s'", given);

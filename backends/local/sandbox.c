@@ -327,11 +327,11 @@ static int prep_workdir(struct prep *x, const struct local_spec *s, struct stat 
 	 */
 	if (s->workdir_fd >= 0) {
 		x->wd_fd = fcntl(s->workdir_fd, F_DUPFD_CLOEXEC, 3);
-	} else if (geteuid() == 0 && !s->workdir_is_temp) {
+	} else if (geteuid() == 0) {
 		/*
 		 * As root, no symlink on the way: cordon_run checked the path had none
-		 * (fsutil_walk_nofollow); one there now was swapped in since. (A temp workdir is
-		 * cordon's own mkdtemp in the admin's $TMPDIR.)
+		 * (fsutil_walk_nofollow), and names its temp workdirs by their real path; one
+		 * there now was swapped in since.
 		 */
 		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 					.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
