@@ -2,12 +2,12 @@
 /*
  * The Docker backend's exec start and output relay, through its vtable (as cordond's docker
  * sessions use it): `docker_bench IMAGE N MB` opens one container, runs `true` N times and
- * prints the median exec time in ms, then relays MB megabytes of output once (dd bs=1M: the
- * producer is not the bottleneck) and prints the throughput in MB/s; through the agent
+ * prints the median exec time in ms, then relays MB megabytes of output once (`dd bs=1M`) and prints the throughput in MB/s; through the agent
  * (CORDON_DOCKER_AGENT names the binary) and through Docker's exec API ([docker] agent =
  * false). bench/docker.sh compares these with the docker CLI. `docker_bench IMAGE N MB relay`:
  * only the relay through the agent (after N execs that warm the container up), for the
- * script's relay rounds.
+ * script's relay rounds; with PRODUCER, the relay's command is `PRODUCER MB` instead of dd
+ * (bench/zpump.c, which does not copy what it writes).
  */
 #define _GNU_SOURCE
 #include "backends/backend.h"
@@ -62,11 +62,11 @@ static int run(void *h, struct cordon_profile *p, const char *cmd, const char *w
 }
 
 /* One container, N execs of `true` and one relay: *ret_ms the median exec, *ret_mbs MB/s. */
-static int measure(struct cordon_profile *p, const char *wd, int n, int mb, double *ret_ms,
-		   double *ret_mbs)
+static int measure(struct cordon_profile *p, const char *wd, int n, int mb, const char *producer,
+		   double *ret_ms, double *ret_mbs)
 {
 	cordon_error e;
-	char cmd[128];
+	char cmd[256];
 	double *t = calloc((size_t)n, sizeof(*t)), relay;
 	void *h;
 	int rc = -1;
@@ -82,7 +82,10 @@ static int measure(struct cordon_profile *p, const char *wd, int n, int mb, doub
 		if (run(h, p, "true", wd, &t[i]) < 0)
 			goto out;
 	qsort(t, (size_t)n, sizeof(*t), cmp);
-	snprintf(cmd, sizeof(cmd), "dd if=/dev/zero bs=1048576 count=%d 2>/dev/null", mb);
+	if (producer)
+		snprintf(cmd, sizeof(cmd), "%s %d", producer, mb);
+	else
+		snprintf(cmd, sizeof(cmd), "dd if=/dev/zero bs=1048576 count=%d 2>/dev/null", mb);
 	if (run(h, p, cmd, wd, &relay) < 0)
 		goto out;
 	*ret_ms = t[n / 2];
@@ -102,10 +105,11 @@ int main(int argc, char **argv)
 	int n, mb, rc = 1;
 	double ms, mbs, api_ms, api_mbs;
 
-	bool relay_only = argc == 5 && strcmp(argv[4], "relay") == 0;
+	bool relay_only = (argc == 5 || argc == 6) && strcmp(argv[4], "relay") == 0;
+	const char *producer = argc == 6 ? argv[5] : NULL;
 
 	if ((argc != 4 && !relay_only) || (n = atoi(argv[2])) < 1 || (mb = atoi(argv[3])) < 1) {
-		fprintf(stderr, "usage: docker_bench IMAGE N MB [relay]\n");
+		fprintf(stderr, "usage: docker_bench IMAGE N MB [relay [PRODUCER]]\n");
 		return 2;
 	}
 	/* A workdir of a user's (nobody's here): a root-owned 0700 one is closed to the
@@ -115,7 +119,7 @@ int main(int argc, char **argv)
 		return 1;
 	p->docker_image = strdup(argv[1]);
 	p->timeout = 600;
-	if (measure(p, wd, n, mb, &ms, &mbs) < 0)
+	if (measure(p, wd, n, mb, producer, &ms, &mbs) < 0)
 		goto out;
 	if (relay_only) {
 		/* One more relay round for bench/docker.sh, through the agent. */
@@ -124,7 +128,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	p->docker_agent = false;
-	if (measure(p, wd, n, mb, &api_ms, &api_mbs) < 0)
+	if (measure(p, wd, n, mb, NULL, &api_ms, &api_mbs) < 0)
 		goto out;
 	printf("exec_ms=%.2f relay_mbs=%.1f api_exec_ms=%.2f api_relay_mbs=%.1f\n", ms, mbs, api_ms,
 	       api_mbs);
