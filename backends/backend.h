@@ -34,6 +34,20 @@ struct cordon_exec {
 	void **ret_pending;
 };
 
+/* What a backend's open() is given. */
+struct cordon_open {
+	const struct cordon_profile *profile;
+	const char *workdir;
+	/*
+	 * -1, or the workdir as the caller opened and checked it (cordond opens a client's as the
+	 * client): the backend must work in that directory, not in whatever the path names by
+	 * the time it looks.
+	 */
+	int workdir_fd;
+	/* NULL, or non-zero: give up waiting now (SIGINT/SIGTERM to cordon); only during open */
+	volatile int *cancel;
+};
+
 struct cordon_backend_ops {
 	const char *name;
 	/*
@@ -41,8 +55,7 @@ struct cordon_backend_ops {
 	 * directory is made on the host for it (cordon_run).
 	 */
 	bool temp_workdir_inside;
-	int (*open)(const struct cordon_profile *p, const char *workdir, void **ret_h,
-		    cordon_error *e);
+	int (*open)(const struct cordon_open *o, void **ret_h, cordon_error *e);
 	/* Fill r's output, exit, signal, timing and usage fields. */
 	int (*exec)(void *h, const struct cordon_exec *x, struct cordon_result *r, cordon_error *e);
 	int (*put_file)(void *h, const char *rel, const void *buf, size_t n, cordon_error *e);

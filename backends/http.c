@@ -36,32 +36,49 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-volatile int *http_cancel;
+/* One exchange: whom it is with, until when, and the caller's cancel flag. */
+struct link {
+	const char *sock;
+	double deadline;
+	volatile int *cancel;
+};
 
-/* Wait until fd is ready for ev or the deadline passes (or http_cancel is set). */
-static int wait_fd(int fd, short ev, double deadline, const char *sock, cordon_error *e)
+static bool cancelled(const struct link *l)
+{
+	return l->cancel && *l->cancel;
+}
+
+/*
+ * Wait until fd is ready for ev or the deadline passes (or the cancel flag is set: it is looked
+ * at every CANCEL_POLL_MS, since a signal that sets it need not interrupt this thread's poll).
+ */
+#define CANCEL_POLL_MS 100
+static int wait_fd(int fd, short ev, const struct link *l, cordon_error *e)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = ev };
-		double left = deadline - now_ms();
+		double left = l->deadline - now_ms();
 		int n;
 
-		if (http_cancel && *http_cancel)
-			return cordon_err(e, EINTR, "interrupted while waiting for %s", sock);
+		if (cancelled(l))
+			return cordon_err(e, EINTR, "interrupted while waiting for %s", l->sock);
 		if (left <= 0)
-			return cordon_err(e, ETIMEDOUT, "no answer from %s", sock);
-		n = poll(&p, 1, (int)left + 1);
+			return cordon_err(e, ETIMEDOUT, "no answer from %s", l->sock);
+		n = poll(&p, 1,
+			 l->cancel && left > CANCEL_POLL_MS ? CANCEL_POLL_MS : (int)left + 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return cordon_err(e, errno, "poll %s", sock);
+			return cordon_err(e, errno, "poll %s", l->sock);
 		if (n > 0)
 			return 0;
 	}
 }
 
-static int connect_unix(const char *sock, double deadline, cordon_error *e)
+static int connect_unix(const struct link *l, cordon_error *e)
 {
+	const char *sock = l->sock;
+
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_close_ int fd = -1;
 
@@ -78,15 +95,16 @@ static int connect_unix(const char *sock, double deadline, cordon_error *e)
 			continue;
 		if (errno != EAGAIN)
 			return cordon_err(e, errno, "cannot connect to %s", sock);
-		if (now_ms() >= deadline)
+		if (cancelled(l))
+			return cordon_err(e, EINTR, "interrupted while connecting to %s", sock);
+		if (now_ms() >= l->deadline)
 			return cordon_err(e, ETIMEDOUT, "cannot connect to %s", sock);
 		usleep(10 * 1000);
 	}
 	return TAKE_FD(fd);
 }
 
-static int send_all(int fd, const char *buf, size_t n, double deadline, const char *sock,
-		    cordon_error *e)
+static int send_all(int fd, const char *buf, size_t n, const struct link *l, cordon_error *e)
 {
 	while (n) {
 		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
@@ -94,12 +112,12 @@ static int send_all(int fd, const char *buf, size_t n, double deadline, const ch
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EAGAIN) {
-			if (wait_fd(fd, POLLOUT, deadline, sock, e) < 0)
+			if (wait_fd(fd, POLLOUT, l, e) < 0)
 				return -1;
 			continue;
 		}
 		if (w < 0)
-			return cordon_err(e, errno, "send to %s", sock);
+			return cordon_err(e, errno, "send to %s", l->sock);
 		buf += w;
 		n -= (size_t)w;
 	}
@@ -107,8 +125,7 @@ static int send_all(int fd, const char *buf, size_t n, double deadline, const ch
 }
 
 /* Read some bytes (at least one, or 0 at EOF). */
-static ssize_t recv_some(int fd, char *buf, size_t n, double deadline, const char *sock,
-			 cordon_error *e)
+static ssize_t recv_some(int fd, char *buf, size_t n, const struct link *l, cordon_error *e)
 {
 	for (;;) {
 		ssize_t r = recv(fd, buf, n, 0);
@@ -118,8 +135,8 @@ static ssize_t recv_some(int fd, char *buf, size_t n, double deadline, const cha
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN)
-			return cordon_err(e, errno, "read from %s", sock);
-		if (wait_fd(fd, POLLIN, deadline, sock, e) < 0)
+			return cordon_err(e, errno, "read from %s", l->sock);
+		if (wait_fd(fd, POLLIN, l, e) < 0)
 			return -1;
 	}
 }
@@ -152,9 +169,9 @@ static int buf_add(struct buf *b, const char *s, size_t n, cordon_error *e)
 	return 0;
 }
 
-static int send_request(int fd, const char *sock, const char *method, const char *path,
+static int send_request(int fd, const struct link *l, const char *method, const char *path,
 			const char *ctype, const void *body, size_t body_len, const char *upgrade,
-			double deadline, cordon_error *e)
+			cordon_error *e)
 {
 	_cleanup_free_ char *conn = NULL;
 	_cleanup_free_ char *head = NULL;
@@ -178,9 +195,9 @@ static int send_request(int fd, const char *sock, const char *method, const char
 		head = NULL;
 		return cordon_err(e, ENOMEM, "out of memory");
 	}
-	if (send_all(fd, head, (size_t)n, deadline, sock, e) < 0)
+	if (send_all(fd, head, (size_t)n, l, e) < 0)
 		return -1;
-	if (ctype && body_len && send_all(fd, body, body_len, deadline, sock, e) < 0)
+	if (ctype && body_len && send_all(fd, body, body_len, l, e) < 0)
 		return -1;
 	return 0;
 }
@@ -212,9 +229,10 @@ static char *header_value(const char *hdr, const char *name)
  * Read the status line and headers. *b holds everything read; *hdr_len is where the body
  * starts. Fills status and api_version.
  */
-static int read_head(int fd, const char *sock, double deadline, struct buf *b, size_t *hdr_len,
+static int read_head(int fd, const struct link *l, struct buf *b, size_t *hdr_len,
 		     struct http_response *ret, cordon_error *e)
 {
+	const char *sock = l->sock;
 	char chunk[8192];
 	char *end;
 
@@ -226,7 +244,7 @@ static int read_head(int fd, const char *sock, double deadline, struct buf *b, s
 			break;
 		if (b->n > HEADER_MAX)
 			return cordon_err(e, EPROTO, "HTTP headers from %s too long", sock);
-		r = recv_some(fd, chunk, sizeof(chunk), deadline, sock, e);
+		r = recv_some(fd, chunk, sizeof(chunk), l, e);
 		if (r < 0)
 			return -1;
 		if (r == 0)
@@ -283,9 +301,10 @@ static int dechunk(const char *src, size_t n, size_t *pos, struct buf *dst, bool
 }
 
 /* Read the rest of the body after the headers: b holds head + body bytes so far. */
-static int read_body(int fd, const char *sock, double deadline, struct buf *b, size_t hdr_len,
+static int read_body(int fd, const struct link *l, struct buf *b, size_t hdr_len,
 		     struct http_response *ret, cordon_error *e)
 {
+	const char *sock = l->sock;
 	_cleanup_free_ char *cl = NULL, *te = NULL;
 	struct buf body = { 0 };
 	char chunk[16384];
@@ -323,7 +342,7 @@ static int read_body(int fd, const char *sock, double deadline, struct buf *b, s
 			if (done)
 				break;
 		}
-		r = recv_some(fd, chunk, sizeof(chunk), deadline, sock, e);
+		r = recv_some(fd, chunk, sizeof(chunk), l, e);
 		if (r < 0) {
 			free(body.p);
 			return -1;
@@ -361,10 +380,10 @@ static int read_body(int fd, const char *sock, double deadline, struct buf *b, s
 
 int http_stream_open(const char *sock_path, const char *method, const char *path, const char *ctype,
 		     const void *body, size_t body_len, const char *upgrade, int timeout_ms,
-		     struct http_response *ret, int *ret_fd, char **ret_pending,
-		     size_t *ret_pending_len, cordon_error *e)
+		     volatile int *cancel, struct http_response *ret, int *ret_fd,
+		     char **ret_pending, size_t *ret_pending_len, cordon_error *e)
 {
-	double deadline = now_ms() + timeout_ms;
+	const struct link l = { sock_path, now_ms() + timeout_ms, cancel };
 	_cleanup_close_ int fd = -1;
 	struct buf b = { 0 };
 	size_t hdr_len = 0;
@@ -372,16 +391,15 @@ int http_stream_open(const char *sock_path, const char *method, const char *path
 
 	*ret = (struct http_response){ 0 };
 	*ret_fd = -1;
-	fd = connect_unix(sock_path, deadline, e);
+	fd = connect_unix(&l, e);
 	if (fd < 0)
 		return -1;
-	if (send_request(fd, sock_path, method, path, ctype, body, body_len, upgrade, deadline, e) <
-	    0)
+	if (send_request(fd, &l, method, path, ctype, body, body_len, upgrade, e) < 0)
 		goto out;
-	if (read_head(fd, sock_path, deadline, &b, &hdr_len, ret, e) < 0)
+	if (read_head(fd, &l, &b, &hdr_len, ret, e) < 0)
 		goto out;
 	if ((ret->status / 100 != 2 && !(upgrade && ret->status == 101)) || !ret_pending) {
-		rc = read_body(fd, sock_path, deadline, &b, hdr_len, ret, e);
+		rc = read_body(fd, &l, &b, hdr_len, ret, e);
 		goto out;
 	}
 	*ret_pending_len = b.n - hdr_len;
@@ -401,11 +419,11 @@ out:
 }
 
 int http_request(const char *sock_path, const char *method, const char *path, const char *ctype,
-		 const void *body, size_t body_len, int timeout_ms, struct http_response *ret,
-		 cordon_error *e)
+		 const void *body, size_t body_len, int timeout_ms, volatile int *cancel,
+		 struct http_response *ret, cordon_error *e)
 {
 	int fd;
 
 	return http_stream_open(sock_path, method, path, ctype, body, body_len, NULL, timeout_ms,
-				ret, &fd, NULL, NULL, e);
+				cancel, ret, &fd, NULL, NULL, e);
 }

@@ -18,13 +18,6 @@
 /* Responses larger than this are an error (Docker's JSON answers are a few KB). */
 #define HTTP_MAX_BODY (16u << 20)
 
-/*
- * While set and non-zero (cordon_run points it at its request's cancel flag around a backend's
- * open), a wait for the Engine API ends at once, EINTR: a SIGINT or SIGTERM to cordon then cuts
- * a hung dockerd's call short instead of waiting out its 60 s.
- */
-extern volatile int *http_cancel;
-
 struct http_response {
 	int status;
 	char *body; /* NUL-terminated, may be empty; free() it */
@@ -36,12 +29,14 @@ void http_response_free(struct http_response *r);
 
 /*
  * One request to the server listening on sock_path. ctype and body may be NULL (no body).
- * timeout_ms bounds the whole exchange. Errors (cannot connect, timeout, malformed answer)
+ * timeout_ms bounds the whole exchange; cancel (may be NULL) ends it early, EINTR, once it is
+ * non-zero (a SIGINT or SIGTERM to cordon sets the run's: a hung dockerd's call is cut short
+ * instead of waited out). Errors (cannot connect, timeout, malformed answer)
  * name the cause: "cannot connect to <sock>: Permission denied".
  */
 int http_request(const char *sock_path, const char *method, const char *path, const char *ctype,
-		 const void *body, size_t body_len, int timeout_ms, struct http_response *ret,
-		 cordon_error *e);
+		 const void *body, size_t body_len, int timeout_ms, volatile int *cancel,
+		 struct http_response *ret, cordon_error *e);
 
 /*
  * Send a request and read the response's status line and headers only. upgrade: NULL
@@ -53,5 +48,5 @@ int http_request(const char *sock_path, const char *method, const char *path, co
  */
 int http_stream_open(const char *sock_path, const char *method, const char *path, const char *ctype,
 		     const void *body, size_t body_len, const char *upgrade, int timeout_ms,
-		     struct http_response *ret, int *ret_fd, char **ret_pending,
-		     size_t *ret_pending_len, cordon_error *e);
+		     volatile int *cancel, struct http_response *ret, int *ret_fd,
+		     char **ret_pending, size_t *ret_pending_len, cordon_error *e);

@@ -73,7 +73,9 @@ static int measure(struct cordon_profile *p, const char *wd, int n, int mb, cons
 
 	if (!t)
 		return -1;
-	if (backend_docker.open(p, wd, &h, &e) < 0) {
+	if (backend_docker.open(
+		    &(struct cordon_open){ .profile = p, .workdir = wd, .workdir_fd = -1 }, &h,
+		    &e) < 0) {
 		fprintf(stderr, "docker_bench: %s\n", e.msg);
 		free(t);
 		return -1;

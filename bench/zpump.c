@@ -30,7 +30,8 @@ static bool put(const char *p, size_t n, bool splice_ok)
 {
 	while (n > 0) {
 		struct iovec v = { .iov_base = (void *)p, .iov_len = n };
-		ssize_t w = splice_ok ? vmsplice(STDOUT_FILENO, &v, 1, 0) : write(STDOUT_FILENO, p, n);
+		ssize_t w =
+			splice_ok ? vmsplice(STDOUT_FILENO, &v, 1, 0) : write(STDOUT_FILENO, p, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -54,7 +55,8 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_DFL);
 	/* vmsplice refuses anything but a pipe (EBADF): probe with an empty vector first. */
-	bool splice_ok = !use_write && vmsplice(STDOUT_FILENO, &(struct iovec){ buf, 0 }, 1, 0) == 0;
+	bool splice_ok =
+		!use_write && vmsplice(STDOUT_FILENO, &(struct iovec){ buf, 0 }, 1, 0) == 0;
 
 	for (long i = 0; i < mb; i++)
 		if (!put(buf, sizeof(buf), splice_ok))

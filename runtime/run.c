@@ -7,7 +7,6 @@
 #include <cordon/cordon.h>
 
 #include "backends/backend.h"
-#include "backends/http.h"
 #include "policy/policy.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
@@ -531,12 +530,15 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		rc = ops->exec(rq->backend_handle, &x, &r, e);
 	} else {
 		/* A signal to cordon cuts a hung Engine API call short (backends/http.c). */
-		http_cancel = rq->cancel;
-		if (ops->open(p, workdir, &h, e) < 0) {
-			http_cancel = NULL;
+		const struct cordon_open o = {
+			.profile = p,
+			.workdir = workdir,
+			.workdir_fd = x.workdir_fd,
+			.cancel = rq->cancel,
+		};
+
+		if (ops->open(&o, &h, e) < 0)
 			goto out;
-		}
-		http_cancel = NULL;
 		rc = ops->exec(h, &x, &r, e);
 		ops->close(h);
 	}

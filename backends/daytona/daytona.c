@@ -160,9 +160,9 @@ static void daytona_free(struct daytona *d)
 	free(d);
 }
 
-static int daytona_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
-			cordon_error *e)
+static int daytona_open(const struct cordon_open *o, void **ret_h, cordon_error *e)
 {
+	const struct cordon_profile *p = o->profile;
 	struct daytona *d = calloc(1, sizeof(*d));
 	const char *key = config_env("DAYTONA_API_KEY");
 	/*
@@ -175,7 +175,7 @@ static int daytona_open(const struct cordon_profile *p, const char *workdir, voi
 	size_t len;
 	int rc = -1;
 
-	(void)workdir; /* the host's: the sandbox has its own (docs/daytona.md) */
+	/* o->workdir is the host's: the sandbox has its own (docs/daytona.md) */
 	if (!d)
 		return oom(e);
 	pthread_mutex_init(&d->lock, NULL);
@@ -1208,7 +1208,8 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_err
 	int rc = -1;
 
 	*ret_removed = 0;
-	if (daytona_open(p, NULL, (void **)&d, e) < 0)
+	if (daytona_open(&(struct cordon_open){ .profile = p, .workdir_fd = -1 }, (void **)&d, e) <
+	    0)
 		return -1;
 	/*
 	 * Every page (the API's default is 100 a page: found in review, a first page of live

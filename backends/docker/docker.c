@@ -74,6 +74,13 @@ struct docker {
 	cordon_error broken_e;
 	struct docker_cg *cg;	 /* its cgroup, for the usage fields; NULL: not visible here */
 	struct agent_host agent; /* the in-container agent (agent.h), when it connected */
+	/*
+	 * While open() runs, its caller's cancel flag: a SIGINT or SIGTERM to cordon then cuts a
+	 * hung dockerd's call short. NULL otherwise: an exec watches its own flag where waiting
+	 * is the command's (agent_exec, api_exec), and the calls that clean up after a cancel
+	 * (kill, restart, remove) must not be cut short by it.
+	 */
+	volatile int *cancel;
 };
 
 static double now_ms(void)
@@ -149,19 +156,20 @@ static int call(struct docker *d, const char *method, const char *path, json_t *
 	if (body && !(text = json_dumps(body, JSON_COMPACT)))
 		return cordon_err(e, ENOMEM, "out of memory");
 	if (http_request(d->sock, method, full, text ? "application/json" : NULL, text,
-			 text ? strlen(text) : 0, CALL_TIMEOUT_MS, r, e) < 0)
+			 text ? strlen(text) : 0, CALL_TIMEOUT_MS, d->cancel, r, e) < 0)
 		return conn_error(d->sock, e);
 	return 0;
 }
 
 /* Negotiate: min(daemon's, ours), and at least 1.25. */
-static int negotiate(const char *sock, char api[16], char **ret_server, cordon_error *e)
+static int negotiate(const char *sock, volatile int *cancel, char api[16], char **ret_server,
+		     cordon_error *e)
 {
 	struct http_response r = { 0 };
 	unsigned maj = 0, min = 0;
 	int rc = -1;
 
-	if (http_request(sock, "GET", "/_ping", NULL, NULL, 0, 10000, &r, e) < 0)
+	if (http_request(sock, "GET", "/_ping", NULL, NULL, 0, 10000, cancel, &r, e) < 0)
 		return conn_error(sock, e);
 	if (r.status != 200) {
 		api_error("ping", &r, e);
@@ -193,11 +201,11 @@ int docker_probe(char **ret_version, char **ret_server, cordon_error *e)
 	struct http_response r = { 0 };
 	char api[16];
 
-	if (docker_socket_path(&sock, e) < 0 || negotiate(sock, api, NULL, e) < 0)
+	if (docker_socket_path(&sock, e) < 0 || negotiate(sock, NULL, api, NULL, e) < 0)
 		return -1;
 	*ret_version = strdup(api + 2);
 	*ret_server = NULL;
-	if (http_request(sock, "GET", "/version", NULL, NULL, 0, 10000, &r, e) == 0) {
+	if (http_request(sock, "GET", "/version", NULL, NULL, 0, 10000, NULL, &r, e) == 0) {
 		json_t *j = json_loadb(r.body, r.body_len, 0, NULL);
 		const char *v = j ? json_string_value(json_object_get(j, "Version")) : NULL;
 
@@ -311,7 +319,7 @@ static int remove_container(const char *sock, const char *api, const char *id, c
 		path = NULL;
 		return cordon_err(e, ENOMEM, "out of memory");
 	}
-	rc = http_request(sock, "DELETE", path, NULL, NULL, 0, CALL_TIMEOUT_MS, &r, e);
+	rc = http_request(sock, "DELETE", path, NULL, NULL, 0, CALL_TIMEOUT_MS, NULL, &r, e);
 	if (rc < 0)
 		conn_error(sock, e);
 	else if (r.status / 100 != 2 && r.status != 404)
@@ -615,9 +623,15 @@ static int open_container(struct docker *d, const struct cordon_profile *p, cons
 	return 0;
 }
 
-int docker_open_at(const struct cordon_profile *p, const char *workdir, int dirfd, void **ret_h,
-		   cordon_error *e)
+/*
+ * With o->workdir_fd (cordond opens a client's workdir as the client; the CLI as root walks it
+ * without symlinks): that directory is the one the container must have. dockerd is given the
+ * path; what it mounted is checked to be that directory, at the start and at every restart.
+ */
+static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *e)
 {
+	const struct cordon_profile *p = o->profile;
+	const char *workdir = o->workdir;
 	struct docker *d = calloc(1, sizeof(*d));
 	_cleanup_free_ char *agent_exe = NULL;
 	pid_t pid = 0;
@@ -627,9 +641,11 @@ int docker_open_at(const struct cordon_profile *p, const char *workdir, int dirf
 		return cordon_err(e, ENOMEM, "out of memory");
 	d->agent = (struct agent_host)AGENT_HOST_INIT;
 	d->wd_fd = -1;
-	if (open_workdir(d, workdir, dirfd, e) < 0)
+	d->cancel = o->cancel;
+	if (open_workdir(d, workdir, o->workdir_fd, e) < 0)
 		goto out;
-	if (docker_socket_path(&d->sock, e) < 0 || negotiate(d->sock, d->api, NULL, e) < 0)
+	if (docker_socket_path(&d->sock, e) < 0 ||
+	    negotiate(d->sock, d->cancel, d->api, NULL, e) < 0)
 		goto out;
 	d->workdir_in = strdup(p->docker_workdir ? p->docker_workdir : DEFAULT_WORKDIR);
 	if (!d->workdir_in) {
@@ -661,17 +677,14 @@ int docker_open_at(const struct cordon_profile *p, const char *workdir, int dirf
 			goto out;
 	}
 	locate_cgroup(d, pid);
+	d->cancel = NULL; /* the caller's flag may not outlive this call */
 	*ret_h = TAKE_PTR(d);
 	rc = 0;
 out:
+	if (d)
+		d->cancel = NULL;
 	docker_close(d); /* removes a container that was created but could not start */
 	return rc;
-}
-
-static int docker_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
-		       cordon_error *e)
-{
-	return docker_open_at(p, workdir, -1, ret_h, e);
 }
 
 /* Docker's stream framing: [stream u8][0 0 0][len u32 BE] then len bytes, across any chunks. */
@@ -922,7 +935,7 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 		}
 		docker_cg_begin(d->cg, &s->mark);
 		if (http_stream_open(d->sock, "POST", full, "application/json", text, strlen(text),
-				     NULL, CALL_TIMEOUT_MS, &resp, &fd, &pending, &npending,
+				     NULL, CALL_TIMEOUT_MS, NULL, &resp, &fd, &pending, &npending,
 				     e) < 0) {
 			conn_error(d->sock, e);
 			goto out;
@@ -1116,7 +1129,7 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 	*ret_removed = 0;
 	if (docker_socket_path(&d.sock, e) < 0)
 		return -1;
-	if (negotiate(d.sock, d.api, NULL, e) < 0)
+	if (negotiate(d.sock, NULL, d.api, NULL, e) < 0)
 		goto out;
 	/* filters={"label":["cordon.session"]}, URL-encoded */
 	if (call(&d, "GET",

@@ -24,14 +24,6 @@ int docker_probe(char **ret_version, char **ret_server, cordon_error *e);
 int docker_gc(unsigned *ret_removed, cordon_error *e);
 
 /*
- * backend_docker.open for a workdir the caller opened and checked (cordond opens a client's
- * as the client): dirfd is the directory the container must have. dockerd is given the path;
- * what it mounted is checked to be dirfd's directory, at the start and at every restart.
- */
-int docker_open_at(const struct cordon_profile *p, const char *workdir, int dirfd, void **ret_h,
-		   cordon_error *e);
-
-/*
  * Tests only: called just before every container start (the open's, and a restart's), where
  * dockerd resolves the workdir's path again; NULL in the programs.
  */

@@ -39,8 +39,7 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int local_open(const struct cordon_profile *p, const char *workdir, void **ret_h,
-		      cordon_error *e)
+static int local_open(const struct cordon_open *o, void **ret_h, cordon_error *e)
 {
 	*ret_h = NULL; /* stateless: every exec is a fresh sandbox */
 	return 0;

@@ -220,7 +220,11 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 			return cordon_err(e, ENOMEM, "out of memory");
 		}
 		s->ops = &backend_docker;
-		if (docker_open_at(prof, s->workdir, s->dirfd, &s->handle, e) < 0) {
+		const struct cordon_open o = { .profile = prof,
+					       .workdir = s->workdir,
+					       .workdir_fd = s->dirfd };
+
+		if (backend_docker.open(&o, &s->handle, e) < 0) {
 			cordon_profile_free(prof);
 			session_free(s);
 			*status = 500;
@@ -240,7 +244,11 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 			*status = 500;
 			return cordon_err(e, ENOMEM, "out of memory");
 		}
-		if (backend_daytona.open(prof, s->workdir, &s->handle, e) < 0) {
+		const struct cordon_open o = { .profile = prof,
+					       .workdir = s->workdir,
+					       .workdir_fd = -1 };
+
+		if (backend_daytona.open(&o, &s->handle, e) < 0) {
 			cordon_profile_free(prof);
 			session_free(s);
 			*status = 400;

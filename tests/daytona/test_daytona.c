@@ -35,6 +35,14 @@ static struct cordon_profile *profile(void)
 	return p;
 }
 
+/* The backend's open, as cordon_run calls it (the workdir is the host's, unused remotely). */
+static int dt_open(const struct cordon_profile *p, void **ret, cordon_error *e)
+{
+	const struct cordon_open o = { .profile = p, .workdir = "/tmp", .workdir_fd = -1 };
+
+	return daytona_open(&o, ret, e);
+}
+
 /* A handle on the mock control plane, with a sandbox id as if created. */
 static struct daytona *mock_handle(struct cordon_profile *p)
 {
@@ -43,7 +51,7 @@ static struct daytona *mock_handle(struct cordon_profile *p)
 
 	setenv("DAYTONA_API_KEY", "dtn_contract_test_key", 1);
 	setenv("DAYTONA_API_URL", need_env("CORDON_TEST_DAYTONA_MOCK_API"), 1);
-	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(dt_open(p, &h, &e), 0, "%s", e.msg);
 	return h;
 }
 
@@ -329,25 +337,25 @@ Test(pure, config_errors)
 	cordon_error e = { 0 };
 
 	unsetenv("DAYTONA_API_KEY");
-	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert_eq(dt_open(p, &h, &e), -1);
 	cr_assert(strstr(e.msg, "DAYTONA_API_KEY is not set"), "%s", e.msg);
 	setenv("DAYTONA_API_KEY", "k", 1);
 	setenv("DAYTONA_API_URL", "http://192.0.2.1/api", 1);
-	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert_eq(dt_open(p, &h, &e), -1);
 	cr_assert(strstr(e.msg, "plain http"), "%s", e.msg);
 	setenv("DAYTONA_API_URL", "https://app.daytona.io/api", 1);
 	p->daytona_snapshot = strdup("s");
 	p->daytona_image = strdup("i");
-	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert_eq(dt_open(p, &h, &e), -1);
 	cr_assert(strstr(e.msg, "both snapshot"), "%s", e.msg);
 	free(p->daytona_image);
 	p->daytona_image = NULL;
 	p->daytona_cpu = 2;
-	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert_eq(dt_open(p, &h, &e), -1);
 	cr_assert(strstr(e.msg, "apply only to an image"), "%s", e.msg);
 	setenv("DAYTONA_API_KEY", "bad\nkey", 1);
 	p->daytona_cpu = 0;
-	cr_assert_eq(daytona_open(p, "/tmp", &h, &e), -1);
+	cr_assert_eq(dt_open(p, &h, &e), -1);
 	cr_assert(strstr(e.msg, "control character"), "%s", e.msg);
 	cordon_profile_free(p);
 }

@@ -31,6 +31,14 @@ static struct cordon_profile *prof;
 static char *wd;
 static void *h;
 
+static int dopen(const struct cordon_profile *p, const char *dir, int fd, void **ret,
+		 cordon_error *e)
+{
+	const struct cordon_open o = { .profile = p, .workdir = dir, .workdir_fd = fd };
+
+	return backend_docker.open(&o, ret, e);
+}
+
 /* The profile and a root-owned workdir (0700), without a container. */
 static void setup_profile(void)
 {
@@ -58,7 +66,7 @@ static void setup(void)
 	 * the workdir is nobody's, as cordon makes its own temp workdirs for the Docker backend.
 	 */
 	cr_assert_eq(chown(wd, 65534, 65534), 0);
-	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
 }
 
 static void teardown(void)
@@ -289,7 +297,7 @@ static void open_small(void **ret)
 	setup();
 	backend_docker.close(h);
 	prof->docker_memory = 32u << 20;
-	cr_assert_eq(backend_docker.open(prof, wd, ret, &e), 0, "%s", e.msg);
+	cr_assert_eq(dopen(prof, wd, -1, ret, &e), 0, "%s", e.msg);
 }
 
 /* oom_killed: the memory limit's OOM kill (exit 137), not any SIGKILL (also 137). */
@@ -428,7 +436,7 @@ static int count_containers(void)
 	cr_assert_eq(http_request(sock, "GET",
 				  "/containers/json?all=1&filters="
 				  "%7B%22label%22%3A%5B%22cordon.session%22%5D%7D",
-				  NULL, NULL, 0, 10000, &r, &e),
+				  NULL, NULL, 0, 10000, NULL, &r, &e),
 		     0, "%s", e.msg);
 	cr_assert_eq(r.status, 200);
 	j = json_loadb(r.body, r.body_len, 0, NULL);
@@ -489,7 +497,7 @@ Test(docker_wd, a_workdir_swapped_before_the_start_is_refused)
 	tu_write_file(victim, "secret", "root's");
 	cr_assert_eq(chown(wd, 1000, 1000), 0);
 	swap_at_start(wd, victim);
-	rc = backend_docker.open(prof, wd, &h, &e);
+	rc = dopen(prof, wd, -1, &h, &e);
 	if (rc == 0) {
 		run("cat secret", &r);
 		cr_assert_fail("the container has the directory swapped in: cat secret: %s",
@@ -521,7 +529,7 @@ Test(docker_wd, a_root_workdir_swapped_for_a_users_is_refused)
 	make_dir(users, sizeof(users), hidden, "users", 0755, 1000, 1000);
 	cr_assert_eq(chmod(wd, 0755), 0);
 	swap_at_start(wd, users);
-	rc = backend_docker.open(prof, wd, &h, &e);
+	rc = dopen(prof, wd, -1, &h, &e);
 	if (rc == 0) {
 		run("id -u; touch made; ls -ln made", &r);
 		cr_assert_fail("the container has the user's directory: %s", r.output);
@@ -533,7 +541,7 @@ Test(docker_wd, a_root_workdir_swapped_for_a_users_is_refused)
 }
 
 /*
- * cordond's way (docker_open_at): the directory is the fd it opened as the client, whatever
+ * cordond's way (open with workdir_fd): the directory is the fd it opened as the client, whatever
  * the path names by the time dockerd resolves it; here the path names another one from the
  * start.
  */
@@ -548,7 +556,7 @@ Test(docker_wd, open_at_requires_the_fds_directory)
 	cr_assert_eq(chown(other, 65534, 65534), 0);
 	fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(fd, 0);
-	rc = docker_open_at(prof, other, fd, &h, &e);
+	rc = dopen(prof, other, fd, &h, &e);
 	if (rc == 0) {
 		run("touch made-in-other; echo ran", &r);
 		cr_assert_fail("the path's directory was mounted, not the fd's: %s", r.output);
@@ -556,7 +564,7 @@ Test(docker_wd, open_at_requires_the_fds_directory)
 	cr_assert_not_null(strstr(e.msg, "was replaced while the container started"), "%s", e.msg);
 	cr_assert_eq(count_containers(), before, "a container was left");
 	/* The fd's own path: that one is mounted. */
-	cr_assert_eq(docker_open_at(prof, wd, fd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(dopen(prof, wd, fd, &h, &e), 0, "%s", e.msg);
 	run("touch made; echo ran", &r);
 	cr_assert_str_eq(r.output, "ran");
 	cordon_result_free(&r);
@@ -577,7 +585,7 @@ Test(docker_wd, a_root_owned_workdir_runs_as_nobody)
 	char path[4096];
 
 	cr_assert_eq(chmod(wd, 0777), 0); /* root's, writable by everyone */
-	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
 	run("id -u; id -g; cp /bin/busybox su; chmod 4755 su; ls -l su | cut -c1-10", &r);
 	cr_assert_str_eq(r.output, "65534\n65534\n-rwsr-xr-x", "%s", r.output);
 	cordon_result_free(&r);
@@ -595,7 +603,7 @@ Test(docker_wd, a_root_owned_workdir_nobody_cannot_write_stays_unwritten)
 	char path[4096];
 
 	cr_assert_eq(chmod(wd, 0755), 0);
-	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
 	run("touch x", &r);
 	cr_assert_eq(r.exit_code, 1, "%s", r.output);
 	cordon_result_free(&r);
@@ -610,7 +618,7 @@ Test(docker_wd, an_explicit_user_is_used_as_given)
 	cordon_error e;
 
 	prof->docker_user = strdup("0:0");
-	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
 	run("id -u", &r);
 	cr_assert_str_eq(r.output, "0");
 	cordon_result_free(&r);
@@ -624,7 +632,7 @@ Test(docker_wd, a_users_workdir_of_group_root_runs_as_nogroup)
 	cordon_error e;
 
 	cr_assert_eq(chown(wd, 1000, 0), 0);
-	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
 	run("id -u; id -g", &r);
 	cr_assert_str_eq(r.output, "1000\n65534");
 	cordon_result_free(&r);
@@ -638,7 +646,7 @@ Test(docker_wd, cordons_temp_workdir_is_made_nobodys)
 	cordon_error e;
 	struct stat st;
 
-	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
 	cr_assert_eq(try_run_in("id -u; touch made && echo wrote", true, &r, &e), 0, "%s", e.msg);
 	cr_assert_str_eq(r.output, "65534\nwrote");
 	cordon_result_free(&r);
@@ -668,7 +676,7 @@ Test(docker_wd, close_warns_about_a_container_it_could_not_remove)
 	snprintf(host, sizeof(host), "unix://%s", link);
 	setenv("DOCKER_HOST", host, 1);
 	cr_assert_eq(chown(wd, 65534, 65534), 0);
-	cr_assert_eq(backend_docker.open(prof, wd, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
 	run("echo hi", &r);
 	cordon_result_free(&r);
 	cr_assert_eq(unlink(link), 0);
@@ -696,7 +704,8 @@ Test(docker_wd, close_warns_about_a_container_it_could_not_remove)
 	p = strstr(buf, "container cordon-");
 	if (p && sscanf(p, "container %63s", name) == 1) {
 		snprintf(del, sizeof(del), "/containers/%s?force=1&v=1", name);
-		cr_assert_eq(http_request(sock, "DELETE", del, NULL, NULL, 0, 30000, &hr, &e), 0);
+		cr_assert_eq(http_request(sock, "DELETE", del, NULL, NULL, 0, 30000, NULL, &hr, &e),
+			     0);
 		http_response_free(&hr);
 	}
 	cr_assert_not_null(p, "no warning: [%s]", buf);

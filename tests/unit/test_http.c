@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,8 +91,8 @@ Test(http, content_length_body_and_api_version)
 	pid_t pid = serve(
 		"HTTP/1.1 200 OK\r\nApi-Version: 1.41\r\nContent-Length: 5\r\n\r\nhelloEXTRA");
 
-	cr_assert_eq(http_request(sock, "GET", "/_ping", NULL, NULL, 0, 5000, &r, &e), 0, "%s",
-		     e.msg);
+	cr_assert_eq(http_request(sock, "GET", "/_ping", NULL, NULL, 0, 5000, NULL, &r, &e), 0,
+		     "%s", e.msg);
 	cr_assert_eq(r.status, 200);
 	cr_assert_str_eq(r.body, "hello");
 	cr_assert_eq(r.body_len, 5);
@@ -107,7 +108,8 @@ Test(http, chunked_body)
 	pid_t pid = serve("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 			  "3\r\nabc\r\n5\r\ndefgh\r\n0\r\n\r\n");
 
-	cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 5000, &r, &e), 0, "%s", e.msg);
+	cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 5000, NULL, &r, &e), 0, "%s",
+		     e.msg);
 	cr_assert_str_eq(r.body, "abcdefgh");
 	cr_assert_null(r.api_version);
 	http_response_free(&r);
@@ -146,7 +148,8 @@ Test(http, chunked_body_over_many_reads)
 	memcpy(answer + n, "0\r\n\r\n", 5);
 	n += 5;
 	pid = serve_n(answer, n);
-	cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 20000, &r, &e), 0, "%s", e.msg);
+	cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 20000, NULL, &r, &e), 0, "%s",
+		     e.msg);
 	cr_assert_eq(r.body_len, want);
 	cr_assert(memcmp(r.body, expect, want) == 0, "the decoded body differs");
 	http_response_free(&r);
@@ -161,8 +164,9 @@ Test(http, body_until_close_and_error_status)
 	cordon_error e;
 	pid_t pid = serve("HTTP/1.1 404 Not Found\r\n\r\n{\"message\":\"No such image: x\"}");
 
-	cr_assert_eq(http_request(sock, "POST", "/c", "application/json", "{}", 2, 5000, &r, &e), 0,
-		     "%s", e.msg);
+	cr_assert_eq(
+		http_request(sock, "POST", "/c", "application/json", "{}", 2, 5000, NULL, &r, &e),
+		0, "%s", e.msg);
 	cr_assert_eq(r.status, 404);
 	cr_assert_str_eq(r.body, "{\"message\":\"No such image: x\"}");
 	http_response_free(&r);
@@ -181,7 +185,7 @@ Test(http, stream_hands_back_the_socket_after_the_headers)
 	pid_t pid = serve_n(answer, sizeof(answer) - 1);
 
 	cr_assert_eq(http_stream_open(sock, "POST", "/exec/x/start", "application/json", "{}", 2,
-				      "tcp", 5000, &r, &fd, &pending, &n, &e),
+				      "tcp", 5000, NULL, &r, &fd, &pending, &n, &e),
 		     0, "%s", e.msg);
 	cr_assert_eq(r.status, 101);
 	cr_assert_geq(fd, 0);
@@ -214,17 +218,58 @@ Test(http, errors_name_the_cause)
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/none", dir);
-	cr_assert_eq(http_request(sock, "GET", "/", NULL, NULL, 0, 5000, &r, &e), -1);
+	cr_assert_eq(http_request(sock, "GET", "/", NULL, NULL, 0, 5000, NULL, &r, &e), -1);
 	cr_assert_eq(e.code, ENOENT);
 	cr_assert(strstr(e.msg, "cannot connect to "), "%s", e.msg);
 
 	pid = serve("SSH-2.0-OpenSSH\r\n\r\n");
-	cr_assert_eq(http_request(sock, "GET", "/", NULL, NULL, 0, 5000, &r, &e), -1);
+	cr_assert_eq(http_request(sock, "GET", "/", NULL, NULL, 0, 5000, NULL, &r, &e), -1);
 	cr_assert(strstr(e.msg, "malformed HTTP status line"), "%s", e.msg);
 	reap(pid);
 
 	pid = serve("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort");
-	cr_assert_eq(http_request(sock, "GET", "/", NULL, NULL, 0, 5000, &r, &e), -1);
+	cr_assert_eq(http_request(sock, "GET", "/", NULL, NULL, 0, 5000, NULL, &r, &e), -1);
 	cr_assert(strstr(e.msg, "closed the connection mid-answer"), "%s", e.msg);
 	reap(pid);
+}
+
+static volatile int cancel_flag;
+
+static void *cancel_soon(void *arg)
+{
+	(void)arg;
+	usleep(100 * 1000);
+	cancel_flag = 1;
+	return NULL;
+}
+
+/*
+ * A server that takes the connection and never answers: the caller's cancel flag, set by
+ * another thread with no signal to interrupt the wait, ends the exchange (EINTR) long before
+ * its timeout (ETIMEDOUT); NULL waits the timeout out.
+ */
+Test(http, cancel_flag_ends_a_wait_for_a_hung_server)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct http_response r;
+	cordon_error e;
+	pthread_t t;
+
+	snprintf(sock, sizeof(sock), "%s/hung", dir);
+	strcpy(sa.sun_path, sock);
+	cr_assert(bind(l, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	cr_assert(listen(l, 4) == 0);
+	cancel_flag = 0;
+	cr_assert_eq(pthread_create(&t, NULL, cancel_soon, NULL), 0);
+	cr_assert_eq(
+		http_request(sock, "GET", "/_ping", NULL, NULL, 0, 20000, &cancel_flag, &r, &e),
+		-1);
+	pthread_join(t, NULL);
+	cr_assert_eq(e.code, EINTR, "%s", e.msg);
+	cr_assert(strstr(e.msg, "interrupted while waiting for "), "%s", e.msg);
+
+	cr_assert_eq(http_request(sock, "GET", "/_ping", NULL, NULL, 0, 300, NULL, &r, &e), -1);
+	cr_assert_eq(e.code, ETIMEDOUT, "%s", e.msg);
+	close(l);
 }
