@@ -273,7 +273,10 @@ CORDON_PUBLIC void cordon_reap_after(pid_t pid);
 CORDON_PUBLIC void cordon_reap_stale(unsigned min_age_s);
 /* A stopping cordond: remove the empty `cordon` parent cgroups it used (cgroup.c). */
 CORDON_PUBLIC void cordon_remove_cgroup_parents(void);
-/* Policy decision only: *ret_refusal is NULL (allowed) or the message. */
+/*
+ * Policy decision only: *ret_refusal is NULL (allowed) or the message. rq->workdir is checked
+ * as cordon_run checks it (a workdir it refuses is -1 with the same *e) but never made.
+ */
 CORDON_PUBLIC int cordon_check(const struct cordon_request *rq, char **ret_refusal,
 			       cordon_error *e);
 CORDON_PUBLIC void cordon_result_free(struct cordon_result *r);

@@ -172,6 +172,10 @@ static const struct bad_case bad[] = {
 	{ "profile usage", A("profile", "list"), "profile show" },
 	{ "via daemon without daemon", A("run", "--via", "daemon", "--", MARK), "daemon" },
 	{ "check bad option", A("check", "--timeout", "x", "--", MARK), "--timeout" },
+	{ "check workdir is a file", A("check", "-w", "/etc/hostname", "--", MARK),
+	  "/etc/hostname" },
+	{ "check workdir under a file", A("check", "-w", "/etc/hostname/sub", "--", MARK),
+	  "workdir" },
 };
 
 ParameterizedTestParameters(cli, bad_input)
@@ -389,6 +393,78 @@ Test(cli, workdir_and_ignore)
 	free(want);
 	free(sub);
 	tu_run_free(&r);
+	tu_rmtree(d);
+	free(d);
+}
+
+/*
+ * cordon check takes -w through the same code as cordon run (runtime/run.c, prepare_workdir):
+ * a workdir run refuses gives check the same line and status (found in review: check said
+ * "allowed" for a workdir that is a regular file, a path through one, or, as root, a
+ * symlink). A missing workdir is judged as the path the run would make, and check makes
+ * nothing.
+ */
+Test(cli, check_validates_workdir_as_run)
+{
+	char *d = tu_tmpdir(), *file, *under, *link, *through, *missing;
+	struct {
+		const char *path;
+		int status; /* run's and check's */
+	} rows[5];
+	size_t n = 0;
+
+	tu_write_file(d, "file", "x");
+	cr_assert(asprintf(&file, "%s/file", d) > 0);
+	cr_assert(asprintf(&under, "%s/file/sub", d) > 0);
+	cr_assert(asprintf(&link, "%s/link", d) > 0);
+	cr_assert(asprintf(&through, "%s/link/sub", d) > 0);
+	cr_assert(asprintf(&missing, "%s/a/b", d) > 0);
+	cr_assert(symlink(d, link) == 0);
+	rows[n++] = (typeof(rows[0])){ file, 125 };
+	rows[n++] = (typeof(rows[0])){ under, 125 };
+	/* As root no symlink is followed on the way to a workdir (docs/security.md). */
+	rows[n++] = (typeof(rows[0])){ link, geteuid() == 0 ? 125 : 0 };
+	rows[n++] = (typeof(rows[0])){ through, geteuid() == 0 ? 125 : 0 };
+	rows[n++] = (typeof(rows[0])){ "/etc/hostname", 125 };
+	for (size_t i = 0; i < n; i++) {
+		struct tu_run run, check;
+
+		tu_cordon_run(&run, A("run", "--via", "direct", "-w", rows[i].path, "--", "true"));
+		tu_cordon_run(&check, A("check", "-w", rows[i].path, "--", "true"));
+		cr_expect_eq(run.status, rows[i].status, "run -w %s: %d (%s)", rows[i].path,
+			     run.status, run.err);
+		cr_expect_eq(check.status, run.status, "check -w %s: %d, run: %d (%s)",
+			     rows[i].path, check.status, run.status, check.err);
+		cr_expect_str_eq(check.err, run.err, "check -w %s", rows[i].path);
+		cr_expect_str_eq(check.out, rows[i].status ? "" : "allowed\n", "check -w %s",
+				 rows[i].path);
+		tu_run_free(&run);
+		tu_run_free(&check);
+	}
+	{
+		/* Missing: allowed, judged where it would be, and not made. */
+		struct tu_run r;
+		char *cmd, *want;
+
+		cr_assert(asprintf(&cmd, "cat %s/a/b/.env", d) > 0);
+		tu_cordon_run(&r, A("check", "-w", missing, "--", "ls"));
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		cr_expect_str_eq(r.out, "allowed\n");
+		tu_run_free(&r);
+		tu_cordon_run(&r, A("check", "-w", missing, "--ignore", ".env", "--", cmd));
+		cr_assert(asprintf(&want, "Access denied: %s/a/b/.env\n", d) > 0);
+		cr_expect_eq(r.status, 126, "%s", r.err);
+		cr_expect_str_eq(r.out, want);
+		tu_run_free(&r);
+		cr_expect(access(missing, F_OK) != 0 && errno == ENOENT, "check made %s", missing);
+		free(cmd);
+		free(want);
+	}
+	free(file);
+	free(under);
+	free(link);
+	free(through);
+	free(missing);
 	tu_rmtree(d);
 	free(d);
 }
