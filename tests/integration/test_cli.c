@@ -303,6 +303,79 @@ Test(cli, help)
 	tu_run_free(&r);
 }
 
+/*
+ * Every subcommand has -h/--help (its usage on stdout, exit 0, as run's) and says which option
+ * it does not know in one line with exit 125 (found in review: `cordon doctor --help` was
+ * "unexpected argument", 125). The same shared parser serves them all (runtime/cli/main.c).
+ */
+Test(cli, subcommand_help_and_unknown_options)
+{
+	static const char *const cmds[][3] = {
+		{ "run" },    { "check" }, { "profiles" },    { "profile" }, { "profile", "show" },
+		{ "doctor" }, { "gc" },	   { "tool-schema" }, { "version" },
+	};
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *h[] = { "--help", "-h" };
+		const char *unknown[] = { "--frobnicate", "-Z" };
+		char want[64];
+
+		snprintf(want, sizeof(want), "Usage: cordon %s", cmds[i][0]);
+		for (size_t k = 0; k < 2; k++) {
+			const char *args[5] = { cmds[i][0], cmds[i][1] ? cmds[i][1] : h[k],
+						cmds[i][1] ? h[k] : NULL };
+			struct tu_run r;
+
+			tu_cordon_run(&r, args);
+			cr_expect_eq(r.status, 0, "%s %s: %d (%s)", cmds[i][0], h[k], r.status,
+				     r.err);
+			cr_expect(!strncmp(r.out, want, strlen(want)), "%s %s: stdout '%s'",
+				  cmds[i][0], h[k], r.out);
+			cr_expect(strstr(r.out, "-h, --help"), "%s: usage lacks --help: %s",
+				  cmds[i][0], r.out);
+			cr_expect_str_eq(r.err, "", "%s %s", cmds[i][0], h[k]);
+			tu_run_free(&r);
+		}
+		for (size_t k = 0; k < 2; k++) {
+			const char *args[6] = { cmds[i][0], cmds[i][1] ? cmds[i][1] : unknown[k],
+						cmds[i][1] ? unknown[k] : NULL };
+			char named[64];
+			struct tu_run r;
+
+			snprintf(named, sizeof(named), "unknown option '%s'", unknown[k]);
+			tu_cordon_run(&r, args);
+			cr_expect_eq(r.status, 125, "%s %s: %d (%s)", cmds[i][0], unknown[k],
+				     r.status, r.err);
+			cr_expect(strstr(r.err, named), "%s %s: stderr '%s'", cmds[i][0],
+				  unknown[k], r.err);
+			cr_expect(r.err_len > 0 && strchr(r.err, '\n') == r.err + r.err_len - 1,
+				  "%s %s: not one line: '%s'", cmds[i][0], unknown[k], r.err);
+			cr_expect_str_eq(r.out, "", "%s %s", cmds[i][0], unknown[k]);
+			tu_run_free(&r);
+		}
+	}
+	{
+		/* A value-taking option without its value names the option. */
+		struct tu_run r;
+
+		tu_cordon_run(&r, A("doctor", "--workdir"));
+		cr_expect_eq(r.status, 125);
+		cr_expect(strstr(r.err, "doctor: option '--workdir' needs a value"), "%s", r.err);
+		tu_run_free(&r);
+		/* An option of another subcommand is unknown here. */
+		tu_cordon_run(&r, A("doctor", "--backend", "docker"));
+		cr_expect_eq(r.status, 125);
+		cr_expect(strstr(r.err, "doctor: unknown option '--backend'"), "%s", r.err);
+		tu_run_free(&r);
+		/* The main usage lists every subcommand. */
+		tu_cordon_run(&r, A("--help"));
+		cr_expect_eq(r.status, 0);
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			cr_expect(strstr(r.out, cmds[i][0]), "cordon --help lacks %s", cmds[i][0]);
+		tu_run_free(&r);
+	}
+}
+
 Test(cli, json_result)
 {
 	struct tu_run r;
@@ -706,8 +779,9 @@ Test(cli, gc_bad_arguments)
 		const char *args[6];
 		const char *msg;
 	} gc_cases[] = {
-		{ { "gc", "--bogus" }, "gc: unexpected argument '--bogus'" },
-		{ { "gc", "--backend" }, "gc: unexpected argument '--backend'" },
+		{ { "gc", "--bogus" }, "gc: unknown option '--bogus'" },
+		{ { "gc", "--backend" }, "gc: option '--backend' needs a value" },
+		{ { "gc", "stray" }, "gc: unexpected argument 'stray'" },
 		{ { "gc", "--backend", "local" }, "gc: invalid backend 'local'" },
 		{ { "gc", "--profile", "default" }, "gc: --profile is for --backend daytona" },
 		{ { "gc", "--backend", "daytona", "--profile", "no-such-profile" },
