@@ -95,7 +95,9 @@ struct cordon_profile {
 	bool command_filtering;		       /* enable_command_filtering, default true */
 
 	/* [limits] */
-	char *timeout_text; /* the timeout as the user wrote it ("1", "1.0"): AG2 prints it */
+	/* The timeout as the user wrote it ("1", "1.50"); the timeout message prints Python's
+	 * str() of the int or float it denotes, as AG2 does ("1", "1.5"). */
+	char *timeout_text;
 	double timeout;	    /* seconds, > 0 */
 	int64_t max_output; /* characters (code points), >= 0 */
 	uint64_t memory;

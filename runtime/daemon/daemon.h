@@ -145,8 +145,6 @@ enum body_kind {
 int body_parse(enum body_kind kind, const char *buf, size_t n, int64_t max_output_cap,
 	       struct run_body *ret, cordon_error *e);
 void run_body_free(struct run_body *b);
-/* Python's str() of a float, as AG2 prints a timeout ("1.0", "0.5", "1e-05"). */
-void body_pyfloat(double v, char *buf, size_t n);
 /* A profile name the daemon accepts (names only: a path would let a caller load any file). */
 bool body_valid_profile_name(const char *s);
 /* shlex.join: the command AG2 would have judged for an argv. */

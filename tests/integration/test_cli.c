@@ -59,6 +59,13 @@ static const struct cli_case cases[] = {
 	  "Command timed out after 0.5s\n[exit code: 124]\n", 124 },
 	{ "timeout 1.0", A("run", "-t", "1.0", "--", "sleep 5"),
 	  "Command timed out after 1.0s\n[exit code: 124]\n", 124 },
+	/* Python's str() of the float AG2 would get, not the digits as written. */
+	{ "timeout 1.50", A("run", "-t", "1.50", "--", "sleep 5"),
+	  "Command timed out after 1.5s\n[exit code: 124]\n", 124 },
+	{ "timeout 0.250", A("run", "-t", "0.250", "--", "sleep 5"),
+	  "Command timed out after 0.25s\n[exit code: 124]\n", 124 },
+	{ "timeout 01", A("run", "-t", "01", "--", "sleep 5"),
+	  "Command timed out after 1s\n[exit code: 124]\n", 124 },
 	{ "writes forever", A("run", "-t", "1", "--", "yes"),
 	  "Command timed out after 1s\n[exit code: 124]\n", 124 },
 	{ "truncate", A("run", "--max-output", "5", "--", "echo hello world"),
