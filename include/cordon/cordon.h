@@ -177,7 +177,12 @@ struct cordon_request {
 	/* The command's umask, when set (the daemon: its client's); else it inherits cordon's. */
 	bool set_umask;
 	mode_t umask;
-	volatile int *cancel; /* set non-zero (from a signal handler) to kill the run */
+	/*
+	 * Set to a signal number (from a signal handler) to kill the run: the result then says
+	 * the run was terminated by that signal (exit_code -n, signal n, status 128 + n), with
+	 * the output so far, whatever the backend.
+	 */
+	volatile int *cancel;
 	/*
 	 * NULL, or where to leave the run's teardown: cordon_run then returns as soon as the
 	 * result is final (the command has exited, its output is read, everything of it is

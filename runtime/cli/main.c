@@ -701,12 +701,15 @@ direct:
 		   fsutil_write_all(1, "\n", 1) < 0) {
 		out_err = errno;
 	}
+	/*
+	 * The status is the printed result's: a signal that cut the run short is in it
+	 * (terminated by that signal: 128 + n), one that came after the command's end is not.
+	 */
 	rc = res.status;
 	cordon_result_free(&res);
-	if (cancelled)
-		rc = 128 + cancelled;
-	else if (out_err)
-		rc = cli_fail("writing the result: %s", strerror(out_err));
+	if (out_err)
+		rc = cancelled ? 128 + cancelled
+			       : cli_fail("writing the result: %s", strerror(out_err));
 out:
 	cordon_profile_free(profile);
 	cli_opts_free(&o);

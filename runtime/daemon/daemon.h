@@ -286,7 +286,7 @@ struct conn {
 	double request_started; /* monotonic seconds; reset for every request */
 	bool request_complete;
 	bool in_run;
-	volatile int cancel; /* cordon_request.cancel of the run this connection waits for */
+	volatile int cancel; /* its run's cordon_request.cancel (SIGTERM: kill the run) */
 	bool url_nul;	     /* the URL held %00 */
 	bool linger;	     /* answered before its body was read: drain it before closing */
 	bool refused;	     /* over a connection limit at accept: answered 429 and shut down */

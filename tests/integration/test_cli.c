@@ -1376,6 +1376,28 @@ static bool find_cmdline(pid_t pid, const char *cmdline, void *arg)
 }
 
 /*
+ * The pid of the process whose command line starts with want, once cordon (pid cordon) runs
+ * it; within 5 s, else cordon is killed and the test fails.
+ */
+static pid_t await_command(pid_t cordon, const char *want)
+{
+	struct {
+		const char *want;
+		pid_t found;
+	} m = { want, 0 };
+
+	for (int i = 0; i < 500 && !m.found; i++) {
+		tu_each_proc(find_cmdline, &m);
+		if (!m.found)
+			usleep(10000);
+	}
+	if (!m.found)
+		kill(cordon, SIGKILL);
+	cr_assert(m.found, "the command never ran");
+	return m.found;
+}
+
+/*
  * The run's processes are in its cgroup in every hierarchy it has: on v1 the sandbox joins
  * them itself at its second gate (writing "0" to each `tasks` file, the parent's fds), not
  * moved by pid; a hierarchy it skipped would leave a limit unenforced. Looked at from the
@@ -1395,14 +1417,7 @@ Test(cli, command_is_in_every_hierarchy_of_its_cgroup, .timeout = 60)
 	pid = start_quiet(
 		(char *[]){ "cordon", "run", "--via", "direct", "--", (char *)m.want, NULL },
 		environ);
-	for (int i = 0; i < 500 && !m.found; i++) {
-		tu_each_proc(find_cmdline, &m);
-		if (!m.found)
-			usleep(10000);
-	}
-	if (!m.found)
-		kill(pid, SIGKILL);
-	cr_assert(m.found, "the command never ran");
+	m.found = await_command(pid, m.want);
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)m.found);
 	snprintf(mark, sizeof(mark), "/cordon-%d-", (int)pid);
 	f = fopen(path, "re");
@@ -1422,6 +1437,91 @@ Test(cli, command_is_in_every_hierarchy_of_its_cgroup, .timeout = 60)
 	kill(pid, SIGTERM);
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert_eq(tu_run_cgroups(pid, NULL, 0), 0, "the run's cgroups were left behind");
+}
+
+/*
+ * cordon run itself gets signal n (SIGTERM from a service manager, ^C): it kills the run and
+ * the result says the run was terminated by n, as the exit status does: AG2's -n in the text
+ * and in JSON (exit_code -n, signal n), status 128+n, the output so far kept (found in review:
+ * the text said -9, the SIGKILL cordon used, while cordon exited 143). docs/compat.md,
+ * "Signals to cordon".
+ */
+static void interrupted_run(int sig, bool json, const char *sleep_arg, char **ret_out,
+			    int *ret_status)
+{
+	char cmd[64], *out = NULL;
+	size_t len = 0;
+	int pfd[2], st;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "echo started; %s", sleep_arg);
+	cr_assert(pipe(pfd) == 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(pfd[1], 1);
+		dup2(null, 2);
+		close(pfd[0]);
+		execl(tu_cordon(), "cordon", "run", "--via", "direct", "--format",
+		      json ? "json" : "text", "--", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	(void)await_command(pid, sleep_arg);
+	usleep(100000); /* "started" is read by now */
+	kill(pid, sig);
+	f = fdopen(pfd[0], "r");
+	cr_assert_not_null(f);
+	cr_assert(getdelim(&out, &len, '\0', f) >= 0 || feof(f));
+	fclose(f);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st), "cordon died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	*ret_status = WEXITSTATUS(st);
+	*ret_out = out ? out : strdup("");
+}
+
+Test(cli, signal_to_cordon_is_the_runs_end, .timeout = 60)
+{
+	static const struct {
+		int sig;
+		const char *sleep_arg, *text;
+	} rows[] = {
+		{ SIGTERM, "sleep 31.41", "started\n[exit code: -15]\n" },
+		{ SIGINT, "sleep 31.42", "started\n[exit code: -2]\n" },
+		{ SIGHUP, "sleep 31.43", "started\n[exit code: -1]\n" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *out;
+		int status;
+
+		interrupted_run(rows[i].sig, false, rows[i].sleep_arg, &out, &status);
+		cr_expect_str_eq(out, rows[i].text, "signal %d", rows[i].sig);
+		cr_expect_eq(status, 128 + rows[i].sig, "signal %d", rows[i].sig);
+		free(out);
+	}
+	{
+		json_error_t je;
+		char *out;
+		int status;
+		json_t *j;
+
+		interrupted_run(SIGTERM, true, "sleep 31.44", &out, &status);
+		cr_expect_eq(status, 143);
+		j = json_loads(out, 0, &je);
+		cr_assert(j, "not JSON: %s", out);
+		cr_expect_str_eq(json_string_value(json_object_get(j, "output")),
+				 "started\n[exit code: -15]");
+		cr_expect_eq(json_integer_value(json_object_get(j, "exit_code")), -15);
+		cr_expect_eq(json_integer_value(json_object_get(j, "signal")), 15);
+		cr_expect(json_is_false(json_object_get(j, "timed_out")));
+		cr_expect_str_eq(json_string_value(json_object_get(j, "stdout")), "started\n");
+		json_decref(j);
+		free(out);
+	}
 }
 
 /*

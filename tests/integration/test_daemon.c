@@ -2262,6 +2262,10 @@ Test(daemon, sigterm_grace, .timeout = 60)
 	res_free(&r);
 	read_reply(fd2, &r);
 	cr_expect_eq(r.status, 200);
+	/* Terminated because cordond was: reported as a cordon run given SIGTERM reports it. */
+	EXPECT_FIELD(&r, "output", "[exit code: -15]");
+	EXPECT_FIELD(&r, "signal", "15");
+	EXPECT_FIELD(&r, "exit_code", "-15");
 	res_free(&r);
 	close(fd);
 	close(fd2);
