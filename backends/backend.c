@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "backends/backend.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,16 @@ const struct cordon_backend_ops *backend_lookup(const char *name)
 	if (&backend_daytona && strcmp(name, "daytona") == 0)
 		return &backend_daytona;
 	return NULL;
+}
+
+void backend_cancelled(struct cordon_result *r, int sig)
+{
+	/* Not a signal number (no caller sets one): the run was killed, which is SIGKILL. */
+	if (sig <= 0 || sig >= 65)
+		sig = SIGKILL;
+	r->signal = sig;
+	r->exit_code = -sig;
+	r->status = 128 + sig;
 }
 
 bool backend_host_only_var(const struct cordon_profile *p, const char *kv)

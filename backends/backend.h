@@ -26,7 +26,12 @@ struct cordon_exec {
 	gid_t gid;
 	bool set_umask; /* the command's umask (the daemon's client's); else inherited */
 	mode_t umask;
-	volatile int *cancel; /* non-zero: kill the run now (SIGINT/SIGTERM to cordon) */
+	/*
+	 * Non-zero: kill the run now. The value is the signal the run is then reported as
+	 * terminated by (backend_cancelled): the one cordon got (SIGINT, SIGTERM, SIGHUP), or
+	 * SIGTERM from cordond (stopping, or its client gone).
+	 */
+	volatile int *cancel;
 	/*
 	 * NULL, or where exec may leave its processes' teardown when the result is final before
 	 * they are gone (set to NULL when it does not); the caller passes it to finish().
@@ -77,6 +82,15 @@ extern const struct cordon_backend_ops backend_docker;
  * True for a KEY=VALUE of the envp that such a backend must not pass on.
  */
 bool backend_host_only_var(const struct cordon_profile *p, const char *kv);
+
+/*
+ * The run was cut short by x->cancel before the command ended: r says it was terminated by
+ * that signal (exit_code -sig as AG2 reports a command killed by a signal, signal sig, status
+ * 128 + sig), whatever the backend saw of its end (the SIGKILL it sent, Docker's 137, no
+ * answer from Daytona), so that every backend's result and cordon's exit status agree
+ * (docs/compat.md, "Signals to cordon"). Before capture_fill_result, which composes the text.
+ */
+void backend_cancelled(struct cordon_result *r, int sig);
 
 /* "<pid>:<starttime>" of a process: an owner label that gc checks for liveness. */
 int backend_owner_of(pid_t pid, char *buf, size_t n);

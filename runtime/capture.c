@@ -24,6 +24,7 @@
  * and only non-ASCII bytes and CRs go through the byte-wise decoder.
  */
 #include "runtime/capture.h"
+#include "runtime/pynum.h"
 
 #include "policy/pyspace.h"
 #include "runtime/cleanup.h"
@@ -774,9 +775,13 @@ int output_timeout(const char *word, const char *timeout_text, char **ret, size_
 		   cordon_error *e)
 {
 	struct sbuf b = { 0 };
+	char py[64];
 
 	if (!word || !timeout_text)
 		return cordon_err(e, EINVAL, "timeout message without a word or a timeout");
+	/* AG2's {timeout}: str() of the int or float it was given (docs/compat.md). */
+	if (pynum_decimal_str(timeout_text, py, sizeof(py)))
+		timeout_text = py;
 	if (sbuf_add(&b, word, strlen(word), e) < 0 ||
 	    sbuf_add(&b, " timed out after ", strlen(" timed out after "), e) < 0 ||
 	    sbuf_add(&b, timeout_text, strlen(timeout_text), e) < 0 ||

@@ -50,7 +50,8 @@ int output_format(const char *text, size_t len, int exit_code, char **ret, size_
 int capture_utf8_repair(const char *s, size_t n, char **ret, size_t *ret_len, cordon_error *e);
 
 /* "Command timed out after {t}s\n[exit code: 124]" (word "Command"), or with "Execution"
- * for Docker; {t} is the timeout as the user wrote it. */
+ * for Docker; {t} is Python's str() of the number the timeout's text denotes, as AG2 prints it
+ * ("1.50" → "1.5", "2" → "2", "2.0" → "2.0"; pynum_decimal_str), any other text as it is. */
 int output_timeout(const char *word, const char *timeout_text, char **ret, size_t *ret_len,
 		   cordon_error *e);
 

@@ -44,7 +44,8 @@ int fsutil_mkdir_p(const char *path, cordon_error *e)
  * and run the command as the owner of (or idmapped root in) whatever it points to. path is
  * absolute and normalised (no "." or ".."); missing directories are made (0755) one at a
  * time with mkdirat, each component opened O_NOFOLLOW from its parent's fd, so a component
- * swapped for a symlink meanwhile is refused too.
+ * swapped for a symlink meanwhile is refused too. Without create, the walk stops at the first
+ * missing component: there is nothing below it to check.
  */
 int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e)
 {
@@ -69,8 +70,10 @@ int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e)
 		if (*end)
 			*end++ = '\0';
 		if (fstatat(dfd, s, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno != ENOENT || !create)
+			if (errno != ENOENT)
 				return cordon_err(e, errno, "'%s'", path);
+			if (!create)
+				return 0;
 			if (mkdirat(dfd, s, 0755) < 0 && errno != EEXIST)
 				return cordon_err(e, errno, "mkdir '%s' in '%s'", s, path);
 		} else if (S_ISLNK(st.st_mode)) {

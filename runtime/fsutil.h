@@ -6,6 +6,11 @@
 
 /* mkdir -p with mode 0755 for missing components. */
 int fsutil_mkdir_p(const char *path, cordon_error *e);
+/*
+ * As root, the walk to a workdir: no symlink on the way (fsutil.c says why). create: missing
+ * directories are made (0755); else a missing component ends the walk with success (what
+ * follows it would be made: `cordon check` judges the path the run would make).
+ */
 int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e);
 /*
  * mkdtemp (tmpl ends in XXXXXX), but the directory is made 01700: marked as a removable temp dir

@@ -140,12 +140,16 @@ static int build_env(const struct cordon_profile *p, char ***ret, cordon_error *
 /*
  * The workdir as AG2 treats it: Path(path).resolve(), created with parents. The result must
  * be a directory cordon can use; anything else is a setup error, before anything runs.
+ * Without create (cordon check), every check but the making is done, with the same errors:
+ * a missing workdir is the path the run would make (whether making it would work, a
+ * read-only file system say, only making it tells).
  */
-static int prepare_workdir(const char *given, char **ret, cordon_error *e)
+static int prepare_workdir(const char *given, bool create, char **ret, cordon_error *e)
 {
 	_cleanup_free_ char *abs = NULL;
 	char cwd[PATH_MAX];
 	struct stat st;
+	bool exists;
 	int r;
 
 	if (!*given)
@@ -167,7 +171,7 @@ static int prepare_workdir(const char *given, char **ret, cordon_error *e)
 		}
 		if (pypath_normpath(joined, &abs, e) < 0)
 			return -1;
-		if (fsutil_walk_nofollow(abs, true, e) < 0)
+		if (fsutil_walk_nofollow(abs, create, e) < 0)
 			return cordon_err_prefix(e, "workdir");
 	} else {
 		r = resolve_host(cwd, given, &abs, e);
@@ -176,16 +180,14 @@ static int prepare_workdir(const char *given, char **ret, cordon_error *e)
 		if (r > 0)
 			return cordon_err(e, ELOOP, "workdir '%s'", given);
 	}
-	if (stat(abs, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			return cordon_err(e, ENOTDIR, "workdir '%s'", given);
-	} else if (errno == ENOENT) {
-		if (fsutil_mkdir_p(abs, e) < 0)
-			return cordon_err_prefix(e, "workdir");
-	} else {
+	exists = stat(abs, &st) == 0;
+	if (exists && !S_ISDIR(st.st_mode))
+		return cordon_err(e, ENOTDIR, "workdir '%s'", given);
+	if (!exists && errno != ENOENT)
 		return cordon_err(e, errno, "workdir '%s'", given);
-	}
-	if (access(abs, R_OK | W_OK | X_OK) < 0)
+	if (!exists && create && fsutil_mkdir_p(abs, e) < 0)
+		return cordon_err_prefix(e, "workdir");
+	if ((exists || create) && access(abs, R_OK | W_OK | X_OK) < 0)
 		return cordon_err(e, errno, "workdir '%s'", given);
 	*ret = TAKE_PTR(abs);
 	return 0;
@@ -358,14 +360,22 @@ int cordon_check(const struct cordon_request *rq, char **ret_refusal, cordon_err
 
 	if (validate_request(rq, e) < 0)
 		return -1;
-	/* Judge relative tokens against the directory the run would use; create nothing. */
+	/*
+	 * Judge relative tokens against the directory the run would use, checked as the run
+	 * checks it (a workdir the run refuses is refused here with the same error); create
+	 * nothing.
+	 */
+	if (rq->workdir)
+		return prepare_workdir(rq->workdir, false, &wd, e) < 0
+			       ? -1
+			       : policy_check_host(rq->profile, rq->command, wd, ret_refusal, e);
 	if (!getcwd(cwd, sizeof(cwd)))
 		return cordon_err(e, errno, "getcwd");
-	r = resolve_host(cwd, rq->workdir ? rq->workdir : "/tmp/cordon-check", &wd, e);
+	r = resolve_host(cwd, "/tmp/cordon-check", &wd, e);
 	if (r < 0)
 		return -1;
 	if (r > 0)
-		return cordon_err(e, ELOOP, "workdir '%s'", rq->workdir);
+		return cordon_err(e, ELOOP, "workdir '/tmp/cordon-check'");
 	return policy_check_host(rq->profile, rq->command, wd, ret_refusal, e);
 }
 
@@ -463,7 +473,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	if (inside		  ? name_inside_workdir(&workdir, e)
 	    : temp		  ? make_temp_workdir(&workdir, &hold, e)
 	    : rq->workdir_fd >= 0 ? workdir_of_fd(rq->workdir_fd, rq->workdir, &workdir, e)
-				  : prepare_workdir(rq->workdir, &workdir, e))
+				  : prepare_workdir(rq->workdir, true, &workdir, e))
 		return -1;
 	/* From here, `temp` means a temp directory on the host, to remove. */
 	if (inside)

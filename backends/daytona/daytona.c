@@ -928,7 +928,7 @@ static int daytona_exec_locked(void *h, const struct cordon_exec *x, struct cord
 	struct jstream js;
 	json_t *body = NULL;
 	long timeout_s = p->timeout > 0 ? (long)ceil(p->timeout) : 0;
-	bool timed_out = false;
+	bool timed_out = false, cancelled = false;
 	long long code = 0;
 	int rc = -1;
 	double t0;
@@ -974,7 +974,7 @@ static int daytona_exec_locked(void *h, const struct cordon_exec *x, struct cord
 		goto out;
 	if (resp.cancelled) {
 		/* SIGINT/SIGTERM: the sandbox (and the command in it) goes at close. */
-		code = 137;
+		cancelled = true;
 	} else if (resp.timed_out || resp.status == 408) {
 		timed_out = true;
 	} else if (resp.status != 200) {
@@ -1005,7 +1005,10 @@ static int daytona_exec_locked(void *h, const struct cordon_exec *x, struct cord
 	capture_end(cap_err);
 	r->duration_ms = now_ms() - t0;
 	r->peak_memory_bytes = -1;
-	r->exit_code = r->status = (int)code;
+	if (cancelled)
+		backend_cancelled(r, *x->cancel);
+	else
+		r->exit_code = r->status = (int)code;
 	/* Like AG2's Docker text; its Daytona text embeds the SDK's exception (docs/daytona.md). */
 	if (capture_fill_result(cap_out, cap_err, p, timed_out, "Execution", r, e) < 0)
 		goto out;

@@ -983,8 +983,6 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 		kill_exec(d, eid, s->nonce);
 	if (exec_inspect(d, eid, &running, &s->code, e) < 0 && !s->timed_out && !s->cancelled)
 		goto out;
-	if (!s->timed_out && s->cancelled && (running || s->code == 0))
-		s->code = 137;
 	rc = 0;
 out:
 	json_decref(cmd);
@@ -1028,8 +1026,6 @@ static int agent_exec(struct docker *d, const struct cordon_exec *x, struct exec
 	s->code = ar.code;
 	s->timed_out = ar.timed_out;
 	s->cancelled = ar.cancelled;
-	if (!s->timed_out && s->cancelled && s->code == 0)
-		s->code = 137; /* as through the exec API */
 	return 0;
 }
 
@@ -1104,8 +1100,12 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	r->duration_ms = now_ms() - t0;
 	r->peak_memory_bytes = -1;
 	docker_cg_end(d->cg, &s.mark, r);
-	/* Docker reports a signal death as 128+n, as AG2's DockerEnvironment does. */
-	r->exit_code = r->status = s.code;
+	/* Docker reports a signal death as 128+n, as AG2's DockerEnvironment does; a run cut
+	 * short by a signal to cordon is reported as every backend reports it. */
+	if (s.cancelled && !s.timed_out)
+		backend_cancelled(r, *x->cancel);
+	else
+		r->exit_code = r->status = s.code;
 	/* AG2's DockerEnvironment says "Execution", not "Command". */
 	if (capture_fill_result(s.out, s.err, p, s.timed_out, "Execution", r, e) < 0)
 		goto out;

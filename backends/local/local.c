@@ -123,7 +123,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	_cleanup_(relay_src_free) struct relay_src src_out = RELAY_SRC_NONE,
 						   src_err = RELAY_SRC_NONE;
 	_cleanup_free_ char *buf = NULL;
-	int fds[2], rc = -1, wstatus = 0;
+	int fds[2], rc = -1, wstatus = 0, cancelled = 0;
 	bool out_open = true, err_open = true, exited = false, timed_out = false;
 	/* May the result go before init is gone (x->ret_pending), and has init reported? */
 	bool early = x->ret_pending != NULL, reported = false;
@@ -179,6 +179,9 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		double left = deadline - now_ms();
 
 		if (x->cancel && *x->cancel) {
+			/* A command that already ended by itself keeps its own result. */
+			if (!exited)
+				cancelled = *x->cancel;
 			local_proc_kill(proc);
 			break;
 		}
@@ -263,7 +266,9 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	r->cpu_ms = usage.cpu_ms;
 	r->peak_memory_bytes = usage.peak_memory_bytes;
 	r->oom_killed = usage.oom_killed;
-	if (!timed_out && WIFSIGNALED(wstatus)) {
+	if (cancelled) {
+		backend_cancelled(r, cancelled);
+	} else if (!timed_out && WIFSIGNALED(wstatus)) {
 		/* Python's returncode: a shell killed by signal n gives -n. */
 		r->signal = WTERMSIG(wstatus);
 		r->exit_code = -r->signal;

@@ -95,7 +95,9 @@ struct cordon_profile {
 	bool command_filtering;		       /* enable_command_filtering, default true */
 
 	/* [limits] */
-	char *timeout_text; /* the timeout as the user wrote it ("1", "1.0"): AG2 prints it */
+	/* The timeout as the user wrote it ("1", "1.50"); the timeout message prints Python's
+	 * str() of the int or float it denotes, as AG2 does ("1", "1.5"). */
+	char *timeout_text;
 	double timeout;	    /* seconds, > 0 */
 	int64_t max_output; /* characters (code points), >= 0 */
 	uint64_t memory;
@@ -175,7 +177,12 @@ struct cordon_request {
 	/* The command's umask, when set (the daemon: its client's); else it inherits cordon's. */
 	bool set_umask;
 	mode_t umask;
-	volatile int *cancel; /* set non-zero (from a signal handler) to kill the run */
+	/*
+	 * Set to a signal number (from a signal handler) to kill the run: the result then says
+	 * the run was terminated by that signal (exit_code -n, signal n, status 128 + n), with
+	 * the output so far, whatever the backend.
+	 */
+	volatile int *cancel;
 	/*
 	 * NULL, or where to leave the run's teardown: cordon_run then returns as soon as the
 	 * result is final (the command has exited, its output is read, everything of it is
@@ -273,7 +280,10 @@ CORDON_PUBLIC void cordon_reap_after(pid_t pid);
 CORDON_PUBLIC void cordon_reap_stale(unsigned min_age_s);
 /* A stopping cordond: remove the empty `cordon` parent cgroups it used (cgroup.c). */
 CORDON_PUBLIC void cordon_remove_cgroup_parents(void);
-/* Policy decision only: *ret_refusal is NULL (allowed) or the message. */
+/*
+ * Policy decision only: *ret_refusal is NULL (allowed) or the message. rq->workdir is checked
+ * as cordon_run checks it (a workdir it refuses is -1 with the same *e) but never made.
+ */
 CORDON_PUBLIC int cordon_check(const struct cordon_request *rq, char **ret_refusal,
 			       cordon_error *e);
 CORDON_PUBLIC void cordon_result_free(struct cordon_result *r);

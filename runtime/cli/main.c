@@ -59,60 +59,78 @@ static int fail_err(const cordon_error *e)
 	return cli_fail("%s", cordon_err_str(e, buf, sizeof(buf)));
 }
 
-static const char usage_main[] =
-	"Usage: cordon COMMAND [OPTIONS]\n"
-	"\n"
-	"Run untrusted shell commands so that they cannot hurt the machine.\n"
-	"\n"
-	"Commands:\n"
-	"  run [OPTIONS] [--] COMMAND...    run COMMAND (words joined by spaces) as `sh -c "
-	"COMMAND`\n"
-	"  check [OPTIONS] [--] COMMAND...  policy decision only; runs nothing\n"
-	"  profiles                         list profiles\n"
-	"  profile show NAME                print the fully resolved profile\n"
-	"  doctor [--workdir DIR]           which isolation features this host provides (and\n"
-	"                                   whether DIR's file system, else the current\n"
-	"                                   directory's, takes idmapped mounts)\n"
-	"  gc [--backend docker|daytona]    remove containers / sandboxes left by dead cordon "
-	"runs\n"
-	"  tool-schema [--workdir DIR]      JSON function-calling schema of run_shell_command\n"
-	"  version                          print the version\n"
-	"\n"
-	"Exit status of run: the command's own (a signal n gives 128+n); 124 timeout;\n"
-	"125 cordon failed (nothing ran); 126 refused by the policy.\n"
-	"`cordon run --help` lists the run and check options.\n";
+/*
+ * The subcommands, one row each (the table is at the end of this file): what `cordon --help`
+ * lists and `cordon NAME --help` prints. run and check parse their own options
+ * (parse_run_opts); the others share parse_small, driven by the row: its options, how many
+ * operands it takes and the function that does the work. Every one has -h/--help (usage on
+ * stdout, exit 0); an option it does not know, or one without its value, is one line naming
+ * it and exit 125 (SPEC §2), as for run.
+ */
+struct small_args {
+	const char *workdir; /* -w, --workdir */
+	const char *backend; /* -b, --backend */
+	const char *profile; /* -p, --profile */
+	int argc;	     /* the operands */
+	char **argv;
+};
 
-static const char usage_run[] =
-	"Usage: cordon run [OPTIONS] [--] COMMAND...\n"
-	"       cordon check [OPTIONS] [--] COMMAND...\n"
-	"\n"
-	"Options (each also settable in a profile; the command line wins):\n"
-	"  -p, --profile NAME|PATH      profile to load (default: default)\n"
-	"  -b, --backend local|docker|daytona\n"
-	"                               where to run (default: the profile's, else local)\n"
-	"  -w, --workdir DIR            working directory, bind-mounted read-write; created if\n"
-	"                               missing (default: a fresh temp dir, removed afterwards)\n"
-	"      --keep                   keep the temp workdir and print its path on stderr\n"
-	"      --allow PATTERN          add to the allow-list (AG2 `allowed`)\n"
-	"      --block PATTERN          add to the block-list (AG2 `blocked`)\n"
-	"      --ignore GLOB            add an ignored path pattern (AG2 `ignore`)\n"
-	"      --readonly               AG2 read-only mode, and the workdir mounted read-only\n"
-	"                               (unless --allow is given: AG2's explicit list wins)\n"
-	"      --policy-mode compat|strict\n"
-	"                               AG2's filter byte for byte, or its restricted mode\n"
-	"  -e, --env KEY=VALUE          set a variable for the command\n"
-	"  -t, --timeout SECONDS        wall-clock limit, decimal > 0 (default 60)\n"
-	"      --max-output N           output cap in characters, integer >= 0 (default 100000)\n"
-	"      --network none|host      private network namespace, or the host's (default none)\n"
-	"      --image IMAGE            docker image / daytona image or snapshot\n"
-	"      --format text|json       output format (default text)\n"
-	"      --via auto|daemon|direct through cordond's socket, or in this process\n"
-	"      --stdin                  pass stdin to the command (default: /dev/null)\n"
+struct subcommand {
+	const char *name;
+	const char *synopsis; /* after "cordon NAME" */
+	const char *summary;  /* one line, for `cordon --help` */
+	const char *help;     /* the rest of `cordon NAME --help` */
+	/* run and check: the whole argv (argv[0] is the name) */
+	int (*raw)(const struct subcommand *sc, int argc, char **argv);
+	/* the others: their options (each with a short letter, plus help), operands, work */
+	const struct option *options;
+	int min_args, max_args;
+	int (*run)(const struct small_args *a);
+};
+
+static void print_usage(const struct subcommand *sc, FILE *f)
+{
+	fprintf(f, "Usage: cordon %s%s%s\n\n%s", sc->name, *sc->synopsis ? " " : "", sc->synopsis,
+		sc->help);
+}
+
+/* getopt's ':' (an option without its value) or '?' (an unknown one), in one line naming it. */
+static int option_error(const struct subcommand *sc, int c, char **argv)
+{
+	char shortopt[3] = { '-', (char)optopt, '\0' };
+
+	if (c == ':')
+		return cli_fail("%s: option '%s' needs a value", sc->name, argv[optind - 1]);
+	/* optopt is the letter of an unknown short option (maybe inside a cluster: -kZ), and 0
+	 * for an unknown long one, which optind has passed. */
+	return cli_fail("%s: unknown option '%s' (see cordon %s --help)", sc->name,
+			optopt ? shortopt : argv[optind - 1], sc->name);
+}
+
+#define RUN_OPTIONS_HELP                                                                           \
+	"Options (each also settable in a profile; the command line wins):\n"                      \
+	"  -p, --profile NAME|PATH      profile to load (default: default)\n"                      \
+	"  -b, --backend local|docker|daytona\n"                                                   \
+	"                               where to run (default: the profile's, else local)\n"       \
+	"  -w, --workdir DIR            working directory, bind-mounted read-write; created if\n"  \
+	"                               missing (default: a fresh temp dir, removed afterwards)\n" \
+	"      --keep                   keep the temp workdir and print its path on stderr\n"      \
+	"      --allow PATTERN          add to the allow-list (AG2 `allowed`)\n"                   \
+	"      --block PATTERN          add to the block-list (AG2 `blocked`)\n"                   \
+	"      --ignore GLOB            add an ignored path pattern (AG2 `ignore`)\n"              \
+	"      --readonly               AG2 read-only mode, and the workdir mounted read-only\n"   \
+	"                               (unless --allow is given: AG2's explicit list wins)\n"     \
+	"      --policy-mode compat|strict\n"                                                      \
+	"                               AG2's filter byte for byte, or its restricted mode\n"      \
+	"  -e, --env KEY=VALUE          set a variable for the command\n"                          \
+	"  -t, --timeout SECONDS        wall-clock limit, decimal > 0 (default 60)\n"              \
+	"      --max-output N           output cap in characters, integer >= 0 (default 100000)\n" \
+	"      --network none|host      private network namespace, or the host's (default none)\n" \
+	"      --image IMAGE            docker image / daytona image or snapshot\n"                \
+	"      --format text|json       output format (default text)\n"                            \
+	"      --via auto|daemon|direct through cordond's socket, or in this process\n"            \
+	"      --stdin                  pass stdin to the command (default: /dev/null)\n"          \
 	"  -h, --help                   show this help\n"
-	"\n"
-	"Exit status: the command's own (a signal n gives 128+n); 124 when the timeout fired;\n"
-	"125 when cordon itself failed; 126 when the policy refused the command.\n"
-	"`cordon check` exits 0 (allowed) or 126 (refused).\n";
 
 enum {
 	OPT_KEEP = 256,
@@ -190,7 +208,8 @@ static bool valid_env_name(const char *s, size_t n)
 
 /* Parse run/check options; returns 0, or an exit status (125 on a bad option, 0 for --help
  * through *done). */
-static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_optind, bool *done)
+static int parse_run_opts(const struct subcommand *sc, int argc, char **argv, struct cli_opts *o,
+			  int *ret_optind, bool *done)
 {
 	cordon_error e = { 0 };
 	int c;
@@ -311,14 +330,11 @@ static int parse_run_opts(int argc, char **argv, struct cli_opts *o, int *ret_op
 			o->pass_stdin = true;
 			break;
 		case 'h':
-			fputs(usage_run, stdout);
+			print_usage(sc, stdout);
 			*done = true;
 			return 0;
-		case ':':
-			return cli_fail("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_fail("unknown option '%s' (see cordon run --help)",
-					argv[optind - 1]);
+			return option_error(sc, c, argv);
 		}
 	}
 	*ret_optind = optind;
@@ -471,16 +487,16 @@ static char *join_words(int argc, char **argv)
 	return s;
 }
 
-static int cmd_run(int argc, char **argv, bool check_only)
+static int cmd_run(const struct subcommand *sc, int argc, char **argv)
 {
 	_cleanup_free_ char *command = NULL;
 	struct cordon_profile *profile = NULL;
 	struct cli_opts o;
 	cordon_error e = { 0 };
-	bool done = false;
+	bool check_only = !strcmp(sc->name, "check"), done = false;
 	int first = 0, rc;
 
-	rc = parse_run_opts(argc, argv, &o, &first, &done);
+	rc = parse_run_opts(sc, argc, argv, &o, &first, &done);
 	if (rc || done)
 		goto out;
 	if (first >= argc) {
@@ -685,25 +701,26 @@ direct:
 		   fsutil_write_all(1, "\n", 1) < 0) {
 		out_err = errno;
 	}
+	/*
+	 * The status is the printed result's: a signal that cut the run short is in it
+	 * (terminated by that signal: 128 + n), one that came after the command's end is not.
+	 */
 	rc = res.status;
 	cordon_result_free(&res);
-	if (cancelled)
-		rc = 128 + cancelled;
-	else if (out_err)
-		rc = cli_fail("writing the result: %s", strerror(out_err));
+	if (out_err)
+		rc = cancelled ? 128 + cancelled
+			       : cli_fail("writing the result: %s", strerror(out_err));
 out:
 	cordon_profile_free(profile);
 	cli_opts_free(&o);
 	return rc;
 }
 
-static int cmd_profiles(int argc, char **argv)
+static int cmd_profiles(const struct small_args *a)
 {
 	char **lines = NULL;
 	cordon_error e = { 0 };
 
-	if (argc > 1)
-		return cli_fail("profiles: unexpected argument '%s'", argv[1]);
 	if (profile_list(&lines, &e) < 0)
 		return fail_err(&e);
 	for (char **l = lines; l && *l; l++) {
@@ -722,15 +739,15 @@ static int cmd_profiles(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_profile(int argc, char **argv)
+static int cmd_profile(const struct small_args *a)
 {
 	struct cordon_profile *p = NULL;
 	_cleanup_free_ char *text = NULL;
 	cordon_error e = { 0 };
 
-	if (argc != 3 || strcmp(argv[1], "show"))
+	if (a->argc != 2 || strcmp(a->argv[0], "show"))
 		return cli_fail("usage: cordon profile show NAME");
-	if (cordon_profile_load(argv[2], &p, &e) < 0)
+	if (cordon_profile_load(a->argv[1], &p, &e) < 0)
 		return fail_err(&e);
 	if (cordon_profile_format(p, &text, &e) < 0) {
 		cordon_profile_free(p);
@@ -741,24 +758,12 @@ static int cmd_profile(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_tool_schema(int argc, char **argv)
+static int cmd_tool_schema(const struct small_args *a)
 {
-	static const struct option opts[] = { { "workdir", required_argument, NULL, 'w' }, { 0 } };
-	const char *workdir = NULL;
+	const char *workdir = a->workdir;
 	_cleanup_free_ char *desc = NULL, *out = NULL;
 	json_t *j;
-	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":w:", opts, NULL)) != -1) {
-		if (c == 'w')
-			workdir = optarg;
-		else
-			return cli_fail("tool-schema: unknown option '%s'", argv[optind - 1]);
-	}
-	if (optind < argc)
-		return cli_fail("tool-schema: unexpected argument '%s'", argv[optind]);
 	if (workdir && !*workdir)
 		return cli_fail("tool-schema: --workdir: empty path");
 	/* AG2's SandboxShellTool description, rendered with its workdir. */
@@ -779,19 +784,12 @@ static int cmd_tool_schema(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_doctor(int argc, char **argv)
+static int cmd_doctor(const struct small_args *a)
 {
 	_cleanup_free_ char *text = NULL;
 	cordon_error e = { 0 };
 
-	const char *workdir = NULL;
-
-	if (argc == 3 && (!strcmp(argv[1], "--workdir") || !strcmp(argv[1], "-w")))
-		workdir = argv[2];
-	else if (argc > 1)
-		return cli_fail("doctor: unexpected argument '%s' (doctor [--workdir DIR])",
-				argv[1]);
-	if (doctor_report(workdir, &text, &e) < 0)
+	if (doctor_report(a->workdir, &text, &e) < 0)
 		return fail_err(&e);
 	fputs(text, stdout);
 	{
@@ -832,24 +830,14 @@ static int cmd_doctor(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_gc(int argc, char **argv)
+static int cmd_gc(const struct small_args *a)
 {
 	cordon_error e = { 0 };
-	const char *backend = "docker", *profile = NULL;
+	const char *backend = a->backend ? a->backend : "docker", *profile = a->profile;
 	struct cordon_profile *p = NULL;
 	unsigned n = 0;
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "--backend") || !strcmp(argv[i], "-b")) && i + 1 < argc)
-			backend = argv[++i];
-		else if ((!strcmp(argv[i], "--profile") || !strcmp(argv[i], "-p")) && i + 1 < argc)
-			profile = argv[++i];
-		else
-			return cli_fail("gc: unexpected argument '%s' (usage: cordon gc [--backend "
-					"docker|daytona] [--profile NAME])",
-					argv[i]);
-	}
 	if (!strcmp(backend, "docker")) {
 		if (profile)
 			return cli_fail("gc: --profile is for --backend daytona");
@@ -872,6 +860,161 @@ static int cmd_gc(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_version(const struct small_args *a)
+{
+	printf("cordon %s\n", CORDON_VERSION);
+	return 0;
+}
+
+#define OPTION_HELP                                                                                \
+	{                                                                                          \
+		"help", no_argument, NULL, 'h'                                                     \
+	}
+static const struct option options_none[] = { OPTION_HELP, { 0 } };
+static const struct option options_workdir[] = {
+	{ "workdir", required_argument, NULL, 'w' },
+	OPTION_HELP,
+	{ 0 },
+};
+static const struct option options_gc[] = {
+	{ "backend", required_argument, NULL, 'b' },
+	{ "profile", required_argument, NULL, 'p' },
+	OPTION_HELP,
+	{ 0 },
+};
+
+#define HELP_ONLY "Options:\n  -h, --help          show this help\n"
+
+static const struct subcommand subcommands[] = {
+	{ "run", "[OPTIONS] [--] COMMAND...",
+	  "run COMMAND (words joined by spaces) as `sh -c COMMAND`",
+	  "Run COMMAND (its words joined by single spaces) as `sh -c COMMAND` in a sandbox, once\n"
+	  "the policy allows it; print AG2's result string.\n\n" RUN_OPTIONS_HELP
+	  "\nExit status: the command's own (a signal n gives 128+n); 124 when the timeout fired;\n"
+	  "125 when cordon itself failed; 126 when the policy refused the command.\n",
+	  .raw = cmd_run },
+	{ "check", "[OPTIONS] [--] COMMAND...", "policy decision only; runs nothing",
+	  "The policy's decision on COMMAND, as `cordon run` would take it: \"allowed\" or the\n"
+	  "refusal. Runs nothing and makes nothing; --workdir is checked as run\n"
+	  "checks it.\n\n" RUN_OPTIONS_HELP
+	  "\nExit status: 0 allowed; 126 refused; 125 when cordon itself failed.\n",
+	  .raw = cmd_run },
+	{ "profiles", "", "list profiles (name, path, description)",
+	  "List the profiles on the profile path: name, path, one-line description.\n"
+	  "\n" HELP_ONLY,
+	  .options = options_none, .run = cmd_profiles },
+	{ "profile", "show NAME", "print the fully resolved profile",
+	  "Print profile NAME (or a path), fully resolved, in profile syntax.\n"
+	  "\n" HELP_ONLY,
+	  .options = options_none, .min_args = 0, .max_args = 2, .run = cmd_profile },
+	{ "doctor", "[--workdir DIR]", "which isolation features this host provides",
+	  "Which isolation features this kernel and host provide and which cordon will use, and\n"
+	  "whether the Docker and Daytona backends are available.\n\n"
+	  "Options:\n"
+	  "  -w, --workdir DIR   whether DIR's file system (default: the current directory's)\n"
+	  "                      takes idmapped mounts\n"
+	  "  -h, --help          show this help\n",
+	  .options = options_workdir, .run = cmd_doctor },
+	{ "gc", "[--backend docker|daytona] [--profile NAME]",
+	  "remove containers / sandboxes left by dead cordon runs",
+	  "Remove the Docker containers (or Daytona sandboxes) of cordon runs that were killed\n"
+	  "before they could remove them.\n\n"
+	  "Options:\n"
+	  "  -b, --backend docker|daytona   which backend's leftovers (default docker)\n"
+	  "  -p, --profile NAME             daytona: the profile with its API settings\n"
+	  "                                 (default: default)\n"
+	  "  -h, --help                     show this help\n",
+	  .options = options_gc, .run = cmd_gc },
+	{ "tool-schema", "[--workdir DIR]", "JSON function-calling schema of run_shell_command",
+	  "The JSON function-calling schema of AG2's run_shell_command tool.\n\n"
+	  "Options:\n"
+	  "  -w, --workdir DIR   the workdir its description names\n"
+	  "  -h, --help          show this help\n",
+	  .options = options_workdir, .run = cmd_tool_schema },
+	{ "version", "", "print the version", "Print cordon's version.\n\n" HELP_ONLY,
+	  .options = options_none, .run = cmd_version },
+};
+
+static const struct subcommand *subcommand_find(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
+		if (!strcmp(subcommands[i].name, name))
+			return &subcommands[i];
+	return NULL;
+}
+
+static void print_main_usage(FILE *f)
+{
+	fputs("Usage: cordon COMMAND [OPTIONS]\n\n"
+	      "Run untrusted shell commands so that they cannot hurt the machine.\n\n"
+	      "Commands:\n",
+	      f);
+	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++) {
+		const struct subcommand *sc = &subcommands[i];
+		int w = fprintf(f, "  %s%s%s", sc->name, *sc->synopsis ? " " : "", sc->synopsis);
+
+		/* The summaries in a column; a long synopsis puts its summary below it. */
+		if (w > 34)
+			fprintf(f, "\n%*s", 35, "");
+		else
+			fprintf(f, "%*s", 35 - w, "");
+		fprintf(f, "%s\n", sc->summary);
+	}
+	fputs("\nExit status of run: the command's own (a signal n gives 128+n); 124 timeout;\n"
+	      "125 cordon failed (nothing ran); 126 refused by the policy.\n"
+	      "`cordon COMMAND --help` describes COMMAND and its options.\n",
+	      f);
+}
+
+/*
+ * A subcommand other than run and check: its options (the row's, and -h/--help), then its
+ * operands, as many as the row allows. GNU getopt's order, so that `cordon profile show NAME
+ * --help` is help too (`--` ends the options).
+ */
+static int cmd_small(const struct subcommand *sc, int argc, char **argv)
+{
+	struct small_args a = { 0 };
+	char shortopts[16] = ":";
+	size_t n = 1;
+	int c;
+
+	for (const struct option *o = sc->options; o->name && n + 3 < sizeof(shortopts); o++) {
+		shortopts[n++] = (char)o->val;
+		if (o->has_arg == required_argument)
+			shortopts[n++] = ':';
+	}
+	shortopts[n] = '\0';
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, sc->options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			print_usage(sc, stdout);
+			return 0;
+		case 'w':
+			a.workdir = optarg;
+			break;
+		case 'b':
+			a.backend = optarg;
+			break;
+		case 'p':
+			a.profile = optarg;
+			break;
+		default:
+			return option_error(sc, c, argv);
+		}
+	}
+	a.argc = argc - optind;
+	a.argv = argv + optind;
+	if (a.argc > sc->max_args)
+		return cli_fail("%s: unexpected argument '%s' (see cordon %s --help)", sc->name,
+				a.argv[sc->max_args], sc->name);
+	if (a.argc < sc->min_args)
+		return cli_fail("%s: missing argument (usage: cordon %s %s)", sc->name, sc->name,
+				sc->synopsis);
+	return sc->run(&a);
+}
+
 static int dispatch(int argc, char **argv);
 
 /*
@@ -889,6 +1032,7 @@ int main(int argc, char **argv)
 
 static int dispatch(int argc, char **argv)
 {
+	const struct subcommand *sc;
 	const char *cmd;
 
 	main_argv = argv;
@@ -898,39 +1042,22 @@ static int dispatch(int argc, char **argv)
 		(void)unsetenv("CORDON_REMOTE_HANDOFF");
 	}
 	if (argc < 2) {
-		fputs(usage_main, stderr);
+		print_main_usage(stderr);
 		return CORDON_EXIT_FAILURE;
 	}
 	cmd = argv[1];
-	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 1, argv + 1, false);
-	if (!strcmp(cmd, "check"))
-		return cmd_run(argc - 1, argv + 1, true);
-	if (!strcmp(cmd, "profiles"))
-		return cmd_profiles(argc - 1, argv + 1);
-	if (!strcmp(cmd, "profile"))
-		return cmd_profile(argc - 1, argv + 1);
 	/* cordond's helper (runtime/daemon/runner.c): not for people; serves fd 3. */
 	if (!strcmp(cmd, "__cordond-runner") && argc == 2)
 		return runner_main(3);
 	/* The Docker backend's agent, the main process of its containers (docker/agent.h). */
 	if (!strcmp(cmd, "__docker-agent"))
 		return docker_agent_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "doctor"))
-		return cmd_doctor(argc - 1, argv + 1);
-	if (!strcmp(cmd, "gc"))
-		return cmd_gc(argc - 1, argv + 1);
-	if (!strcmp(cmd, "tool-schema"))
-		return cmd_tool_schema(argc - 1, argv + 1);
-	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-		if (argc > 2)
-			return cli_fail("version: unexpected argument '%s'", argv[2]);
-		printf("cordon %s\n", CORDON_VERSION);
-		return 0;
-	}
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-		fputs(usage_main, stdout);
+		print_main_usage(stdout);
 		return 0;
 	}
-	return cli_fail("unknown command '%s' (see cordon --help)", cmd);
+	sc = subcommand_find(!strcmp(cmd, "--version") ? "version" : cmd);
+	if (!sc)
+		return cli_fail("unknown command '%s' (see cordon --help)", cmd);
+	return sc->raw ? sc->raw(sc, argc - 1, argv + 1) : cmd_small(sc, argc - 1, argv + 1);
 }

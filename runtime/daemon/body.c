@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
 #include "runtime/cleanup.h"
+#include "runtime/pynum.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -155,73 +156,6 @@ int route_parse(const char *method, const char *url, struct route *ret, const ch
 }
 
 /* ---- values ---- */
-
-void body_pyfloat(double v, char *buf, size_t n)
-{
-	char digits[32], tmp[64];
-	int prec, exp10, nd = 0;
-
-	if (!isfinite(v)) {
-		snprintf(buf, n, "%s", isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"));
-		return;
-	}
-	/* Python's repr: the shortest digit string that reads back as the same double. */
-	for (prec = 0; prec < 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*e", prec, v);
-		if (strtod(tmp, NULL) == v)
-			break;
-	}
-	snprintf(tmp, sizeof(tmp), "%.*e", prec, v);
-	{
-		const char *p = tmp, *ep = strchr(tmp, 'e');
-
-		if (*p == '-')
-			p++;
-		for (; p < ep; p++)
-			if (*p >= '0' && *p <= '9')
-				digits[nd++] = *p;
-		digits[nd] = '\0';
-		exp10 = atoi(ep + 1);
-	}
-	while (nd > 1 && digits[nd - 1] == '0')
-		digits[--nd] = '\0';
-	int decpt = exp10 + 1; /* digits d1d2... mean 0.d1d2... * 10^decpt */
-	const char *sign = v < 0 ? "-" : "";
-
-	if (decpt > -4 && decpt <= 16) {
-		char out[64];
-		size_t o = 0;
-
-		if (decpt <= 0) {
-			out[o++] = '0';
-			out[o++] = '.';
-			for (int i = 0; i < -decpt; i++)
-				out[o++] = '0';
-			for (int i = 0; i < nd; i++)
-				out[o++] = digits[i];
-		} else {
-			for (int i = 0; i < decpt; i++)
-				out[o++] = i < nd ? digits[i] : '0';
-			out[o++] = '.';
-			if (nd > decpt)
-				for (int i = decpt; i < nd; i++)
-					out[o++] = digits[i];
-			else
-				out[o++] = '0';
-		}
-		out[o] = '\0';
-		snprintf(buf, n, "%s%s", sign, out);
-	} else {
-		int e10 = decpt - 1;
-
-		if (nd > 1)
-			snprintf(buf, n, "%s%c.%se%c%02d", sign, digits[0], digits + 1,
-				 e10 < 0 ? '-' : '+', abs(e10));
-		else
-			snprintf(buf, n, "%s%ce%c%02d", sign, digits[0], e10 < 0 ? '-' : '+',
-				 abs(e10));
-	}
-}
 
 bool body_valid_profile_name(const char *s)
 {
@@ -380,7 +314,7 @@ static int get_timeout(json_t *v, struct run_body *b, cordon_error *e)
 					  MAX_TIMEOUT);
 		b->timeout = d;
 		/* AG2 prints Python's str() of the float: 1.0 → "1.0s". */
-		body_pyfloat(d, b->timeout_text, sizeof(b->timeout_text));
+		pynum_float_repr(d, b->timeout_text, sizeof(b->timeout_text));
 	} else if (json_is_string(v)) {
 		/* The text as the user wrote it ("1.50"), which the CLI forwards verbatim. */
 		const char *s = json_string_value(v);

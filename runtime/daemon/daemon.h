@@ -145,8 +145,6 @@ enum body_kind {
 int body_parse(enum body_kind kind, const char *buf, size_t n, int64_t max_output_cap,
 	       struct run_body *ret, cordon_error *e);
 void run_body_free(struct run_body *b);
-/* Python's str() of a float, as AG2 prints a timeout ("1.0", "0.5", "1e-05"). */
-void body_pyfloat(double v, char *buf, size_t n);
 /* A profile name the daemon accepts (names only: a path would let a caller load any file). */
 bool body_valid_profile_name(const char *s);
 /* shlex.join: the command AG2 would have judged for an argv. */
@@ -288,7 +286,7 @@ struct conn {
 	double request_started; /* monotonic seconds; reset for every request */
 	bool request_complete;
 	bool in_run;
-	volatile int cancel; /* cordon_request.cancel of the run this connection waits for */
+	volatile int cancel; /* its run's cordon_request.cancel (SIGTERM: kill the run) */
 	bool url_nul;	     /* the URL held %00 */
 	bool linger;	     /* answered before its body was read: drain it before closing */
 	bool refused;	     /* over a connection limit at accept: answered 429 and shut down */

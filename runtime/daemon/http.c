@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -272,7 +273,7 @@ void http_cancel_all(void)
 	pthread_mutex_lock(&conns_lock);
 	for (struct conn *o = conns; o; o = o->next)
 		if (o->in_run && !o->cancel) {
-			o->cancel = 1;
+			o->cancel = SIGTERM;
 			atomic_fetch_add(&metrics.cancelled, 1);
 		}
 	pthread_mutex_unlock(&conns_lock);
@@ -304,7 +305,7 @@ void http_watch_once(int timeout_ms)
 			struct pollfd pfd = { .fd = o->fd, .events = 0 };
 
 			if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR))) {
-				o->cancel = 1;
+				o->cancel = SIGTERM;
 				atomic_fetch_add(&metrics.cancelled, 1);
 			}
 		} else if (!o->request_complete && o->fd >= 0 &&

@@ -40,10 +40,11 @@ static char *private_tmp;
 /* CORDON_PREBUILD=0 in our environment: no sandbox is pre-built (docs/daemon.md). */
 static bool prebuild_allowed;
 
+/* The run is reported as terminated by SIGTERM, as a `cordon run` given one reports it. */
 static void on_cancel(int sig)
 {
 	(void)sig;
-	runner_cancel = 1;
+	runner_cancel = SIGTERM;
 }
 
 static void runner_log(const cordon_error *e)

@@ -450,8 +450,8 @@ class States(CliCase):
 
 
 class Signals(CliCase):
-    def interrupt(self, sig, marker, codes):
-        p = self.spawn(["--backend", "daytona", "--timeout", "60", "--", "sleep %s" % marker])
+    def interrupt(self, sig, marker, codes, fmt="text"):
+        p = self.spawn(["--backend", "daytona", "--timeout", "60", "--format", fmt, "--", "sleep %s" % marker])
         try:
             # Running: the fake has it (cordon's own arguments name the command too).
             running = lambda: sum(s["running"] for s in fake_state()["sandboxes"])  # noqa: E731
@@ -468,6 +468,16 @@ class Signals(CliCase):
             rc = p.wait(15)
             self.assertLess(time.monotonic() - t, 5, "cordon took too long to end after the signal")
             self.assertIn(rc, codes)
+            out = p.stdout.read().decode()
+            if rc == 128 + sig:
+                # The run was terminated by that signal, said as every backend says it
+                # (docs/compat.md, "Signals to cordon"); before, the text said 137.
+                if fmt == "json":
+                    j = json.loads(out)
+                    self.assertEqual((j["output"], j["exit_code"], j["signal"], j["timed_out"]),
+                                     ("[exit code: -%d]" % sig, -sig, sig, False), out)
+                else:
+                    self.assertEqual(out, "[exit code: -%d]\n" % sig)
         finally:
             if p.poll() is None:
                 p.kill()
@@ -483,6 +493,10 @@ class Signals(CliCase):
 
     def test_sigint_deletes_the_sandbox(self):
         self.interrupt(signal.SIGINT, "30.702", (130, 125))
+
+    def test_sigterm_is_the_runs_end_in_json(self):
+        # Cut short in the execute call: a result, not an error (125).
+        self.interrupt(signal.SIGTERM, "30.703", (143,), fmt="json")
 
 
 class HostileServer(CliCase):

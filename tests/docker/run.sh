@@ -213,14 +213,18 @@ rm -f /tmp/cordon-test-256m.json /tmp/cordon-test-noagent.conf
 check "exec API: 256 MB output counted exactly" "268435456 True" "$bytes"
 if [ "${rss:-999999}" -lt 32768 ]; then ok "exec API: 256 MB output in bounded RSS (${rss} KB)"; else ko "exec API: 256 MB output in bounded RSS" "max RSS ${rss} KB"; fi
 
-# SIGTERM to cordon mid-run: the container goes with it.
-"$CORDON" run --backend docker --image "$IMG" --timeout 60 -- 'sleep 50' >/dev/null 2>&1 &
+# SIGTERM to cordon mid-run: the container goes with it, and the result says the run was
+# terminated by SIGTERM, as every backend says it (docs/compat.md, "Signals to cordon").
+term_out=$(mktemp /tmp/cordon-test-term.XXXXXX)
+"$CORDON" run --backend docker --image "$IMG" --timeout 60 -- 'sleep 50' >"$term_out" 2>/dev/null &
 pid=$!
 for _ in $(seq 1 100); do [ "$(leftovers)" -gt "$before" ] && break; sleep 0.1; done
 sleep 0.3
 kill -TERM $pid
 wait $pid; rc=$?
 check "SIGTERM: cordon exits 143" "143" "$rc"
+check "SIGTERM: the result says -15" "[exit code: -15]" "$(cat "$term_out")"
+rm -f "$term_out"
 check "SIGTERM: container removed" "$before" "$(leftovers)"
 
 # SIGKILL leaves the container (and the workdir: given here, so that this test removes it);

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
+#include "runtime/pynum.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			if (b.has_timeout) {
 				char buf[64];
 
-				body_pyfloat(b.timeout, buf, sizeof(buf));
+				pynum_float_repr(b.timeout, buf, sizeof(buf));
 			}
 			if (b.profile)
 				(void)body_valid_profile_name(b.profile);

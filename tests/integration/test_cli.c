@@ -59,6 +59,13 @@ static const struct cli_case cases[] = {
 	  "Command timed out after 0.5s\n[exit code: 124]\n", 124 },
 	{ "timeout 1.0", A("run", "-t", "1.0", "--", "sleep 5"),
 	  "Command timed out after 1.0s\n[exit code: 124]\n", 124 },
+	/* Python's str() of the float AG2 would get, not the digits as written. */
+	{ "timeout 1.50", A("run", "-t", "1.50", "--", "sleep 5"),
+	  "Command timed out after 1.5s\n[exit code: 124]\n", 124 },
+	{ "timeout 0.250", A("run", "-t", "0.250", "--", "sleep 5"),
+	  "Command timed out after 0.25s\n[exit code: 124]\n", 124 },
+	{ "timeout 01", A("run", "-t", "01", "--", "sleep 5"),
+	  "Command timed out after 1s\n[exit code: 124]\n", 124 },
 	{ "writes forever", A("run", "-t", "1", "--", "yes"),
 	  "Command timed out after 1s\n[exit code: 124]\n", 124 },
 	{ "truncate", A("run", "--max-output", "5", "--", "echo hello world"),
@@ -172,6 +179,10 @@ static const struct bad_case bad[] = {
 	{ "profile usage", A("profile", "list"), "profile show" },
 	{ "via daemon without daemon", A("run", "--via", "daemon", "--", MARK), "daemon" },
 	{ "check bad option", A("check", "--timeout", "x", "--", MARK), "--timeout" },
+	{ "check workdir is a file", A("check", "-w", "/etc/hostname", "--", MARK),
+	  "/etc/hostname" },
+	{ "check workdir under a file", A("check", "-w", "/etc/hostname/sub", "--", MARK),
+	  "workdir" },
 };
 
 ParameterizedTestParameters(cli, bad_input)
@@ -299,6 +310,79 @@ Test(cli, help)
 	tu_run_free(&r);
 }
 
+/*
+ * Every subcommand has -h/--help (its usage on stdout, exit 0, as run's) and says which option
+ * it does not know in one line with exit 125 (found in review: `cordon doctor --help` was
+ * "unexpected argument", 125). The same shared parser serves them all (runtime/cli/main.c).
+ */
+Test(cli, subcommand_help_and_unknown_options)
+{
+	static const char *const cmds[][3] = {
+		{ "run" },    { "check" }, { "profiles" },    { "profile" }, { "profile", "show" },
+		{ "doctor" }, { "gc" },	   { "tool-schema" }, { "version" },
+	};
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *h[] = { "--help", "-h" };
+		const char *unknown[] = { "--frobnicate", "-Z" };
+		char want[64];
+
+		snprintf(want, sizeof(want), "Usage: cordon %s", cmds[i][0]);
+		for (size_t k = 0; k < 2; k++) {
+			const char *args[5] = { cmds[i][0], cmds[i][1] ? cmds[i][1] : h[k],
+						cmds[i][1] ? h[k] : NULL };
+			struct tu_run r;
+
+			tu_cordon_run(&r, args);
+			cr_expect_eq(r.status, 0, "%s %s: %d (%s)", cmds[i][0], h[k], r.status,
+				     r.err);
+			cr_expect(!strncmp(r.out, want, strlen(want)), "%s %s: stdout '%s'",
+				  cmds[i][0], h[k], r.out);
+			cr_expect(strstr(r.out, "-h, --help"), "%s: usage lacks --help: %s",
+				  cmds[i][0], r.out);
+			cr_expect_str_eq(r.err, "", "%s %s", cmds[i][0], h[k]);
+			tu_run_free(&r);
+		}
+		for (size_t k = 0; k < 2; k++) {
+			const char *args[6] = { cmds[i][0], cmds[i][1] ? cmds[i][1] : unknown[k],
+						cmds[i][1] ? unknown[k] : NULL };
+			char named[64];
+			struct tu_run r;
+
+			snprintf(named, sizeof(named), "unknown option '%s'", unknown[k]);
+			tu_cordon_run(&r, args);
+			cr_expect_eq(r.status, 125, "%s %s: %d (%s)", cmds[i][0], unknown[k],
+				     r.status, r.err);
+			cr_expect(strstr(r.err, named), "%s %s: stderr '%s'", cmds[i][0],
+				  unknown[k], r.err);
+			cr_expect(r.err_len > 0 && strchr(r.err, '\n') == r.err + r.err_len - 1,
+				  "%s %s: not one line: '%s'", cmds[i][0], unknown[k], r.err);
+			cr_expect_str_eq(r.out, "", "%s %s", cmds[i][0], unknown[k]);
+			tu_run_free(&r);
+		}
+	}
+	{
+		/* A value-taking option without its value names the option. */
+		struct tu_run r;
+
+		tu_cordon_run(&r, A("doctor", "--workdir"));
+		cr_expect_eq(r.status, 125);
+		cr_expect(strstr(r.err, "doctor: option '--workdir' needs a value"), "%s", r.err);
+		tu_run_free(&r);
+		/* An option of another subcommand is unknown here. */
+		tu_cordon_run(&r, A("doctor", "--backend", "docker"));
+		cr_expect_eq(r.status, 125);
+		cr_expect(strstr(r.err, "doctor: unknown option '--backend'"), "%s", r.err);
+		tu_run_free(&r);
+		/* The main usage lists every subcommand. */
+		tu_cordon_run(&r, A("--help"));
+		cr_expect_eq(r.status, 0);
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			cr_expect(strstr(r.out, cmds[i][0]), "cordon --help lacks %s", cmds[i][0]);
+		tu_run_free(&r);
+	}
+}
+
 Test(cli, json_result)
 {
 	struct tu_run r;
@@ -389,6 +473,78 @@ Test(cli, workdir_and_ignore)
 	free(want);
 	free(sub);
 	tu_run_free(&r);
+	tu_rmtree(d);
+	free(d);
+}
+
+/*
+ * cordon check takes -w through the same code as cordon run (runtime/run.c, prepare_workdir):
+ * a workdir run refuses gives check the same line and status (found in review: check said
+ * "allowed" for a workdir that is a regular file, a path through one, or, as root, a
+ * symlink). A missing workdir is judged as the path the run would make, and check makes
+ * nothing.
+ */
+Test(cli, check_validates_workdir_as_run)
+{
+	char *d = tu_tmpdir(), *file, *under, *link, *through, *missing;
+	struct {
+		const char *path;
+		int status; /* run's and check's */
+	} rows[5];
+	size_t n = 0;
+
+	tu_write_file(d, "file", "x");
+	cr_assert(asprintf(&file, "%s/file", d) > 0);
+	cr_assert(asprintf(&under, "%s/file/sub", d) > 0);
+	cr_assert(asprintf(&link, "%s/link", d) > 0);
+	cr_assert(asprintf(&through, "%s/link/sub", d) > 0);
+	cr_assert(asprintf(&missing, "%s/a/b", d) > 0);
+	cr_assert(symlink(d, link) == 0);
+	rows[n++] = (typeof(rows[0])){ file, 125 };
+	rows[n++] = (typeof(rows[0])){ under, 125 };
+	/* As root no symlink is followed on the way to a workdir (docs/security.md). */
+	rows[n++] = (typeof(rows[0])){ link, geteuid() == 0 ? 125 : 0 };
+	rows[n++] = (typeof(rows[0])){ through, geteuid() == 0 ? 125 : 0 };
+	rows[n++] = (typeof(rows[0])){ "/etc/hostname", 125 };
+	for (size_t i = 0; i < n; i++) {
+		struct tu_run run, check;
+
+		tu_cordon_run(&run, A("run", "--via", "direct", "-w", rows[i].path, "--", "true"));
+		tu_cordon_run(&check, A("check", "-w", rows[i].path, "--", "true"));
+		cr_expect_eq(run.status, rows[i].status, "run -w %s: %d (%s)", rows[i].path,
+			     run.status, run.err);
+		cr_expect_eq(check.status, run.status, "check -w %s: %d, run: %d (%s)",
+			     rows[i].path, check.status, run.status, check.err);
+		cr_expect_str_eq(check.err, run.err, "check -w %s", rows[i].path);
+		cr_expect_str_eq(check.out, rows[i].status ? "" : "allowed\n", "check -w %s",
+				 rows[i].path);
+		tu_run_free(&run);
+		tu_run_free(&check);
+	}
+	{
+		/* Missing: allowed, judged where it would be, and not made. */
+		struct tu_run r;
+		char *cmd, *want;
+
+		cr_assert(asprintf(&cmd, "cat %s/a/b/.env", d) > 0);
+		tu_cordon_run(&r, A("check", "-w", missing, "--", "ls"));
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		cr_expect_str_eq(r.out, "allowed\n");
+		tu_run_free(&r);
+		tu_cordon_run(&r, A("check", "-w", missing, "--ignore", ".env", "--", cmd));
+		cr_assert(asprintf(&want, "Access denied: %s/a/b/.env\n", d) > 0);
+		cr_expect_eq(r.status, 126, "%s", r.err);
+		cr_expect_str_eq(r.out, want);
+		tu_run_free(&r);
+		cr_expect(access(missing, F_OK) != 0 && errno == ENOENT, "check made %s", missing);
+		free(cmd);
+		free(want);
+	}
+	free(file);
+	free(under);
+	free(link);
+	free(through);
+	free(missing);
 	tu_rmtree(d);
 	free(d);
 }
@@ -630,8 +786,9 @@ Test(cli, gc_bad_arguments)
 		const char *args[6];
 		const char *msg;
 	} gc_cases[] = {
-		{ { "gc", "--bogus" }, "gc: unexpected argument '--bogus'" },
-		{ { "gc", "--backend" }, "gc: unexpected argument '--backend'" },
+		{ { "gc", "--bogus" }, "gc: unknown option '--bogus'" },
+		{ { "gc", "--backend" }, "gc: option '--backend' needs a value" },
+		{ { "gc", "stray" }, "gc: unexpected argument 'stray'" },
 		{ { "gc", "--backend", "local" }, "gc: invalid backend 'local'" },
 		{ { "gc", "--profile", "default" }, "gc: --profile is for --backend daytona" },
 		{ { "gc", "--backend", "daytona", "--profile", "no-such-profile" },
@@ -1219,6 +1376,28 @@ static bool find_cmdline(pid_t pid, const char *cmdline, void *arg)
 }
 
 /*
+ * The pid of the process whose command line starts with want, once cordon (pid cordon) runs
+ * it; within 5 s, else cordon is killed and the test fails.
+ */
+static pid_t await_command(pid_t cordon, const char *want)
+{
+	struct {
+		const char *want;
+		pid_t found;
+	} m = { want, 0 };
+
+	for (int i = 0; i < 500 && !m.found; i++) {
+		tu_each_proc(find_cmdline, &m);
+		if (!m.found)
+			usleep(10000);
+	}
+	if (!m.found)
+		kill(cordon, SIGKILL);
+	cr_assert(m.found, "the command never ran");
+	return m.found;
+}
+
+/*
  * The run's processes are in its cgroup in every hierarchy it has: on v1 the sandbox joins
  * them itself at its second gate (writing "0" to each `tasks` file, the parent's fds), not
  * moved by pid; a hierarchy it skipped would leave a limit unenforced. Looked at from the
@@ -1238,14 +1417,7 @@ Test(cli, command_is_in_every_hierarchy_of_its_cgroup, .timeout = 60)
 	pid = start_quiet(
 		(char *[]){ "cordon", "run", "--via", "direct", "--", (char *)m.want, NULL },
 		environ);
-	for (int i = 0; i < 500 && !m.found; i++) {
-		tu_each_proc(find_cmdline, &m);
-		if (!m.found)
-			usleep(10000);
-	}
-	if (!m.found)
-		kill(pid, SIGKILL);
-	cr_assert(m.found, "the command never ran");
+	m.found = await_command(pid, m.want);
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)m.found);
 	snprintf(mark, sizeof(mark), "/cordon-%d-", (int)pid);
 	f = fopen(path, "re");
@@ -1265,6 +1437,91 @@ Test(cli, command_is_in_every_hierarchy_of_its_cgroup, .timeout = 60)
 	kill(pid, SIGTERM);
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert_eq(tu_run_cgroups(pid, NULL, 0), 0, "the run's cgroups were left behind");
+}
+
+/*
+ * cordon run itself gets signal n (SIGTERM from a service manager, ^C): it kills the run and
+ * the result says the run was terminated by n, as the exit status does: AG2's -n in the text
+ * and in JSON (exit_code -n, signal n), status 128+n, the output so far kept (found in review:
+ * the text said -9, the SIGKILL cordon used, while cordon exited 143). docs/compat.md,
+ * "Signals to cordon".
+ */
+static void interrupted_run(int sig, bool json, const char *sleep_arg, char **ret_out,
+			    int *ret_status)
+{
+	char cmd[64], *out = NULL;
+	size_t len = 0;
+	int pfd[2], st;
+	pid_t pid;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "echo started; %s", sleep_arg);
+	cr_assert(pipe(pfd) == 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(pfd[1], 1);
+		dup2(null, 2);
+		close(pfd[0]);
+		execl(tu_cordon(), "cordon", "run", "--via", "direct", "--format",
+		      json ? "json" : "text", "--", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	(void)await_command(pid, sleep_arg);
+	usleep(100000); /* "started" is read by now */
+	kill(pid, sig);
+	f = fdopen(pfd[0], "r");
+	cr_assert_not_null(f);
+	cr_assert(getdelim(&out, &len, '\0', f) >= 0 || feof(f));
+	fclose(f);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st), "cordon died of signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	*ret_status = WEXITSTATUS(st);
+	*ret_out = out ? out : strdup("");
+}
+
+Test(cli, signal_to_cordon_is_the_runs_end, .timeout = 60)
+{
+	static const struct {
+		int sig;
+		const char *sleep_arg, *text;
+	} rows[] = {
+		{ SIGTERM, "sleep 31.41", "started\n[exit code: -15]\n" },
+		{ SIGINT, "sleep 31.42", "started\n[exit code: -2]\n" },
+		{ SIGHUP, "sleep 31.43", "started\n[exit code: -1]\n" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *out;
+		int status;
+
+		interrupted_run(rows[i].sig, false, rows[i].sleep_arg, &out, &status);
+		cr_expect_str_eq(out, rows[i].text, "signal %d", rows[i].sig);
+		cr_expect_eq(status, 128 + rows[i].sig, "signal %d", rows[i].sig);
+		free(out);
+	}
+	{
+		json_error_t je;
+		char *out;
+		int status;
+		json_t *j;
+
+		interrupted_run(SIGTERM, true, "sleep 31.44", &out, &status);
+		cr_expect_eq(status, 143);
+		j = json_loads(out, 0, &je);
+		cr_assert(j, "not JSON: %s", out);
+		cr_expect_str_eq(json_string_value(json_object_get(j, "output")),
+				 "started\n[exit code: -15]");
+		cr_expect_eq(json_integer_value(json_object_get(j, "exit_code")), -15);
+		cr_expect_eq(json_integer_value(json_object_get(j, "signal")), 15);
+		cr_expect(json_is_false(json_object_get(j, "timed_out")));
+		cr_expect_str_eq(json_string_value(json_object_get(j, "stdout")), "started\n");
+		json_decref(j);
+		free(out);
+	}
 }
 
 /*

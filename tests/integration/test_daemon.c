@@ -567,6 +567,16 @@ Test(daemon, endpoints_as_root, .timeout = 60)
 	EXPECT_FIELD(&r, "output", "Command timed out after 1s\n[exit code: 124]");
 	EXPECT_FIELD(&r, "timed_out", "true");
 	res_free(&r);
+	/*
+	 * Python's str() of the number, whether it comes as JSON (a float) or as the text the CLI
+	 * forwards from --timeout (docs/compat.md, "Timeout text").
+	 */
+	http(d.sock, "POST", "/v1/run", "{\"command\":\"sleep 5\",\"timeout\":0.50}", &r);
+	EXPECT_FIELD(&r, "output", "Command timed out after 0.5s\n[exit code: 124]");
+	res_free(&r);
+	http(d.sock, "POST", "/v1/run", "{\"command\":\"sleep 5\",\"timeout\":\"0.50\"}", &r);
+	EXPECT_FIELD(&r, "output", "Command timed out after 0.5s\n[exit code: 124]");
+	res_free(&r);
 	http(d.sock, "POST", "/v1/run", "{\"argv\":[\"printf\",\"%s|\",\"a b\",\"c\"]}", &r);
 	cr_expect_eq(r.status, 200);
 	EXPECT_FIELD(&r, "output", "a b|c|");
@@ -582,9 +592,9 @@ Test(daemon, endpoints_as_root, .timeout = 60)
 	EXPECT_FIELD(&r, "output", "Command not allowed: \"rm -rf 'a b'\"");
 	res_free(&r);
 	http(d.sock, "GET", "/metrics", NULL, &r);
-	EXPECT(&r, 200, "cordond_runs_total 6");
+	EXPECT(&r, 200, "cordond_runs_total 8");
 	cr_expect(body_has(&r, "cordond_refusals_total 2"));
-	cr_expect(body_has(&r, "cordond_timeouts_total 1"));
+	cr_expect(body_has(&r, "cordond_timeouts_total 3"));
 	cr_expect(body_has(&r, "cordond_runs_in_flight 0"));
 	cr_expect(body_has(&r, "# TYPE cordond_run_duration_seconds histogram"));
 	cr_expect(strstr(r.head, "text/plain; version=0.0.4"));
@@ -2252,6 +2262,10 @@ Test(daemon, sigterm_grace, .timeout = 60)
 	res_free(&r);
 	read_reply(fd2, &r);
 	cr_expect_eq(r.status, 200);
+	/* Terminated because cordond was: reported as a cordon run given SIGTERM reports it. */
+	EXPECT_FIELD(&r, "output", "[exit code: -15]");
+	EXPECT_FIELD(&r, "signal", "15");
+	EXPECT_FIELD(&r, "exit_code", "-15");
 	res_free(&r);
 	close(fd);
 	close(fd2);

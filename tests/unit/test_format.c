@@ -77,7 +77,27 @@ static const struct timeout_row {
 	{ "Command", "1.0", "Command timed out after 1.0s\n[exit code: 124]" },
 	{ "Command", "0.5", "Command timed out after 0.5s\n[exit code: 124]" },
 	{ "Execution", "60", "Execution timed out after 60s\n[exit code: 124]" },
-	{ "Command", "1e-3", "Command timed out after 1e-3s\n[exit code: 124]" },
+	/*
+	 * {t} is Python's str() of the number AG2 would be given (docs/compat.md, "Timeout
+	 * text"): an int for digits alone, else a float, printed as repr(float) prints it.
+	 */
+	{ "Command", "1.50", "Command timed out after 1.5s\n[exit code: 124]" },
+	{ "Command", "2", "Command timed out after 2s\n[exit code: 124]" },
+	{ "Command", "2.0", "Command timed out after 2.0s\n[exit code: 124]" },
+	{ "Command", "2.000", "Command timed out after 2.0s\n[exit code: 124]" },
+	{ "Command", "0.25", "Command timed out after 0.25s\n[exit code: 124]" },
+	{ "Command", "10.125", "Command timed out after 10.125s\n[exit code: 124]" },
+	{ "Execution", "10.125", "Execution timed out after 10.125s\n[exit code: 124]" },
+	{ "Command", "007", "Command timed out after 7s\n[exit code: 124]" },
+	{ "Command", "00.50", "Command timed out after 0.5s\n[exit code: 124]" },
+	{ "Command", "0.1000000000000000055511151231257827",
+	  "Command timed out after 0.1s\n[exit code: 124]" },
+	{ "Command", "0.00001", "Command timed out after 1e-05s\n[exit code: 124]" },
+	{ "Command", "0.0001", "Command timed out after 0.0001s\n[exit code: 124]" },
+	{ "Command", "1000000000.0", "Command timed out after 1000000000.0s\n[exit code: 124]" },
+	{ "Command", "1000000000", "Command timed out after 1000000000s\n[exit code: 124]" },
+	/* Not plain decimal (the daemon's str() of a JSON real already is Python's): as is. */
+	{ "Command", "1e-05", "Command timed out after 1e-05s\n[exit code: 124]" },
 	{ "Command", "", "Command timed out after s\n[exit code: 124]" },
 };
 
