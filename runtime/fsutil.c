@@ -47,7 +47,7 @@ int fsutil_mkdir_p(const char *path, cordon_error *e)
  * swapped for a symlink meanwhile is refused too. Without create, the walk stops at the first
  * missing component: there is nothing below it to check.
  */
-int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e)
+int fsutil_walk_nofollow(const char *path, bool create, int *ret_fd, cordon_error *e)
 {
 	_cleanup_close_ int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	char buf[PATH_MAX];
@@ -72,8 +72,11 @@ int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e)
 		if (fstatat(dfd, s, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno != ENOENT)
 				return cordon_err(e, errno, "'%s'", path);
-			if (!create)
+			if (!create) {
+				if (ret_fd)
+					*ret_fd = -1;
 				return 0;
+			}
 			if (mkdirat(dfd, s, 0755) < 0 && errno != EEXIST)
 				return cordon_err(e, errno, "mkdir '%s' in '%s'", s, path);
 		} else if (S_ISLNK(st.st_mode)) {
@@ -90,6 +93,8 @@ int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e)
 		(void)close(dfd);
 		dfd = fd;
 	}
+	if (ret_fd)
+		*ret_fd = TAKE_FD(dfd);
 	return 0;
 }
 

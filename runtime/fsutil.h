@@ -10,8 +10,9 @@ int fsutil_mkdir_p(const char *path, cordon_error *e);
  * As root, the walk to a workdir: no symlink on the way (fsutil.c says why). create: missing
  * directories are made (0755); else a missing component ends the walk with success (what
  * follows it would be made: `cordon check` judges the path the run would make).
+ * ret_fd (may be NULL): the directory walked to (O_PATH), -1 when the walk ended early.
  */
-int fsutil_walk_nofollow(const char *path, bool create, cordon_error *e);
+int fsutil_walk_nofollow(const char *path, bool create, int *ret_fd, cordon_error *e);
 /*
  * mkdtemp (tmpl ends in XXXXXX), but the directory is made 01700: marked as a removable temp dir
  * (fsutil_temp_hold) from its first instant, so one whose maker dies before holding it is still

@@ -144,14 +144,16 @@ static int build_env(const struct cordon_profile *p, char ***ret, cordon_error *
  * a missing workdir is the path the run would make (whether making it would work, a
  * read-only file system say, only making it tells).
  */
-static int prepare_workdir(const char *given, bool create, char **ret, cordon_error *e)
+static int prepare_workdir(const char *given, bool create, char **ret, int *ret_fd, cordon_error *e)
 {
 	_cleanup_free_ char *abs = NULL;
+	_cleanup_close_ int fd = -1;
 	char cwd[PATH_MAX];
 	struct stat st;
 	bool exists;
 	int r;
 
+	*ret_fd = -1;
 	if (!*given)
 		return cordon_err(e, 0, "workdir: empty path");
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -171,8 +173,19 @@ static int prepare_workdir(const char *given, bool create, char **ret, cordon_er
 		}
 		if (pypath_normpath(joined, &abs, e) < 0)
 			return -1;
-		if (fsutil_walk_nofollow(abs, create, e) < 0)
+		if (fsutil_walk_nofollow(abs, create, &fd, e) < 0)
 			return cordon_err_prefix(e, "workdir");
+		/*
+		 * The directory walked to is the one the run gets (the sandbox mounts it): the
+		 * path is not walked again, by anyone.
+		 */
+		if (fd >= 0) {
+			if (faccessat(fd, "", R_OK | W_OK | X_OK, AT_EMPTY_PATH) < 0)
+				return cordon_err(e, errno, "workdir '%s'", given);
+			*ret = TAKE_PTR(abs);
+			*ret_fd = TAKE_FD(fd);
+			return 0;
+		}
 	} else {
 		r = resolve_host(cwd, given, &abs, e);
 		if (r < 0)
@@ -355,6 +368,7 @@ static int validate_request(const struct cordon_request *rq, cordon_error *e)
 int cordon_check(const struct cordon_request *rq, char **ret_refusal, cordon_error *e)
 {
 	_cleanup_free_ char *wd = NULL;
+	_cleanup_close_ int wd_fd = -1;
 	char cwd[PATH_MAX];
 	int r;
 
@@ -366,7 +380,7 @@ int cordon_check(const struct cordon_request *rq, char **ret_refusal, cordon_err
 	 * nothing.
 	 */
 	if (rq->workdir)
-		return prepare_workdir(rq->workdir, false, &wd, e) < 0
+		return prepare_workdir(rq->workdir, false, &wd, &wd_fd, e) < 0
 			       ? -1
 			       : policy_check_host(rq->profile, rq->command, wd, ret_refusal, e);
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -462,6 +476,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	bool temp = !rq->workdir, inside = false;
 	void *h = NULL, *pending = NULL;
 	int rc = -1, hold = -1, relay_fd = -1;
+	_cleanup_close_ int wd_fd = -1; /* the workdir as prepare_workdir walked to it */
 	pid_t relay_pid = 0;
 
 	if (rq->teardown)
@@ -473,7 +488,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	if (inside		  ? name_inside_workdir(&workdir, e)
 	    : temp		  ? make_temp_workdir(&workdir, &hold, e)
 	    : rq->workdir_fd >= 0 ? workdir_of_fd(rq->workdir_fd, rq->workdir, &workdir, e)
-				  : prepare_workdir(rq->workdir, true, &workdir, e))
+				  : prepare_workdir(rq->workdir, true, &workdir, &wd_fd, e))
 		return -1;
 	/* From here, `temp` means a temp directory on the host, to remove. */
 	if (inside)
@@ -521,7 +536,9 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.argv = argv,
 		.envp = envp,
 		.workdir = workdir,
-		.workdir_fd = temp || inside ? -1 : rq->workdir_fd,
+		.workdir_fd = temp || inside	    ? -1
+			      : rq->workdir_fd >= 0 ? rq->workdir_fd
+						    : wd_fd,
 		.workdir_is_temp = temp || inside,
 		.workdir_tmpfs = inside,
 		.profile = p,

@@ -481,7 +481,7 @@ int ident_open_workdir(const struct caller *c, const char *path, int *ret_fd, ch
 	if (a.nofollow) {
 		if (pypath_normpath(path, &lex, e) < 0)
 			return -1;
-		if (fsutil_walk_nofollow(lex, true, e) < 0)
+		if (fsutil_walk_nofollow(lex, true, NULL, e) < 0)
 			return -1;
 		a.path = lex;
 	}
