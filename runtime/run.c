@@ -8,6 +8,7 @@
 
 #include "backends/backend.h"
 #include "policy/policy.h"
+#include "runtime/capture.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
 #include "runtime/resolve.h"
@@ -208,9 +209,11 @@ static int prepare_workdir(const char *given, bool create, char **ret, int *ret_
 
 /*
  * A workdir the caller already opened: its name is what the fd is (the caller checked it; a
- * path walked again here could name something else by now), and nothing is created.
+ * path walked again here could name something else by now), and nothing is created. One
+ * removed since it was opened (a session's, deleted under it) has no name: *ret_gone is set
+ * and *ret is the name it was opened by, for AG2's answer to a missing cwd (gone_result).
  */
-static int workdir_of_fd(int fd, const char *given, char **ret, cordon_error *e)
+static int workdir_of_fd(int fd, const char *given, char **ret, bool *ret_gone, cordon_error *e)
 {
 	char proc[64], buf[PATH_MAX];
 	struct stat st;
@@ -220,6 +223,11 @@ static int workdir_of_fd(int fd, const char *given, char **ret, cordon_error *e)
 		return cordon_err(e, errno, "workdir '%s'", given);
 	if (!S_ISDIR(st.st_mode))
 		return cordon_err(e, ENOTDIR, "workdir '%s'", given);
+	if (st.st_nlink == 0) {
+		*ret_gone = true;
+		*ret = strdup(given);
+		return *ret ? 0 : cordon_err(e, ENOMEM, "out of memory");
+	}
 	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	n = readlink(proc, buf, sizeof(buf) - 1);
 	if (n <= 0 || buf[0] != '/')
@@ -451,6 +459,31 @@ static bool hand_over_teardown(const struct cordon_request *rq,
 	return true;
 }
 
+/*
+ * AG2's LocalSandbox when its workdir is gone: subprocess.run(cwd=<its Path>) raises
+ * FileNotFoundError, and the result is "Command not found: " + str(exc) with exit 127, the
+ * Path shown as Python 3.11 shows it (ag2-behaviour.md §3.5).
+ */
+static int gone_result(const char *workdir, struct cordon_result *r, cordon_error *e)
+{
+	_cleanup_free_ char *text = NULL, *quoted = NULL;
+	int len;
+
+	if (pyrepr(workdir, &quoted, e) < 0)
+		return -1;
+	len = asprintf(&text, "Command not found: [Errno %d] %s: PosixPath(%s)", ENOENT,
+		       strerror(ENOENT), quoted);
+	if (len < 0) {
+		text = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	r->exit_code = r->status = 127;
+	if (output_format(text, (size_t)len, 127, &r->output, &r->output_len, e) < 0 ||
+	    set_str(&r->stdout_text, "", e) < 0 || set_str(&r->stderr_text, "", e) < 0)
+		return -1;
+	return 0;
+}
+
 static int refusal_result(char *msg, struct cordon_result *r, cordon_error *e)
 {
 	r->output_len = strlen(msg);
@@ -473,7 +506,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	char **split = NULL;
 	char *shell_argv[] = { "sh", "-c", (char *)rq->command, NULL };
 	char *const *argv = rq->argv ? rq->argv : shell_argv;
-	bool temp = !rq->workdir, inside = false;
+	bool temp = !rq->workdir, inside = false, gone = false;
 	void *h = NULL, *pending = NULL;
 	int rc = -1, hold = -1, relay_fd = -1;
 	_cleanup_close_ int wd_fd = -1; /* the workdir as prepare_workdir walked to it */
@@ -487,7 +520,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	inside = temp && !rq->keep && ops->temp_workdir_inside;
 	if (inside		  ? name_inside_workdir(&workdir, e)
 	    : temp		  ? make_temp_workdir(&workdir, &hold, e)
-	    : rq->workdir_fd >= 0 ? workdir_of_fd(rq->workdir_fd, rq->workdir, &workdir, e)
+	    : rq->workdir_fd >= 0 ? workdir_of_fd(rq->workdir_fd, rq->workdir, &workdir, &gone, e)
 				  : prepare_workdir(rq->workdir, true, &workdir, &wd_fd, e))
 		return -1;
 	/* From here, `temp` means a temp directory on the host, to remove. */
@@ -515,6 +548,11 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 			}
 			argv = split;
 		}
+	}
+	/* The local backend runs in the directory itself; a container's is its own mount. */
+	if (gone && !rq->backend_handle) {
+		rc = gone_result(workdir, &r, e);
+		goto out;
 	}
 	if (build_env(p, &envp, e) < 0)
 		goto out;

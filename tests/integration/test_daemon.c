@@ -1418,6 +1418,57 @@ Test(daemon, sessions_and_files, .timeout = 90)
 }
 
 /*
+ * A session whose workdir was removed under it: AG2's LocalSandbox (cec8d4d1b) runs with
+ * cwd=<its Path>, so subprocess raises FileNotFoundError naming the Path and the result is
+ * "Command not found: " + str(exc) with exit 127 (ag2-behaviour.md §1, §3.5). cordond
+ * answered 500 ("bind workdir '... (deleted)'"), which the Python client raises. A refusal by
+ * the policy still comes first, as AG2 filters before it runs anything.
+ */
+Test(daemon, session_workdir_removed_is_ag2s_127, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	char url[256], body[512], *want = NULL;
+	char *wd = tu_tmpdir();
+	char *id;
+
+	daemon_start(&d, NULL);
+	snprintf(body, sizeof(body), "{\"workdir\":\"%s\"}", wd);
+	id = session_create(d.sock, NULL, body, NULL);
+	snprintf(url, sizeof(url), "/v1/sessions/%s/run", id);
+	http(d.sock, "POST", url, "{\"command\":\"echo hi\"}", &r);
+	EXPECT_FIELD(&r, "output", "hi");
+	res_free(&r);
+
+	tu_rmtree(wd);
+	http(d.sock, "POST", url, "{\"command\":\"echo hi\"}", &r);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	cr_assert(asprintf(&want,
+			   "Command not found: [Errno 2] No such file or directory: "
+			   "PosixPath('%s')\n[exit code: 127]",
+			   wd) > 0);
+	EXPECT_FIELD(&r, "output", want);
+	EXPECT_FIELD(&r, "exit_code", "127");
+	EXPECT_FIELD(&r, "workdir", wd);
+	EXPECT_FIELD(&r, "stdout", "");
+	res_free(&r);
+	/* The policy first: refused as it would be with the directory there. */
+	http(d.sock, "POST", url, "{\"command\":\"rm x\",\"blocked\":[\"rm\"]}", &r);
+	EXPECT_FIELD(&r, "output", "Command not allowed: 'rm x'");
+	res_free(&r);
+	cr_expect(access(wd, F_OK) != 0, "the run made the removed workdir again");
+
+	snprintf(url, sizeof(url), "/v1/sessions/%s", id);
+	http(d.sock, "DELETE", url, NULL, &r);
+	EXPECT(&r, 200, "\"deleted\":true");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	free(want);
+	free(id);
+	free(wd);
+}
+
+/*
  * An upload is refused when its path is anything but a regular file, as a download of it is,
  * and at once. Opened for writing without O_NONBLOCK, a FIFO without a reader blocked the
  * connection's thread in open() for ever, and with it SIGTERM, which waits for every

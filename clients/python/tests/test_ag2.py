@@ -354,6 +354,24 @@ class TestDropIn(DaemonCase):
         with self.assertRaises(ValueError):
             CordonLocalEnvironment(timeout=0)
 
+    def test_removed_workdir_is_ag2s_127(self) -> None:
+        """AG2's LocalSandbox with its workdir gone: ExecResult("Command not found: " +
+        str(FileNotFoundError), 127), the Path as Python shows it (ag2-behaviour.md 3.5). It was
+        a CordonError (cordond's 500)."""
+
+        async def go():
+            env = CordonLocalEnvironment(socket=self.daemon.socket)
+            self.addCleanup(env.close)
+            wd = env.host_workdir
+            self.assertEqual(await env.sandbox.exec(["sh", "-c", "echo hi"]), ExecResult("hi", 0))
+            shutil.rmtree(wd)
+            self.assertEqual(
+                await env.sandbox.exec(["sh", "-c", "echo hi"]),
+                ExecResult(f"Command not found: [Errno 2] No such file or directory: {wd!r}", 127),
+            )
+
+        _run(go())
+
     def test_local_sandbox_like_ag2s(self) -> None:
         """CordonLocalSandbox is made as AG2's LocalSandbox: a temp workdir named ag2_sandbox_*
         (removed by aclose) or the given path (created, kept), usable at once."""
