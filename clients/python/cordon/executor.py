@@ -112,6 +112,10 @@ class CordonShellExecutor:
         return self
 
     def run(self, cmd: str, timeout: Optional[float] = None) -> CmdResult:
+        if not cmd.strip():
+            # AG2's validation finds no word in it (shlex.split(cmd.strip()) is []); cordond
+            # refuses a blank command as bad input (400), which is no ValueError.
+            raise ValueError("Empty command is not allowed")
         t = self.default_timeout if timeout is None else timeout
         if t <= 0:
             raise ValueError("Timeout must be positive")

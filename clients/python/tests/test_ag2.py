@@ -521,6 +521,21 @@ class TestShellExecutor(DaemonCase):
         outs = self.ex.run_commands(["true"], timeout_ms=0)
         self.assertEqual((outs[0].stderr, outs[0].outcome.exit_code), ("Timeout must be positive", 1))
 
+    def test_blank_command_is_refused_as_ag2s(self) -> None:
+        """AG2's _validate_command: no shlex word gives ValueError("Empty command is not
+        allowed"), which run_commands turns into stderr with exit 1 and goes on. cordond's 400
+        for a blank command escaped as a CordonError and ended run_commands."""
+        for cmd in ("", "   ", "\n\t", " \u3000 "):
+            with self.subTest(cmd=cmd):
+                with self.assertRaises(ValueError) as cm:
+                    self.ex.run(cmd)
+                self.assertEqual(str(cm.exception), "Empty command is not allowed")
+        outs = self.ex.run_commands(["  ", "echo hi"])
+        self.assertEqual(
+            [(o.stdout, o.stderr, o.outcome.type, o.outcome.exit_code) for o in outs],
+            [("", "Empty command is not allowed", "exit", 1), ("hi\n", "", "exit", 0)],
+        )
+
     def test_settings_need_a_profile(self) -> None:
         with self.assertRaises(NotImplementedError) as cm:
             CordonShellExecutor(allowed_commands=["ls"], socket=self.daemon.socket)
