@@ -218,7 +218,7 @@ class CordonSandbox(LocalSandbox):
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError("CordonSandbox has been closed.")
+            raise RuntimeError(f"{self._env._sandbox_name} has been closed.")
 
     def exec_sync(
         self,
@@ -356,6 +356,12 @@ class CordonEnvironment(SingletonFactory):
                  "ag2_sandbox_"), instead of letting cordond make one
     """
 
+    # A closed sandbox is replaced by a new one (a new session) at the next open(), as AG2's
+    # Docker and Daytona factories replace theirs. CordonLocalEnvironment is AG2's
+    # LocalEnvironment instead: one sandbox for good, closed once closed.
+    _reopens = True
+    _sandbox_name = "CordonSandbox"  # in "... has been closed."
+
     def __init__(
         self,
         profile: Optional[str] = None,
@@ -386,6 +392,7 @@ class CordonEnvironment(SingletonFactory):
         # one, cordond makes and removes a temporary workdir of its own.
         self.temp_prefix = temp_prefix
         self._made_workdir = False
+        self._done = False  # closed for good (not _reopens): nothing is made again
         self._workdir_pid = os.getpid()
         self._temp_finalizer: Optional[Any] = None
         self.client = client or Cordon(socket)
@@ -440,6 +447,8 @@ class CordonEnvironment(SingletonFactory):
         if self.backend != "local":
             return None
         with self._lock:
+            if self._done:
+                return self._workdir
             self._ensure_workdir()
             if self._workdir is None:
                 return None
@@ -489,12 +498,15 @@ class CordonEnvironment(SingletonFactory):
 
     def _forget(self, sb: CordonSandbox) -> None:
         with self._lock:
-            if self._sandbox is sb:
+            if self._sandbox is sb and self._reopens:
                 self._sandbox = None
 
     def close(self) -> None:
-        with self._lock:
-            sb, self._sandbox = self._sandbox, None
+        if self._reopens:
+            with self._lock:
+                sb, self._sandbox = self._sandbox, None
+        else:
+            sb = self.sandbox  # closed even if never used, as AG2's
         if sb is not None:
             sb.close()
         self.client.close()
@@ -502,8 +514,10 @@ class CordonEnvironment(SingletonFactory):
     def _cleanup_workdir(self) -> None:
         if self.cleanup and self._workdir is not None:
             self._drop_temp()
-            if self._made_workdir:
+            if self._made_workdir and self._reopens:
                 self._workdir = None
+        if not self._reopens:
+            self._done = True
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
@@ -535,7 +549,11 @@ class CordonLocalEnvironment(CordonEnvironment):
     env_vars=None, languages=("python", "bash"))`, run in cordon's local sandbox: the same
     arguments (`path` first), plus cordon's `profile` (default "ag2-compat": the caller's
     environment and the host network, as AG2's subprocess has them, still sandboxed) and
-    `socket`."""
+    `socket`. Once closed it stays closed, as AG2's: open() yields the closed sandbox, whose
+    exec, put_file and remove_file raise RuntimeError("LocalSandbox has been closed.")."""
+
+    _reopens = False
+    _sandbox_name = "LocalSandbox"
 
     def __init__(
         self,

@@ -372,6 +372,55 @@ class TestDropIn(DaemonCase):
 
         _run(go())
 
+    def test_closed_local_environment_stays_closed(self) -> None:
+        """AG2's LocalEnvironment is a SingletonFactory over one LocalSandbox: after aclose(),
+        open() yields that sandbox again and exec, put_file and remove_file raise
+        RuntimeError("LocalSandbox has been closed."); its workdir is not made again. cordon's
+        made a new sandbox (a new session and temp workdir) and said "CordonSandbox"."""
+        closed = "LocalSandbox has been closed."
+
+        async def go():
+            env = CordonLocalEnvironment(socket=self.daemon.socket)
+            self.addCleanup(env.close)
+            sb = env.sandbox
+            wd = env.workdir
+            self.assertEqual(await sb.exec(["true"]), ExecResult("", 0))
+            await env.aclose()
+            self.assertFalse(wd.exists())
+            async with env.open() as again:
+                self.assertIs(again, sb)
+                for op in (
+                    lambda: again.exec(["sh", "-c", "echo x"]),
+                    lambda: again.put_file(PurePosixPath("f"), b"x"),
+                    lambda: again.remove_file(PurePosixPath("f")),
+                ):
+                    with self.assertRaises(RuntimeError) as cm:
+                        await op()
+                    self.assertEqual(str(cm.exception), closed)
+            self.assertIs(env.sandbox, sb)
+            self.assertEqual(env.workdir, wd)
+            self.assertFalse(wd.exists())
+            await env.aclose()  # idempotent
+
+            unused = CordonLocalEnvironment(socket=self.daemon.socket)
+            self.addCleanup(unused.close)
+            await unused.aclose()
+            with self.assertRaises(RuntimeError) as cm:
+                await unused.sandbox.exec(["true"])
+            self.assertEqual(str(cm.exception), closed)
+
+            direct = CordonLocalSandbox(socket=self.daemon.socket)
+            self.addCleanup(direct.close)
+            dwd = direct.workdir
+            await direct.aclose()
+            self.assertEqual(direct.workdir, dwd)
+            self.assertFalse(os.path.exists(str(dwd)))
+            with self.assertRaises(RuntimeError) as cm:
+                await direct.exec(["true"])
+            self.assertEqual(str(cm.exception), closed)
+
+        _run(go())
+
     def test_local_sandbox_like_ag2s(self) -> None:
         """CordonLocalSandbox is made as AG2's LocalSandbox: a temp workdir named ag2_sandbox_*
         (removed by aclose) or the given path (created, kept), usable at once."""
