@@ -243,6 +243,12 @@ class CordonSandbox(LocalSandbox):
         merged.update(self._env.env_vars or {})
         merged.update(env or {})
         t = timeout if timeout is not None else self._env.timeout
+        if t is not None and t <= 0:
+            # AG2 checks only the constructor's timeout; a per-call one <= 0 reaches
+            # subprocess.run, which times out at once. cordond refuses it, so the result is
+            # made here, and nothing runs.
+            what = "Execution" if self._env.backend in ("docker", "daytona") else "Command"
+            return ExecResult(f"{what} timed out after {t}s", 124)
         kw: Dict[str, Any] = {}
         if merged:
             kw["env"] = merged

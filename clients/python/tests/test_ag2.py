@@ -421,6 +421,26 @@ class TestDropIn(DaemonCase):
 
         _run(go())
 
+    def test_per_call_timeout_not_positive_times_out(self) -> None:
+        """AG2's LocalSandbox checks only the constructor's timeout: a per-call timeout <= 0
+        (ShellAdapter(..., timeout=0), exec(timeout=0)) goes to subprocess.run, which times
+        out at once: ExecResult("Command timed out after {timeout}s", 124), the value as
+        Python prints it. cordond refuses such a timeout (400), which the client raised."""
+
+        async def go():
+            env = CordonLocalEnvironment(socket=self.daemon.socket)
+            self.addCleanup(env.close)
+            for t in (0, -1, 0.0, -0.5):
+                with self.subTest(timeout=t):
+                    self.assertEqual(
+                        await env.sandbox.exec(["sh", "-c", "touch ran"], timeout=t),
+                        ExecResult(f"Command timed out after {t}s", 124),
+                    )
+            self.assertFalse((env.host_workdir / "ran").exists())
+            self.assertEqual(env.sandbox.exec_sync(["true"], timeout=0).exit_code, 124)
+
+        _run(go())
+
     def test_local_sandbox_like_ag2s(self) -> None:
         """CordonLocalSandbox is made as AG2's LocalSandbox: a temp workdir named ag2_sandbox_*
         (removed by aclose) or the given path (created, kept), usable at once."""
