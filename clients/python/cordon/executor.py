@@ -13,7 +13,7 @@ profile with those keys (cordon-profile(5)) and naming it.
 """
 
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from .client import Cordon
 
@@ -43,25 +43,45 @@ class CmdResult:
     __hash__ = None  # type: ignore[assignment]
 
 
-class ShellCallOutcome:
+class _Model:
+    """What these share with AG2's pydantic models: equal when of the same class with equal
+    fields, unhashable, and the same repr."""
+
+    __slots__: Tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> Any:
+        if other.__class__ is self.__class__:
+            return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class ShellCallOutcome(_Model):
     """type "exit" (exit_code an int) or "timeout" (exit_code None)."""
+
+    __slots__ = ("type", "exit_code")
 
     def __init__(self, type: str, exit_code: Optional[int] = None):
         self.type = type
         self.exit_code = exit_code
 
-    def __repr__(self) -> str:
-        return f"ShellCallOutcome(type={self.type!r}, exit_code={self.exit_code!r})"
 
+class ShellCommandOutput(_Model):
+    """AG2's: stdout and stderr default to "", outcome is required."""
 
-class ShellCommandOutput:
-    def __init__(self, stdout: str, stderr: str, outcome: ShellCallOutcome):
+    __slots__ = ("stdout", "stderr", "outcome")
+
+    def __init__(self, stdout: str = "", stderr: str = "", outcome: Optional[ShellCallOutcome] = None):
+        if outcome is None:
+            raise TypeError("ShellCommandOutput: outcome is required")
         self.stdout = stdout
         self.stderr = stderr
         self.outcome = outcome
-
-    def __repr__(self) -> str:
-        return f"ShellCommandOutput(stdout={self.stdout!r}, stderr={self.stderr!r}, outcome={self.outcome!r})"
 
 
 class CordonShellExecutor:

@@ -630,6 +630,36 @@ class TestShellExecutor(DaemonCase):
         )
         self.assertFalse(os.path.exists(os.path.join(self.ws, "ran")))
 
+    def test_outputs_compare_by_value(self) -> None:
+        """AG2's ShellCallOutcome and ShellCommandOutput are pydantic models: equal when their
+        fields are, unhashable, made by keyword with stdout and stderr defaulting to "".
+        cordon's compared by identity, so no result was equal to an expected one."""
+        from cordon import ShellCallOutcome, ShellCommandOutput
+
+        self.assertEqual(ShellCallOutcome(type="exit", exit_code=1), ShellCallOutcome(type="exit", exit_code=1))
+        self.assertNotEqual(ShellCallOutcome(type="exit", exit_code=1), ShellCallOutcome(type="exit", exit_code=2))
+        self.assertNotEqual(ShellCallOutcome(type="timeout"), ("timeout", None))
+        self.assertIsNone(ShellCallOutcome(type="timeout").exit_code)
+        with self.assertRaises(TypeError):
+            hash(ShellCallOutcome(type="exit", exit_code=0))
+        self.assertEqual(
+            ShellCommandOutput(outcome=ShellCallOutcome(type="timeout")),
+            ShellCommandOutput(stdout="", stderr="", outcome=ShellCallOutcome(type="timeout")),
+        )
+        with self.assertRaises(TypeError):
+            hash(ShellCommandOutput(outcome=ShellCallOutcome(type="timeout")))
+        self.assertEqual(
+            self.ex.run_commands(["echo hi", "rm -rf /"]),
+            [
+                ShellCommandOutput(stdout="hi\n", stderr="", outcome=ShellCallOutcome(type="exit", exit_code=0)),
+                ShellCommandOutput(
+                    stderr="Potentially dangerous command detected: Deletion of root filesystem "
+                    "(rm -rf /) is not allowed.",
+                    outcome=ShellCallOutcome(type="exit", exit_code=1),
+                ),
+            ],
+        )
+
     def test_settings_need_a_profile(self) -> None:
         with self.assertRaises(NotImplementedError) as cm:
             CordonShellExecutor(allowed_commands=["ls"], socket=self.daemon.socket)
