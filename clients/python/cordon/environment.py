@@ -242,6 +242,11 @@ class CordonSandbox(LocalSandbox):
             )
         merged.update(self._env.env_vars or {})
         merged.update(env or {})
+        # What AG2's subprocess.run refuses (and AG2 lets escape), in its order.
+        if any("=" in k for k in merged):
+            raise ValueError("illegal environment variable name")
+        if any("\0" in s for s in argv) or any("\0" in k or "\0" in v for k, v in merged.items()):
+            raise ValueError("embedded null byte")
         t = timeout if timeout is not None else self._env.timeout
         if t is not None and t <= 0:
             # AG2 checks only the constructor's timeout; a per-call one <= 0 reaches

@@ -136,6 +136,10 @@ class CordonShellExecutor:
             # AG2's validation finds no word in it (shlex.split(cmd.strip()) is []); cordond
             # refuses a blank command as bad input (400), which is no ValueError.
             raise ValueError("Empty command is not allowed")
+        if "\0" in cmd:
+            # What AG2's Popen raises for it; cordond cannot be sent one (JSON strings here
+            # hold no NUL), so before the other checks, not after them as in AG2.
+            raise ValueError("embedded null byte")
         t = self.default_timeout if timeout is None else timeout
         if t <= 0:
             # AG2 validates the command before it looks at the timeout: its refusal wins.

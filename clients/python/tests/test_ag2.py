@@ -441,6 +441,30 @@ class TestDropIn(DaemonCase):
 
         _run(go())
 
+    def test_unrunnable_argv_and_env_are_value_errors(self) -> None:
+        """AG2's LocalSandbox hands argv and env to subprocess, which raises ValueError for a
+        NUL byte ("embedded null byte") or an environment name with "=" ("illegal environment
+        variable name"), and AG2 lets it escape. cordond's 400 was raised as a CordonError."""
+
+        async def go():
+            env = CordonLocalEnvironment(socket=self.daemon.socket)
+            self.addCleanup(env.close)
+            sb = env.sandbox
+            for argv, kw, want in (
+                (["sh", "-c", "echo a\0b"], {}, "embedded null byte"),
+                (["sh", "-c", "echo ok"], {"env": {"A": "x\0"}}, "embedded null byte"),
+                (["sh", "-c", "echo ok"], {"env": {"A\0": "x"}}, "embedded null byte"),
+                (["sh", "-c", "echo ok"], {"env": {"A=B": "x"}}, "illegal environment variable name"),
+                (["sh", "-c", "echo ok"], {"env": {"A=B": "x"}, "timeout": 0}, "illegal environment variable name"),
+            ):
+                with self.subTest(argv=argv, kw=kw):
+                    with self.assertRaises(ValueError) as cm:
+                        await sb.exec(argv, **kw)
+                    self.assertEqual(str(cm.exception), want)
+            self.assertEqual(await sb.exec(["sh", "-c", "echo ok"]), ExecResult("ok", 0))
+
+        _run(go())
+
     def test_local_sandbox_like_ag2s(self) -> None:
         """CordonLocalSandbox is made as AG2's LocalSandbox: a temp workdir named ag2_sandbox_*
         (removed by aclose) or the given path (created, kept), usable at once."""
@@ -658,6 +682,19 @@ class TestShellExecutor(DaemonCase):
                     outcome=ShellCallOutcome(type="exit", exit_code=1),
                 ),
             ],
+        )
+
+    def test_nul_byte_is_a_value_error(self) -> None:
+        """AG2's ShellExecutor passes the split command to Popen, which raises ValueError
+        ("embedded null byte") for a NUL; run_commands reports it and goes on. cordond's 400
+        escaped as a CordonError."""
+        with self.assertRaises(ValueError) as cm:
+            self.ex.run("echo a\0b")
+        self.assertEqual(str(cm.exception), "embedded null byte")
+        outs = self.ex.run_commands(["echo a\0b", "echo hi"])
+        self.assertEqual(
+            [(o.stdout, o.stderr, o.outcome.exit_code) for o in outs],
+            [("", "embedded null byte", 1), ("hi\n", "", 0)],
         )
 
     def test_settings_need_a_profile(self) -> None:
