@@ -317,14 +317,27 @@ static void drop_privileges(const struct sb_plan *pl)
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
-/* execvp() without its allocations: PATH comes from the command's environment (sandbox.c). */
-static void exec_lookup(const struct sb_plan *pl, char *const argv[], char *const envp[])
+/*
+ * execvp() without its allocations: PATH comes from the command's environment (sandbox.c).
+ * Two ways to go on after a failed execve:
+ *  - glibc's (the fast path's program): stop at any error but EACCES, ENOENT, ENOTDIR and
+ *    the like, report EACCES if one was seen, else ENOENT. Whatever fails, dash runs the
+ *    script after all and decides (init.c falls back to it), so this only has to be cheap;
+ *  - Python's (the command's own argv[0], as AG2's subprocess.run looks it up: CPython's
+ *    _posixsubprocess child_exec): try every entry whatever the error, and report the first
+ *    error that is neither ENOENT nor ENOTDIR, else the last entry's. So a `sh` on PATH that
+ *    cannot be run (ENOEXEC) is passed over for the next one, and PATH=/etc/passwd reports
+ *    ENOTDIR (NotADirectoryError), where glibc would stop, or say ENOENT.
+ */
+static void exec_lookup(const struct sb_plan *pl, char *const argv[], char *const envp[],
+			bool python)
 {
 	const char *file = argv[0], *p = pl->path_env;
 	char buf[PATH_MAX];
 	bool eacces = false;
+	int first = 0; /* python: the first error that is neither ENOENT nor ENOTDIR */
 
-	if (!file || !*file) {
+	if (!file || (!*file && !python)) {
 		errno = ENOENT;
 		return;
 	}
@@ -346,6 +359,13 @@ static void exec_lookup(const struct sb_plan *pl, char *const argv[], char *cons
 			}
 			sb_strlcat(buf, file, sizeof(buf));
 			execve(buf, argv, envp);
+		} else {
+			errno = ENAMETOOLONG; /* what execve would have said */
+		}
+		if (python) {
+			if (!first && errno != ENOENT && errno != ENOTDIR)
+				first = errno;
+		} else {
 			switch (errno) {
 			case EACCES:
 				eacces = true;
@@ -355,6 +375,7 @@ static void exec_lookup(const struct sb_plan *pl, char *const argv[], char *cons
 			case ESTALE:
 			case ENODEV:
 			case ETIMEDOUT:
+			case ENAMETOOLONG:
 				break;
 			default:
 				return;
@@ -364,7 +385,10 @@ static void exec_lookup(const struct sb_plan *pl, char *const argv[], char *cons
 			break;
 		p = end + 1;
 	}
-	errno = eacces ? EACCES : ENOENT;
+	if (python)
+		errno = first ? first : errno;
+	else
+		errno = eacces ? EACCES : ENOENT;
 }
 
 static int move_fd(int from, int to)
@@ -408,11 +432,11 @@ static __attribute__((noreturn)) void run_command(const struct sb_plan *pl)
 		pl->fast_envp[pl->fast_pwd] = (char *)pwd;
 		/* init reads this once we have exec'd (CLONE_VFORK): it then answers for dash. */
 		sb_cmd_direct = 1;
-		exec_lookup(pl, pl->fast_argv, pl->fast_envp);
+		exec_lookup(pl, pl->fast_argv, pl->fast_envp, false);
 		/* Any failure: dash itself, so its message and status are the real ones. */
 		sb_cmd_direct = 0;
 	}
-	exec_lookup(pl, pl->argv, pl->envp);
+	exec_lookup(pl, pl->argv, pl->envp, true);
 	die_step(pl, SB_STEP_EXEC, errno, pl->argv[0]);
 }
 

@@ -504,14 +504,17 @@ static bool under(const char *path, size_t len, const char *top)
  * that cannot exist in the sandbox (nothing outside the ro_binds, the workdir, /tmp, /dev and
  * /proc does). A caller's PATH full of ~/.cargo/bin, pyenv shims and the like would otherwise
  * cost one failing execve each (about 50 us apiece here). The search order and the outcome
- * are execvp's: a dropped entry could only have failed with ENOENT.
+ * are the same: a dropped entry could only have failed with ENOENT. Python's lookup reports
+ * the last entry's error when no other came first (init.c, exec_lookup), so a dropped last
+ * entry is stood in for by one that fails with ENOENT.
  */
 static int prep_lookup_path(struct prep *x, const char *path, cordon_error *e)
 {
 	size_t n = strlen(path), k = 0;
 	const char *p = path;
+	bool last_dropped = false;
 
-	x->lookup_path = malloc(n + 1);
+	x->lookup_path = malloc(n + sizeof(":/nonexistent"));
 	if (!x->lookup_path)
 		return cordon_err(e, ENOMEM, "out of memory");
 	for (;;) {
@@ -529,6 +532,7 @@ static int prep_lookup_path(struct prep *x, const char *path, cordon_error *e)
 			memcpy(x->lookup_path + k, p, len);
 			k += len;
 		}
+		last_dropped = !keep;
 		if (!*end)
 			break;
 		p = end + 1;
@@ -537,6 +541,8 @@ static int prep_lookup_path(struct prep *x, const char *path, cordon_error *e)
 	/* Nothing left: keep an impossible entry rather than an empty PATH (which means "."). */
 	if (k == 0)
 		strcpy(x->lookup_path, "/nonexistent");
+	else if (last_dropped)
+		strcpy(x->lookup_path + k, ":/nonexistent");
 	return 0;
 }
 

@@ -1699,3 +1699,57 @@ Test(cli, hung_daemon_is_given_up_on, .timeout = 90)
 	tu_rmtree(tmp);
 	free(tmp);
 }
+
+/*
+ * argv[0] is looked up as AG2's subprocess.run looks it up (CPython's _posixsubprocess): every
+ * PATH entry is tried whatever the error, and the error reported is the first that is neither
+ * ENOENT nor ENOTDIR, else the last one's. The lookup stopped at the first other error (a
+ * `sh` that is not a program, ENOEXEC) and reported ENOENT for ENOTDIR, as glibc's execvp.
+ */
+Test(cli, argv0_lookup_is_pythons, .timeout = 60)
+{
+	char *wd = tu_tmpdir(), *sub = NULL, *path = NULL, *pathvar = NULL;
+	static const char *const envv_fmt = "PATH=%s:/usr/bin:/bin";
+	struct tu_run r;
+
+	cr_assert(asprintf(&sub, "%s/d", wd) > 0);
+	cr_assert(mkdir(sub, 0755) == 0);
+	tu_write_file(sub, "sh",
+		      "\x7f"
+		      "ELF not really\n");
+	cr_assert(asprintf(&path, "%s/sh", sub) > 0);
+	cr_assert(chmod(path, 0755) == 0);
+	cr_assert(asprintf(&pathvar, envv_fmt, sub) > 0);
+
+	/* A `sh` that cannot be exec'd first on PATH: Python goes on to the next one. */
+	tu_cordon_run(&r, A("run", "-w", wd, "-e", pathvar, "--", "echo hi"));
+	cr_expect_str_eq(r.out, "hi\n", "%s%s", r.out, r.err);
+	cr_expect_eq(r.status, 0);
+	tu_run_free(&r);
+	/* Only such a one: its error, not ENOENT. */
+	free(pathvar);
+	cr_assert(asprintf(&pathvar, "PATH=%s", sub) > 0);
+	tu_cordon_run(&r, A("run", "-w", wd, "-e", pathvar, "--", "echo hi"));
+	cr_expect_str_eq(r.out,
+			 "Command not found: [Errno 8] Exec format error: 'sh'\n[exit code: 127]\n",
+			 "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	/* ENOTDIR last: Python reports it (NotADirectoryError). */
+	tu_cordon_run(&r, A("run", "-e", "PATH=/etc/passwd", "--", "echo hi"));
+	cr_expect_str_eq(r.out,
+			 "Command not found: [Errno 20] Not a directory: 'sh'\n[exit code: 127]\n",
+			 "%s%s", r.out, r.err);
+	tu_run_free(&r);
+	/* ENOENT last, from an entry that cannot exist in the sandbox (not even tried there). */
+	tu_cordon_run(&r,
+		      A("run", "-e", "PATH=/etc/passwd:/home/cordon-no-such-dir", "--", "echo hi"));
+	cr_expect_str_eq(
+		r.out,
+		"Command not found: [Errno 2] No such file or directory: 'sh'\n[exit code: 127]\n",
+		"%s%s", r.out, r.err);
+	tu_run_free(&r);
+	tu_rmtree(wd);
+	free(sub);
+	free(path);
+	free(pathvar);
+}
