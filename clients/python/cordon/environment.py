@@ -19,12 +19,14 @@ down. `copy.deepcopy` returns the environment itself, as AG2's Docker and Dayton
 do (AG2's Agent deep-copies its tools).
 """
 
+import ast
 import asyncio
 import atexit
 import contextlib
 import errno
 import os
 import posixpath
+import re
 import shutil
 import tempfile
 import threading
@@ -64,6 +66,11 @@ class CordonPathError(CordonError, ValueError):
         return self.message
 
 
+# cordon's result for an exec that failed (backends/local/local.c): AG2's LocalSandbox makes
+# it of FileNotFoundError only; subprocess's other OSErrors escape.
+_EXEC_FAILED = re.compile(r"Command not found: \[Errno (\d+)\] ([^:\n]+): ('.*'|\".*\")", re.S)
+
+
 def _unformat(result: Mapping[str, Any], refusal_exit_code: int) -> Any:
     """cordond's `output` is AG2's *formatted* string; a Sandbox returns the raw output and the
     exit code, and AG2's adapter formats. Undo the `[exit code: N]` suffix (AG2 section 2).
@@ -80,6 +87,11 @@ def _unformat(result: Mapping[str, Any], refusal_exit_code: int) -> Any:
             out = ""
         elif out.endswith("\n" + suffix):
             out = out[: -len(suffix) - 1]
+    if code == 127 and not result.get("stdout_bytes") and not result.get("stderr_bytes"):
+        # No output, so this text is cordon's, not the command's.
+        m = _EXEC_FAILED.fullmatch(out)
+        if m and int(m.group(1)) != errno.ENOENT:
+            raise OSError(int(m.group(1)), m.group(2), ast.literal_eval(m.group(3)))
     return ExecResult(out, code)
 
 

@@ -8,6 +8,7 @@ Run from the repository root: python3 -m unittest discover -s clients/python/tes
 
 import asyncio
 import copy
+import errno
 import json
 import os
 import pwd
@@ -462,6 +463,42 @@ class TestDropIn(DaemonCase):
                         await sb.exec(argv, **kw)
                     self.assertEqual(str(cm.exception), want)
             self.assertEqual(await sb.exec(["sh", "-c", "echo ok"]), ExecResult("ok", 0))
+
+        _run(go())
+
+    def test_exec_errors_other_than_not_found_raise(self) -> None:
+        """AG2's LocalSandbox turns only FileNotFoundError into ExecResult("Command not found:
+        ...", 127); any other OSError of subprocess escapes: PermissionError for a file that is
+        not executable, NotADirectoryError, OSError(ENOEXEC). cordon returned them as 127
+        results."""
+
+        async def go():
+            env = CordonLocalEnvironment(socket=self.daemon.socket)
+            self.addCleanup(env.close)
+            sb = env.sandbox
+            wd = env.host_workdir
+            (wd / "plain").write_text("echo hi\n")
+            (wd / "junk").write_bytes(b"\x7fELF not really")
+            os.chmod(wd / "junk", 0o755)
+            for argv, cls, err in (
+                ([str(wd / "plain")], PermissionError, errno.EACCES),
+                (["plain/x"], NotADirectoryError, errno.ENOTDIR),
+                ([str(wd / "junk")], OSError, errno.ENOEXEC),
+                (["sh", "-c", "echo hi"], NotADirectoryError, errno.ENOTDIR),
+            ):
+                with self.subTest(argv=argv):
+                    kw = {"env": {"PATH": "/etc/passwd"}} if argv[0] == "sh" else {}
+                    with self.assertRaises(cls) as cm:
+                        await sb.exec(argv, **kw)
+                    self.assertEqual(cm.exception.errno, err)
+                    self.assertEqual(str(cm.exception), str(OSError(err, os.strerror(err), argv[0])))
+            # Not found is still a result, and so is a program that prints the same words.
+            self.assertEqual(
+                await sb.exec(["no-such-program-xyz"]),
+                ExecResult("Command not found: [Errno 2] No such file or directory: 'no-such-program-xyz'", 127),
+            )
+            said = "Command not found: [Errno 13] Permission denied: 'x'"
+            self.assertEqual(await sb.exec(["sh", "-c", f'echo "{said}"; exit 127']), ExecResult(said, 127))
 
         _run(go())
 
