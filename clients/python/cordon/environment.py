@@ -252,8 +252,10 @@ class CordonSandbox(LocalSandbox):
                 for k, v in os.environ.items()
                 if k not in _IDENTITY_VARS and _sendable(k) and _sendable(v)
             )
-        merged.update(self._env.env_vars or {})
-        merged.update(env or {})
+        # subprocess takes path-like objects and bytes too (os.fsencode's TypeError else).
+        for extra in (self._env.env_vars or {}, env or {}):
+            merged.update((os.fsdecode(k), os.fsdecode(v)) for k, v in extra.items())
+        argv = [os.fsdecode(a) for a in argv]
         # What AG2's subprocess.run refuses (and AG2 lets escape), in its order.
         if any("=" in k for k in merged):
             raise ValueError("illegal environment variable name")

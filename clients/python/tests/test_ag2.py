@@ -502,6 +502,27 @@ class TestDropIn(DaemonCase):
 
         _run(go())
 
+    def test_argv_and_env_take_what_subprocess_takes(self) -> None:
+        """AG2's LocalSandbox hands argv and env to subprocess, which takes path-like objects
+        and bytes as well as str (and raises TypeError, with os.fsencode's words, for
+        anything else). cordon's client could not send them to cordond."""
+
+        async def go():
+            env = CordonLocalEnvironment(socket=self.daemon.socket)
+            self.addCleanup(env.close)
+            sb = env.sandbox
+            self.assertEqual(await sb.exec(["echo", PurePosixPath("/x/y")]), ExecResult("/x/y", 0))
+            self.assertEqual(await sb.exec([Path("/bin/echo"), b"b"]), ExecResult("b", 0))
+            self.assertEqual(
+                await sb.exec(["sh", "-c", "echo $A$B"], env={"A": Path("/x"), b"B": b"y"}),
+                ExecResult("/xy", 0),
+            )
+            with self.assertRaises(TypeError) as cm:
+                await sb.exec(["sh", "-c", "echo $A"], env={"A": 1})
+            self.assertEqual(str(cm.exception), "expected str, bytes or os.PathLike object, not int")
+
+        _run(go())
+
     def test_local_sandbox_like_ag2s(self) -> None:
         """CordonLocalSandbox is made as AG2's LocalSandbox: a temp workdir named ag2_sandbox_*
         (removed by aclose) or the given path (created, kept), usable at once."""
