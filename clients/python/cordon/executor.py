@@ -142,8 +142,6 @@ class CordonShellExecutor:
             raise ValueError("embedded null byte")
         t = self.default_timeout if timeout is None else timeout
         if t <= 0:
-            # AG2 validates the command before it looks at the timeout: its refusal wins.
-            self._refuse_first(cmd)
             raise ValueError("Timeout must be positive")
         r = self.client.run_json(
             cmd, profile=self.profile, workdir=str(self.workspace_dir), timeout=t
@@ -153,28 +151,6 @@ class CordonShellExecutor:
         if r.get("timed_out"):
             return CmdResult(r.get("stdout") or "", r.get("stderr") or "", -9, True)
         return CmdResult(r.get("stdout") or "", r.get("stderr") or "", int(r["exit_code"]), False)
-
-    def _refuse_first(self, cmd: str) -> None:
-        """Raise the profile's refusal of `cmd`, if it has one, without running it.
-
-        cordond has no check-only request, and a run needs a timeout > 0. So this asks for a
-        run that is refused whatever the command: the request also blocks the command's
-        first word, and `blocked` (compat mode, forced here) matches any command that
-        starts with its pattern followed by a blank or nothing, which the first word
-        always does. The ShellExecutor checks come before it (docs/compat.md), so their
-        refusal is the answer when there is one; a refusal by the compat checks (they all
-        say "Command not allowed") means the command passed."""
-        word = cmd.strip().split(" ", 1)[0]
-        r = self.client.run_json(
-            cmd,
-            profile=self.profile,
-            workdir=str(self.workspace_dir),
-            blocked=[word],
-            policy_mode="compat",
-        )
-        refused = r.get("refused")
-        if refused is not None and not refused.startswith("Command not allowed"):
-            raise ValueError(refused)
 
     def run_commands(
         self, commands: Sequence[str], timeout_ms: Optional[int] = None
