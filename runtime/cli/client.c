@@ -185,7 +185,7 @@ static bool reply_complete(const char *buf, size_t len)
 	return false;
 }
 
-static int read_reply(int fd, double wait_s, char **ret, size_t *ret_len)
+static int read_reply(int fd, double wait_s, volatile int *cancel, char **ret, size_t *ret_len)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
@@ -224,6 +224,11 @@ static int read_reply(int fd, double wait_s, char **ret, size_t *ret_len)
 		if (left <= 0) {
 			free(buf);
 			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (cancel && *cancel) {
+			free(buf);
+			errno = EINTR;
 			return -1;
 		}
 		n = poll(&pfd, 1, left > 1e6 ? 1000000000 : (int)(left * 1000) + 1);
@@ -319,7 +324,18 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 		return cli_fail("cordond at %s: sending the request: %s", r->socket_path,
 				strerror(errno));
 	wait_s = r->answer_wait_s > 0 ? r->answer_wait_s : 3600;
-	if (read_reply(fd, wait_s, &reply, &reply_len) < 0)
+	if (read_reply(fd, wait_s, r->cancel, &reply, &reply_len) < 0 && errno == EINTR) {
+		/* Closing the connection is how cordond is told: it kills the run. */
+		int sig = *r->cancel;
+
+		(void)close(TAKE_FD(fd));
+		fprintf(stderr,
+			"cordon: %s: the run was stopped by cordond; its output is not "
+			"available through cordond\n",
+			strsignal(sig));
+		return 128 + sig;
+	}
+	if (!reply)
 		return errno == ETIMEDOUT
 			       ? cli_fail("cordond at %s: no answer within %.0f s (the run's "
 					  "timeout and a grace): is cordond hung?",

@@ -26,6 +26,12 @@ struct client_request {
 	bool quiet_profile_mismatch;
 	/* How long to wait for cordond's answer, in seconds: the run's timeout and a grace. */
 	double answer_wait_s;
+	/*
+	 * Set to a signal's number by its handler (NULL: none watched): the wait for the answer
+	 * ends, the connection is closed (cordond then kills the run), and client_run returns
+	 * 128 + that number with one line on stderr.
+	 */
+	volatile int *cancel;
 };
 
 /* The socket cordon talks to: $CORDON_SOCKET, else /run/cordon/cordon.sock. */

@@ -40,6 +40,17 @@ static void on_signal(int sig)
 	cancelled = sig;
 }
 
+/* SIGINT, SIGTERM and SIGHUP set `cancelled` (the run in progress ends, reported as theirs). */
+static void watch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGINT, &sa, NULL);
+	(void)sigaction(SIGTERM, &sa, NULL);
+	(void)sigaction(SIGHUP, &sa, NULL);
+}
+
 int cli_fail(const char *fmt, ...)
 {
 	va_list ap;
@@ -589,8 +600,10 @@ static int cmd_run(const struct subcommand *sc, int argc, char **argv)
 				/* The run's own timeout, cordond's grace and a margin (60 s without). */
 				.answer_wait_s = (run_timeout > 0 ? run_timeout : 60) + 30,
 				.quiet_profile_mismatch = !daemon_only,
+				.cancel = &cancelled,
 			};
 
+			watch_signals();
 			(void)signal(SIGPIPE, SIG_IGN);
 			rc = client_run(&cr, &unreachable);
 			int err = errno; /* connect()'s, when unreachable */
@@ -668,11 +681,7 @@ direct:
 		goto out;
 	}
 
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	(void)sigaction(SIGINT, &sa, NULL);
-	(void)sigaction(SIGTERM, &sa, NULL);
-	(void)sigaction(SIGHUP, &sa, NULL);
+	watch_signals();
 	/* A closed stdout must give EPIPE to us, not kill cordon before it cleans up. */
 	(void)signal(SIGPIPE, SIG_IGN);
 

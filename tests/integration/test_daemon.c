@@ -3630,3 +3630,52 @@ Test(daemon, runs_take_prebuilt_sandboxes, .timeout = 60)
 		tu_run_free(&tr);
 	}
 }
+
+/*
+ * `cordon run` through cordond given SIGTERM (or SIGINT, SIGHUP) while it waits: it closes the
+ * connection (cordond kills the run), says so in one line and exits 128+n, as a direct run
+ * does; it used to die of the signal, with nothing said.
+ */
+Test(daemon, cli_client_signal_stops_the_run, .timeout = 60)
+{
+	struct daemon d;
+	char out[200], err[200], sock_env[200], buf[512];
+	int st = 0;
+	ssize_t n;
+	pid_t pid;
+
+	daemon_start(&d, NULL);
+	snprintf(out, sizeof(out), "%s/out", d.dir);
+	snprintf(err, sizeof(err), "%s/err", d.dir);
+	snprintf(sock_env, sizeof(sock_env), "CORDON_SOCKET=%s", d.sock);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		putenv(sock_env);
+		execl(tu_cordon(), "cordon", "run", "--via", "daemon", "--", "sleep 33.75",
+		      (char *)NULL);
+		_exit(127);
+	}
+	(void)wait_for_proc("sleep 33.75");
+	kill(pid, SIGTERM);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 143, "status %#x", st);
+	int fd = open(err, O_RDONLY);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	cr_expect(strstr(buf, "Terminated: the run was stopped by cordond") != NULL, "%s", buf);
+	cr_expect_eq(strchr(buf, '\n'), buf + strlen(buf) - 1, "not one line: %s", buf);
+	struct stat so;
+	cr_expect(stat(out, &so) == 0 && so.st_size == 0, "something on stdout");
+	for (double t0 = now(); process_alive("sleep 33.75") && now() - t0 < 10;)
+		usleep(20000);
+	cr_expect(!process_alive("sleep 33.75"), "the run outlived its client");
+	cr_expect_eq(daemon_stop(&d), 0);
+}
