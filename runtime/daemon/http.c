@@ -583,6 +583,45 @@ static enum MHD_Result handle_profiles(struct MHD_Connection *c)
 	return send_json(c, 200, json_pack("{s:o}", "profiles", arr));
 }
 
+/*
+ * A download: size bytes of the regular file fd, read as they are sent. Not
+ * MHD_create_response_from_fd64: the file is the session's, so its owner (or a command of the
+ * session) may shorten it while it is sent, and libmicrohttpd 0.9.75 then neither ends the
+ * answer nor the connection, but retries the short file on a CPU for as long as the client
+ * stays (found in review: one member's 128 connections took every CPU). Here a short read
+ * ends the answer with an error, which closes the connection: the client gets fewer bytes than
+ * the Content-Length and then EOF, HTTP's way of saying the body was cut. A file that grew is
+ * sent up to the size it had (libmicrohttpd asks for no more).
+ */
+static ssize_t file_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	int fd = (int)(intptr_t)cls;
+	ssize_t n;
+
+	if (pos > (uint64_t)INT64_MAX)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	do
+		n = pread(fd, buf, max, (off_t)pos);
+	while (n < 0 && errno == EINTR);
+	return n > 0 ? n : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void file_close(void *cls)
+{
+	(void)close((int)(intptr_t)cls);
+}
+
+/* Takes fd (closed on failure too). */
+static struct MHD_Response *file_response(int fd, uint64_t size)
+{
+	struct MHD_Response *r = MHD_create_response_from_callback(
+		size, 64 * 1024, file_read, (void *)(intptr_t)fd, file_close);
+
+	if (!r)
+		(void)close(fd);
+	return r;
+}
+
 static enum MHD_Result handle_session(struct MHD_Connection *c, struct conn *cn, struct req *rq,
 				      const char *method)
 {
@@ -640,10 +679,9 @@ static enum MHD_Result handle_session(struct MHD_Connection *c, struct conn *cn,
 		if (st) {
 			ret = send_error(c, st, &e);
 		} else {
-			/* MHD owns fd from here and streams it: a large file is never in memory. */
-			resp = MHD_create_response_from_fd64(size, fd);
+			/* Streamed from fd, which the response owns: a large file is never in memory. */
+			resp = file_response(fd, size);
 			if (!resp) {
-				(void)close(fd);
 				ret = MHD_NO;
 			} else {
 				(void)MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,

@@ -1599,6 +1599,159 @@ Test(daemon, upload_over_a_fifo_is_refused, .timeout = 120)
 	free(id);
 }
 
+/*
+ * A connection to sock made by a child that has become user (its groups, gid and uid), handed
+ * back to this process: SO_PEERCRED is taken at connect time, so cordond sees user on it.
+ */
+static int connect_as(const char *user, const char *sock)
+{
+	struct passwd *pw = getpwnam(user);
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char c = 0;
+	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	int sp[2], fd = -1, st;
+	pid_t pid;
+
+	cr_assert(pw, "no user %s", user);
+	cr_assert(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == 0);
+	pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		int cfd;
+
+		close(sp[0]);
+		if (initgroups(user, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+		    setuid(pw->pw_uid) < 0)
+			_exit(3);
+		cfd = connect_to(sock);
+		if (cfd < 0)
+			_exit(4);
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &cfd, sizeof(int));
+		_exit(sendmsg(sp[1], &mh, 0) == 1 ? 0 : 5);
+	}
+	close(sp[1]);
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	if (recvmsg(sp[0], &mh, MSG_CMSG_CLOEXEC) == 1 && (cm = CMSG_FIRSTHDR(&mh)) &&
+	    cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	close(sp[0]);
+	waitpid(pid, &st, 0);
+	cr_assert(fd >= 0, "no connection as %s (child status %#x)", user, st);
+	return fd;
+}
+
+/* The CPU time (user + system, seconds) cordond's process has used so far, its threads' too. */
+static double process_cpu_s(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	cr_assert(f);
+	cr_assert(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	p = strrchr(buf, ')');
+	cr_assert(p);
+	/* After the comm: state, then fields 4 to 13, then utime (14) and stime (15). */
+	cr_assert(sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", &ut,
+			 &st) == 2);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * A download whose file shrinks while it is sent (the session's owner truncates it: it is
+ * their file). Handed to libmicrohttpd as an fd of the size fstat gave, a short file left the
+ * connection's thread spinning on a CPU, the answer never finished and never ended, for as
+ * long as the client kept the connection (found in review: one member, 128 connections, every
+ * CPU). The download must end at once with the connection closed, short of its
+ * Content-Length (how HTTP says a body was cut), and cost no CPU meanwhile.
+ */
+Test(daemon, download_of_a_shrinking_file_ends, .timeout = 90)
+{
+	struct daemon d;
+	struct res r;
+	char url[256], path[600], head[512], buf[65536], *wd = NULL, *id;
+	struct passwd *pw;
+	size_t got = 0;
+	double t0, cpu0;
+	bool eof = false;
+	int fd, f;
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	cr_assert(pw);
+	daemon_start(&d, NULL);
+	id = session_create(d.sock, MEMBER, NULL, &wd);
+	cr_assert(wd);
+	snprintf(path, sizeof(path), "%s/big", wd);
+	f = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cr_assert(f >= 0 && ftruncate(f, 512 << 20) == 0 && fchown(f, pw->pw_uid, pw->pw_gid) == 0);
+	close(f);
+
+	fd = connect_as(MEMBER, d.sock);
+	{
+		struct timeval tv = { .tv_sec = 5 };
+
+		cr_assert(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0);
+	}
+	snprintf(head, sizeof(head), "GET /v1/sessions/%s/files/big HTTP/1.1\r\nHost: c\r\n\r\n",
+		 id);
+	write_all(fd, head, strlen(head));
+	/* The answer has begun (its head at least); then the file shrinks to 1000 bytes. */
+	cr_assert(read(fd, buf, 512) > 0);
+	cr_assert(!strncmp(buf, "HTTP/1.1 200 ", 13), "%.200s", buf);
+	cr_assert(truncate(path, 1000) == 0);
+	cpu0 = process_cpu_s(d.pid);
+	t0 = now();
+	while (now() - t0 < 20) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n == 0) {
+			eof = true;
+			break;
+		}
+		if (n < 0 && errno != EINTR)
+			break; /* SO_RCVTIMEO: 5 s without a byte or an end */
+		if (n > 0)
+			got += (size_t)n;
+	}
+	cr_expect(eof,
+		  "no end of the download %.1f s after its file shrank (%zu bytes more, %.1f s of "
+		  "cordond's CPU)",
+		  now() - t0, got, process_cpu_s(d.pid) - cpu0);
+	cr_expect(got < (512u << 20), "the whole Content-Length arrived from a 1000-byte file");
+	cr_expect(process_cpu_s(d.pid) - cpu0 < 1.0,
+		  "cordond used %.1f s of CPU meanwhile, for one stalled download",
+		  process_cpu_s(d.pid) - cpu0);
+	close(fd);
+
+	/* The daemon goes on: the same file, whole now, downloads as it is. */
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/big", id);
+	cr_assert(http_as(MEMBER, d.sock, "GET", url, NULL, &r) == 0);
+	cr_expect_eq(r.status, 200);
+	cr_expect_eq(r.len, 1000);
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(wd);
+	free(wd);
+	free(id);
+}
+
 Test(daemon, session_idle_expiry, .timeout = 60)
 {
 	const char *const args[] = { "--session-idle", "1", NULL };
