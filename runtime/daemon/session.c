@@ -715,12 +715,19 @@ static int delete_fn(void *arg, cordon_error *e)
 	return 0;
 }
 
-static int file_op(const struct caller *c, int (*fn)(void *, cordon_error *), struct file_op *op,
-		   cordon_error *e)
+/*
+ * As the session's owner, who is the caller of this request (sessions are found by uid), with
+ * the groups the group database gives them now: not the copy made with the session, which
+ * let a member taken out of a group keep its files' rights through any session made before
+ * (found in review). Root's temporary sessions belong to nobody (session_make), whose rights
+ * the commands have there.
+ */
+static int file_op(const struct caller *c, const struct session *s,
+		   int (*fn)(void *, cordon_error *), struct file_op *op, cordon_error *e)
 {
 	op->status = 500;
 	/* As the caller: the session's files are theirs, and so are the permission checks. */
-	if (ident_as_caller(c, fn, op, e) < 0)
+	if (ident_as_caller(s->owner.uid == c->uid ? c : &s->owner, fn, op, e) < 0)
 		return op->status ? op->status : 500;
 	return 0;
 }
@@ -752,8 +759,7 @@ int session_put_file(const struct caller *c, struct session *s, const char *path
 
 	if (remote(s))
 		return s->ops->put_file(s->handle, path, buf, n, e) < 0 ? remote_status(e) : 0;
-	/* As the session's owner (the caller, or nobody for root's temporary sessions). */
-	return file_op(&s->owner, put_fn, &op, e);
+	return file_op(c, s, put_fn, &op, e);
 }
 
 /* A remote file's bytes as an fd to stream from, like a local file's. */
@@ -784,7 +790,7 @@ int session_get_file(const struct caller *c, struct session *s, const char *path
 
 	if (remote(s))
 		return remote_get(s, path, ret_fd, ret_size, e);
-	r = file_op(&s->owner, get_fn, &op, e);
+	r = file_op(c, s, get_fn, &op, e);
 	if (r == 0) {
 		*ret_fd = op.fd;
 		*ret_size = op.size;
@@ -799,5 +805,5 @@ int session_delete_file(const struct caller *c, struct session *s, const char *p
 
 	if (remote(s))
 		return daytona_delete_file(s->handle, path, e) < 0 ? remote_status(e) : 0;
-	return file_op(&s->owner, delete_fn, &op, e);
+	return file_op(c, s, delete_fn, &op, e);
 }

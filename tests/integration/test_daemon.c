@@ -1469,6 +1469,95 @@ Test(daemon, session_workdir_removed_is_ag2s_127, .timeout = 60)
 }
 
 /*
+ * A session outlives the groups its owner had when it was made: taken out of a group, the
+ * owner's uploads and downloads lose what that group gave at once, as their own processes and
+ * their runs do. The files API acted with the groups copied at the session's creation, so a
+ * member removed from a group kept reading and writing its files through any session made
+ * before (for as long as it was used: an hour idle, renewed by every use).
+ */
+#define REVOKED "cordon-tr"
+#define REVOKED_GROUP "cordon-trg"
+
+Test(daemon, session_files_follow_group_changes, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	struct passwd *pw;
+	struct group *gr;
+	char url[256], path[600], *wd = tu_tmpdir(), *id;
+
+	ensure_users();
+	cr_assert_eq(system("flock /tmp/cordon-test-users.lock sh -c '"
+			    "getent group " REVOKED_GROUP " >/dev/null || groupadd " REVOKED_GROUP
+			    "; id " REVOKED
+			    " >/dev/null 2>&1 || useradd -M -N -s /bin/sh -G cordon " REVOKED
+			    "; gpasswd -a " REVOKED " " REVOKED_GROUP "' >/dev/null 2>&1"),
+		     0, "cannot make " REVOKED);
+	pw = getpwnam(REVOKED);
+	gr = getgrnam(REVOKED_GROUP);
+	cr_assert(pw && gr);
+	cr_assert(chown(wd, pw->pw_uid, pw->pw_gid) == 0);
+	/* The group's directory in the owner's workdir: root's, for the group only. */
+	snprintf(path, sizeof(path), "%s/g", wd);
+	cr_assert(mkdir(path, 0770) == 0 && chown(path, 0, gr->gr_gid) == 0 &&
+		  chmod(path, 0770) == 0);
+	tu_write_file(path, "f", "group only");
+	snprintf(path, sizeof(path), "%s/g/f", wd);
+	cr_assert(chown(path, 0, gr->gr_gid) == 0 && chmod(path, 0660) == 0);
+	daemon_start(&d, NULL);
+	{
+		char body[600];
+
+		snprintf(body, sizeof(body), "{\"workdir\":\"%s\"}", wd);
+		id = session_create(d.sock, REVOKED, body, NULL);
+	}
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/g/f", id);
+	cr_assert(http_as(REVOKED, d.sock, "GET", url, NULL, &r) == 0);
+	EXPECT(&r, 200, "group only");
+	res_free(&r);
+
+	cr_assert_eq(system("flock /tmp/cordon-test-users.lock gpasswd -d " REVOKED
+			    " " REVOKED_GROUP " >/dev/null"),
+		     0);
+	cr_assert(http_as(REVOKED, d.sock, "GET", url, NULL, &r) == 0);
+	EXPECT(&r, 403, "path: 'g/f'");
+	res_free(&r);
+	cr_assert(http_as(REVOKED, d.sock, "PUT", url, "overwritten", &r) == 0);
+	EXPECT(&r, 403, "path: 'g/f'");
+	res_free(&r);
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/g/new", id);
+	cr_assert(http_as(REVOKED, d.sock, "PUT", url, "new", &r) == 0);
+	EXPECT(&r, 403, "path: 'g/new'");
+	res_free(&r);
+	cr_assert(http_as(REVOKED, d.sock, "DELETE", url, NULL, &r) == 0);
+	cr_expect(r.status == 403 || r.status == 404, "%d %s", r.status, r.body);
+	res_free(&r);
+	{
+		char buf[64] = "";
+		FILE *f = fopen(path, "re");
+
+		cr_assert(f);
+		cr_expect(fgets(buf, sizeof(buf), f) && !strcmp(buf, "group only"),
+			  "the group's file was written: '%s'", buf);
+		fclose(f);
+		snprintf(path, sizeof(path), "%s/g/new", wd);
+		cr_expect(access(path, F_OK) != 0, "a file was made in the group's directory");
+	}
+	/* Back in the group: back in its files. */
+	cr_assert_eq(system("flock /tmp/cordon-test-users.lock gpasswd -a " REVOKED
+			    " " REVOKED_GROUP " >/dev/null"),
+		     0);
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/g/f", id);
+	cr_assert(http_as(REVOKED, d.sock, "GET", url, NULL, &r) == 0);
+	EXPECT(&r, 200, "group only");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(wd);
+	free(wd);
+	free(id);
+}
+
+/*
  * An upload is refused when its path is anything but a regular file, as a download of it is,
  * and at once. Opened for writing without O_NONBLOCK, a FIFO without a reader blocked the
  * connection's thread in open() for ever, and with it SIGTERM, which waits for every
