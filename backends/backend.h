@@ -24,6 +24,8 @@ struct cordon_exec {
 	bool run_as;  /* run as uid/gid (daemon callers) */
 	uid_t uid;
 	gid_t gid;
+	const gid_t *groups; /* with run_as: the supplementary groups (NULL: gid alone) */
+	size_t ngroups;
 	bool set_umask; /* the command's umask (the daemon's client's); else inherited */
 	mode_t umask;
 	/*

@@ -588,6 +588,8 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.umask = rq->umask,
 		.uid = rq->uid,
 		.gid = rq->gid,
+		.groups = rq->groups,
+		.ngroups = rq->ngroups,
 		.cancel = rq->cancel,
 		.ret_pending = rq->teardown ? &pending : NULL,
 	};

@@ -297,7 +297,9 @@ static void drop_privileges(const struct sb_plan *pl)
 	if (!pl->userns) {
 		gid_t g = pl->gid;
 
-		if (syscall(SYS_setgroups, 1, &g) < 0)
+		/* A run_as caller's groups (cordond's member), else the run's gid alone. */
+		if (pl->groups ? syscall(SYS_setgroups, pl->ngroups, pl->groups) < 0
+			       : syscall(SYS_setgroups, 1, &g) < 0)
 			die_step(pl, SB_STEP_IDENTITY, errno, "setgroups");
 		if (syscall(SYS_setresgid, pl->gid, pl->gid, pl->gid) < 0)
 			die_step(pl, SB_STEP_IDENTITY, errno, "setresgid");

@@ -160,6 +160,8 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		.umask = x->umask,
 		.uid = x->uid,
 		.gid = x->gid,
+		.groups = x->groups,
+		.ngroups = x->ngroups,
 	};
 	rc = local_proc_start(&spec, &proc, e);
 	if (rc == LOCAL_PROC_EXEC_FAILED) {

@@ -406,6 +406,13 @@ static bool plan_copy(struct arena *a, const struct sb_plan *pl)
 		return false;
 	*d = *pl;
 	d->workdir = ar_str(a, pl->workdir);
+	if (pl->groups) {
+		gid_t *g = ar_alloc(a, pl->ngroups * sizeof(*g));
+
+		if (g)
+			memcpy(g, pl->groups, pl->ngroups * sizeof(*g));
+		d->groups = g;
+	}
 	binds = pl->nbinds ? ar_alloc(a, pl->nbinds * sizeof(*binds)) : NULL;
 	for (size_t i = 0; binds && i < pl->nbinds; i++) {
 		binds[i] = pl->binds[i];

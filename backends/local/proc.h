@@ -24,6 +24,8 @@ struct local_spec {
 	bool run_as;
 	uid_t uid;
 	gid_t gid;
+	const gid_t *groups; /* with run_as: the supplementary groups (NULL: gid alone) */
+	size_t ngroups;
 	bool set_umask; /* the command's umask; else init's (cordon's caller's) */
 	mode_t umask;
 };

@@ -396,8 +396,14 @@ static int prep_identity(struct prep *x, const struct local_spec *s, const struc
 	if (s->run_as) {
 		if (s->uid == 0)
 			return cordon_err(e, EPERM, "sandbox: refusing to run a command as uid 0");
+		if (s->ngroups > NGROUPS_MAX)
+			return cordon_err(e, EINVAL, "sandbox: %zu supplementary groups",
+					  s->ngroups);
 		x->pl.uid = s->uid;
 		x->pl.gid = s->gid;
+		/* The caller's groups, as the caller's own processes have them (cordond). */
+		x->pl.groups = s->ngroups ? s->groups : NULL;
+		x->pl.ngroups = s->ngroups;
 	} else if (wd->st_uid != 0) {
 		x->pl.uid = wd->st_uid;
 		x->pl.gid = wd->st_gid != 0 ? wd->st_gid : SB_NOBODY;

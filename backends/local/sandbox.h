@@ -136,6 +136,12 @@ struct sb_plan {
 	bool userns; /* the caller is not root: a user namespace maps its own uid */
 	uid_t uid;   /* the command's uid/gid, as seen inside */
 	gid_t gid;
+	/*
+	 * As root: the command's supplementary groups, a run_as caller's (the daemon's member);
+	 * NULL: gid alone. Ignored in a user namespace, where setgroups is denied.
+	 */
+	const gid_t *groups;
+	size_t ngroups;
 	char uid_map[32]; /* userns: "uid uid 1\n", written by the child itself */
 	char gid_map[32];
 

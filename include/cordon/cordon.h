@@ -174,6 +174,12 @@ struct cordon_request {
 	uid_t uid;	 /* run as this identity when run_as is set (daemon) */
 	gid_t gid;
 	bool run_as;
+	/*
+	 * With run_as: the command's supplementary groups (the daemon: its caller's, from the
+	 * group database); none given (NULL), the gid alone.
+	 */
+	const gid_t *groups;
+	size_t ngroups;
 	/* The command's umask, when set (the daemon: its client's); else it inherits cordon's. */
 	bool set_umask;
 	mode_t umask;

@@ -157,6 +157,8 @@ struct job {
 	const char *profile; /* the body's, the session's, or "default" */
 	uid_t uid;	     /* the caller */
 	gid_t gid;
+	const gid_t *groups; /* the caller's groups (struct caller), which a member's run has */
+	size_t ngroups;
 	const char *name; /* NULL when the uid has no passwd entry */
 	const char *home;
 	const char *workdir; /* NULL: a temp dir of libcordon's own (root callers) */

@@ -477,6 +477,9 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		.profile = b.profile ? b.profile : (s ? session_profile(s) : "default"),
 		.uid = cn->caller.uid,
 		.gid = cn->caller.gid,
+		/* A member's run has their groups, as their own processes do (docs/security.md). */
+		.groups = cn->caller.groups,
+		.ngroups = (size_t)cn->caller.ngroups,
 		.name = cn->caller.uid == 0 ? run_name : cn->caller.name,
 		.home = cn->caller.uid == 0 ? run_home : cn->caller.home,
 		.workdir = workdir,

@@ -153,6 +153,8 @@ int job_run(const struct job *j, struct cordon_result *res, struct cordon_teardo
 		.run_as = j->uid != 0,
 		.uid = j->uid,
 		.gid = j->gid,
+		.groups = j->groups,
+		.ngroups = j->ngroups,
 		.set_umask = b->has_umask,
 		.umask = (mode_t)b->umask,
 		.cancel = j->cancel,

@@ -22,6 +22,7 @@
 #include "runtime/cleanup.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,34 @@ static int answer(int fd, int status, const struct cordon_result *res, const cha
 	return r;
 }
 
+/* The caller's groups from the request's header: absent (none), or an array of gids. */
+static int unpack_groups(json_t *a, gid_t **ret, size_t *ret_n)
+{
+	size_t i, n = a ? json_array_size(a) : 0;
+	gid_t *g;
+	json_t *v;
+
+	if (!a)
+		return 0;
+	if (!json_is_array(a) || n > NGROUPS_MAX)
+		return -1;
+	g = calloc(n ? n : 1, sizeof(*g));
+	if (!g)
+		return -1;
+	json_array_foreach(a, i, v)
+	{
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) >= (json_int_t)(gid_t)-1) {
+			free(g);
+			return -1;
+		}
+		g[i] = (gid_t)json_integer_value(v);
+	}
+	*ret = g;
+	*ret_n = n;
+	return 0;
+}
+
 /* One request; -1 when the socket is gone (the runner then exits). */
 static int serve_one(int fd, const char *header, const char *body, size_t n, int *wd_fdp)
 {
@@ -96,16 +125,21 @@ static int serve_one(int fd, const char *header, const char *body, size_t n, int
 	struct cordon_teardown *td = NULL;
 	cordon_error e = { 0 };
 	_cleanup_free_ char *js = NULL;
+	_cleanup_free_ gid_t *groups = NULL;
 	const char *profile = NULL, *name = NULL, *home = NULL, *workdir = NULL;
 	json_int_t uid = -1, gid = -1, cap = 0;
+	json_t *ga = NULL;
+	size_t ngroups = 0;
 	int session = 0, prebuild = 1, status = 400, r;
 	bool parsed = false, ran = false;
 
 	if (!h ||
-	    json_unpack_ex(h, &je, 0, "{s:s,s:b,s:I,s:I,s:I,s?s,s?s,s?s,s?b}", "profile", &profile,
-			   "session", &session, "uid", &uid, "gid", &gid, "cap", &cap, "name",
-			   &name, "home", &home, "workdir", &workdir, "prebuild", &prebuild) < 0 ||
-	    uid < 0 || gid < 0 || (workdir != NULL) != (wd_fd >= 0)) {
+	    json_unpack_ex(h, &je, 0, "{s:s,s:b,s:I,s:I,s?o,s:I,s?s,s?s,s?s,s?b}", "profile",
+			   &profile, "session", &session, "uid", &uid, "gid", &gid, "groups", &ga,
+			   "cap", &cap, "name", &name, "home", &home, "workdir", &workdir,
+			   "prebuild", &prebuild) < 0 ||
+	    uid < 0 || gid < 0 || (workdir != NULL) != (wd_fd >= 0) ||
+	    unpack_groups(ga, &groups, &ngroups) < 0) {
 		status = 500;
 		cordon_err(&e, EPROTO, "runner: a malformed request from cordond");
 		goto reply;
@@ -123,6 +157,8 @@ static int serve_one(int fd, const char *header, const char *body, size_t n, int
 		.profile = b.profile ? b.profile : profile,
 		.uid = (uid_t)uid,
 		.gid = (gid_t)gid,
+		.groups = groups,
+		.ngroups = ngroups,
 		.name = name,
 		.home = home,
 		.workdir = workdir,

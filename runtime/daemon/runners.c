@@ -433,17 +433,23 @@ int runner_run(struct runner *r, const struct job *j, bool session, const char *
 	       cordon_error *e)
 {
 	_cleanup_free_ char *hs = NULL, *rh = NULL;
-	json_t *h =
-		json_pack("{s:s,s:b,s:I,s:I,s:I,s:s*,s:s*,s:s*,s:b}", "profile", j->profile,
-			  "session", session, "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid,
-			  "cap", (json_int_t)cfg.max_output_cap, "name", j->name, "home", j->home,
-			  "workdir", j->workdir, "prebuild", prebuild_now());
+	json_t *groups = json_array(), *h;
+	bool ok = groups != NULL;
 	json_t *reply = NULL;
 	json_error_t je;
 	char *payload = NULL;
 	size_t pn = 0;
 	int status, k;
 
+	/* The caller's groups, which a member's run has (docs/security.md). */
+	for (size_t i = 0; ok && i < j->ngroups; i++)
+		ok = json_array_append_new(groups, json_integer((json_int_t)j->groups[i])) == 0;
+	h = ok ? json_pack("{s:s,s:b,s:I,s:I,s:O,s:I,s:s*,s:s*,s:s*,s:b}", "profile", j->profile,
+			   "session", session, "uid", (json_int_t)j->uid, "gid", (json_int_t)j->gid,
+			   "groups", groups, "cap", (json_int_t)cfg.max_output_cap, "name", j->name,
+			   "home", j->home, "workdir", j->workdir, "prebuild", prebuild_now())
+	       : NULL;
+	json_decref(groups);
 	hs = h ? json_dumps(h, JSON_COMPACT) : NULL;
 	json_decref(h);
 	if (!hs) {

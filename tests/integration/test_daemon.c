@@ -3280,6 +3280,13 @@ Test(daemon, runner_refuses_bad_frames, .timeout = 60)
 		/* prebuild that is not a boolean */
 		"{\"profile\":\"default\",\"session\":false,\"uid\":0,\"gid\":0,\"cap\":100,"
 		"\"prebuild\":\"yes\"}\n{\"command\":\"touch /tmp/cordon-runner-ran\"}",
+		/* groups that are not a list of gids */
+		"{\"profile\":\"default\",\"session\":false,\"uid\":0,\"gid\":0,\"cap\":100,"
+		"\"groups\":[0,\"wheel\"]}\n{\"command\":\"touch /tmp/cordon-runner-ran\"}",
+		"{\"profile\":\"default\",\"session\":false,\"uid\":0,\"gid\":0,\"cap\":100,"
+		"\"groups\":[-1]}\n{\"command\":\"touch /tmp/cordon-runner-ran\"}",
+		"{\"profile\":\"default\",\"session\":false,\"uid\":0,\"gid\":0,\"cap\":100,"
+		"\"groups\":7}\n{\"command\":\"touch /tmp/cordon-runner-ran\"}",
 	};
 	char buf[8192];
 	int sv[2], st;
@@ -3657,6 +3664,66 @@ Test(daemon, env_names_any_but_with_equals, .timeout = 60)
 	EXPECT(&r, 400, "env: invalid variable name 'A=B'");
 	res_free(&r);
 	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/*
+ * A member's run has the member's groups, all of those the group database gives them, as the
+ * documentation always said: it had the primary gid only. Missing groups are not only less
+ * access (a group's files unreadable in one's own run): a group can be a denial, a file
+ * "rw----r--" of group G that everyone but G may read, and dropping G gets past it, which is
+ * why the kernel forbids setgroups in an unprivileged user namespace. Through cordond a member
+ * read such a file that they cannot read themselves (found in review).
+ */
+Test(daemon, runs_have_the_callers_groups, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	struct passwd *pw;
+	struct group *gr = getgrnam("cordon");
+	char body[1024], want[64], path[600], url[256], *wd = tu_tmpdir(), *id, *o;
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	cr_assert(pw && gr);
+	cr_assert(chown(wd, pw->pw_uid, pw->pw_gid) == 0);
+	/* Everyone may read it but group cordon, which the member is in. */
+	tu_write_file(wd, "not-for-cordon", "secret");
+	snprintf(path, sizeof(path), "%s/not-for-cordon", wd);
+	cr_assert(chown(path, 0, gr->gr_gid) == 0 && chmod(path, 0604) == 0);
+	snprintf(want, sizeof(want), " %u ", (unsigned)gr->gr_gid);
+	daemon_start(&d, NULL);
+
+	snprintf(body, sizeof(body),
+		 "{\"command\":\"echo \\\" $(id -G) \\\"; cat not-for-cordon\",\"workdir\":\"%s\"}",
+		 wd);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", body, &r) == 0);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	o = jfield(&r, "stdout");
+	cr_expect(strstr(o, want), "the run lacks group cordon (%u): %s", (unsigned)gr->gr_gid, o);
+	cr_expect(!strstr(o, "secret"), "the run read a file its group may not: %s", o);
+	free(o);
+	res_free(&r);
+	/* A session's runs as well. */
+	snprintf(body, sizeof(body), "{\"workdir\":\"%s\"}", wd);
+	id = session_create(d.sock, MEMBER, body, NULL);
+	snprintf(url, sizeof(url), "/v1/sessions/%s/run", id);
+	cr_assert(http_as(MEMBER, d.sock, "POST", url,
+			  "{\"command\":\"echo \\\" $(id -G) \\\"; cat not-for-cordon\"}",
+			  &r) == 0);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	o = jfield(&r, "stdout");
+	cr_expect(strstr(o, want), "the session's run lacks group cordon: %s", o);
+	cr_expect(!strstr(o, "secret"), "the session's run read a file its group may not: %s", o);
+	free(o);
+	res_free(&r);
+	/* Root's own runs have the run's gid only, never root's groups (docs/security.md). */
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"id -G\"}", &r) == 0);
+	EXPECT_FIELD(&r, "output", "65534");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(wd);
+	free(wd);
+	free(id);
 }
 
 Test(daemon, cli_via_daemon, .timeout = 90)
