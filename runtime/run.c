@@ -11,6 +11,7 @@
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
+#include "runtime/asuser.h"
 #include "runtime/resolve.h"
 
 #include <errno.h>
@@ -48,6 +49,36 @@ static int policy_check_host(const struct cordon_profile *p, const char *command
 	r = policy_check_ex(p, command, workdir, resolve_host, getenv("HOME"), ret_deny, e);
 	resolve_budget_end();
 	return r;
+}
+
+struct policy_args {
+	const struct cordon_profile *p;
+	const char *command, *workdir;
+	char **ret_deny;
+};
+
+static int policy_check_fn(void *arg, cordon_error *e)
+{
+	struct policy_args *a = arg;
+
+	return policy_check_host(a->p, a->command, a->workdir, a->ret_deny, e);
+}
+
+/*
+ * The policy check of a run on someone's behalf (run_as: cordond's member) is made with their
+ * file-system identity: the paths the command names are resolved (lstat, readlink) with the
+ * caller's rights, as their own direct run would resolve them. As root, a refusal named the
+ * target of any symlink, in directories the caller may not search, and of /proc/<pid>/fd/N of
+ * any process (found in review).
+ */
+static int policy_check_request(const struct cordon_request *rq, const char *workdir,
+				char **ret_deny, cordon_error *e)
+{
+	struct policy_args a = { rq->profile, rq->command, workdir, ret_deny };
+
+	if (!rq->run_as)
+		return policy_check_fn(&a, e);
+	return asuser_call(rq->uid, rq->gid, rq->groups, rq->ngroups, policy_check_fn, &a, e);
 }
 
 extern char **environ;
@@ -390,7 +421,7 @@ int cordon_check(const struct cordon_request *rq, char **ret_refusal, cordon_err
 	if (rq->workdir)
 		return prepare_workdir(rq->workdir, false, &wd, &wd_fd, e) < 0
 			       ? -1
-			       : policy_check_host(rq->profile, rq->command, wd, ret_refusal, e);
+			       : policy_check_request(rq, wd, ret_refusal, e);
 	if (!getcwd(cwd, sizeof(cwd)))
 		return cordon_err(e, errno, "getcwd");
 	r = resolve_host(cwd, "/tmp/cordon-check", &wd, e);
@@ -398,7 +429,7 @@ int cordon_check(const struct cordon_request *rq, char **ret_refusal, cordon_err
 		return -1;
 	if (r > 0)
 		return cordon_err(e, ELOOP, "workdir '/tmp/cordon-check'");
-	return policy_check_host(rq->profile, rq->command, wd, ret_refusal, e);
+	return policy_check_request(rq, wd, ret_refusal, e);
 }
 
 static int set_str(char **dst, const char *s, cordon_error *e)
@@ -530,7 +561,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	if (set_str(&r.backend, ops->name, e) < 0 || set_str(&r.workdir, workdir, e) < 0)
 		goto out;
 	if (rq->command) {
-		if (policy_check_host(p, rq->command, workdir, &deny, e) < 0)
+		if (policy_check_request(rq, workdir, &deny, e) < 0)
 			goto out;
 		if (deny) {
 			rc = refusal_result(TAKE_PTR(deny), &r, e);

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
 #include "policy/policy.h"
+#include "runtime/asuser.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
 
@@ -18,7 +19,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -252,111 +252,10 @@ oom:
 	return cordon_err(e, ENOMEM, "out of memory");
 }
 
-/*
- * The raw system calls, not glibc's wrappers: glibc makes setgroups() and the set*id() family
- * process-wide (it signals every thread to follow, as POSIX wants), while the kernel's own calls
- * change only the calling thread's credentials, which is exactly what one request needs.
- * setfsuid() to a non-zero uid also clears CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER and
- * the other file capabilities from the thread's effective set, and restoring fsuid 0 brings them
- * back (capabilities(7)), so in between this thread really is the caller for the file system.
- */
-static int thread_setgroups(size_t n, const gid_t *g)
-{
-	return (int)syscall(SYS_setgroups, n, g);
-}
-
-static uid_t thread_setfsuid(uid_t u)
-{
-	return (uid_t)syscall(SYS_setfsuid, u);
-}
-
-static gid_t thread_setfsgid(gid_t g)
-{
-	return (gid_t)syscall(SYS_setfsgid, g);
-}
-
-static void restore_root(void)
-{
-	/* setfsuid() reports the old value, never an error: read back to be sure it took. */
-	(void)thread_setfsuid(0);
-	(void)thread_setfsgid(0);
-	if (thread_setfsuid((uid_t)-1) != 0 || thread_setfsgid((gid_t)-1) != 0 ||
-	    thread_setgroups(0, NULL) < 0) {
-		/* A thread stuck with someone's identity must not serve the next request. */
-		daemon_log("cannot restore the daemon's identity; aborting");
-		abort();
-	}
-}
-
-/*
- * The thread's effective capabilities, set and restored on this thread only (capset(2) with
- * pid 0 is per-thread, like the fs ids above). setfsuid() clears only the file capabilities;
- * CAP_SYS_PTRACE, for one, would still let the thread follow /proc/<pid>/cwd of a process the
- * caller may not trace. While acting as the caller the thread holds none.
- */
-static int thread_caps(struct __user_cap_data_struct data[2], bool set)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-
-	return (int)syscall(set ? SYS_capset : SYS_capget, &h, data);
-}
-
-static void restore_caps(const struct __user_cap_data_struct saved[2])
-{
-	struct __user_cap_data_struct d[2];
-
-	memcpy(d, saved, sizeof(d));
-	if (thread_caps(d, true) < 0) {
-		daemon_log("cannot restore the daemon's capabilities; aborting");
-		abort();
-	}
-}
-
 int ident_as_caller(const struct caller *c, int (*fn)(void *arg, cordon_error *e), void *arg,
 		    cordon_error *e)
 {
-	struct __user_cap_data_struct saved[2], none[2];
-	int r;
-
-	if (geteuid() != 0) {
-		/* An unprivileged daemon (tests, development) is already only itself. */
-		return fn(arg, e);
-	}
-	/* Groups first, then gid, then uid: each step needs the privilege the next drops. */
-	if (thread_setgroups((size_t)c->ngroups, c->groups) < 0) {
-		int err = errno;
-
-		restore_root();
-		return cordon_err(e, err, "setgroups");
-	}
-	(void)thread_setfsgid(c->gid);
-	(void)thread_setfsuid(c->uid);
-	if (thread_setfsgid((gid_t)-1) != c->gid || thread_setfsuid((uid_t)-1) != c->uid) {
-		restore_root();
-		return cordon_err(e, EPERM, "cannot take the caller's file-system identity");
-	}
-	if (c->uid != 0) {
-		/* No capability the caller lacks: the effective set empty, the permitted kept. */
-		if (thread_caps(saved, false) < 0) {
-			int err = errno;
-
-			restore_root();
-			return cordon_err(e, err, "capget");
-		}
-		memcpy(none, saved, sizeof(none));
-		none[0].effective = none[1].effective = 0;
-		if (thread_caps(none, true) < 0) {
-			int err = errno;
-
-			restore_root();
-			return cordon_err(e, err, "capset");
-		}
-	}
-	r = fn(arg, e);
-	if (c->uid != 0)
-		restore_caps(saved);
-	restore_root();
-	return r;
+	return asuser_call(c->uid, c->gid, c->groups, (size_t)c->ngroups, fn, arg, e);
 }
 
 struct workdir_args {

@@ -3726,6 +3726,74 @@ Test(daemon, runs_have_the_callers_groups, .timeout = 60)
 	free(id);
 }
 
+/*
+ * The policy resolves the paths a command names (ignore patterns, AG2's realpath rule) with the
+ * caller's rights, as a direct run of the caller does: in a runner as root it followed links
+ * the caller may not read, and the refusal named their targets (found in review): a symlink in
+ * a directory of root's (0700), and /proc/<pid>/fd/N of any process, cordond's own included,
+ * told a member which files they lead to.
+ */
+Test(daemon, policy_paths_resolved_with_the_callers_rights, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	struct passwd *pw;
+	char body[2048], lnk[600], *hidden = tu_tmpdir(), *own = tu_tmpdir(), *o;
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	cr_assert(pw);
+	/* hidden: root's, 0700; own: the member's workdir. */
+	snprintf(lnk, sizeof(lnk), "%s/lnk", hidden);
+	cr_assert(symlink("/nonexistent/cordon-hidden-target", lnk) == 0);
+	cr_assert(chown(own, pw->pw_uid, pw->pw_gid) == 0);
+	{
+		char mine[600];
+
+		snprintf(mine, sizeof(mine), "%s/mine", own);
+		cr_assert(symlink("/etc/passwd", mine) == 0);
+		cr_assert(lchown(mine, pw->pw_uid, pw->pw_gid) == 0);
+	}
+	daemon_start(&d, NULL);
+
+	snprintf(body, sizeof(body),
+		 "{\"command\":\"cat %s\",\"ignore\":[\"*cordon-hidden-target*\"],"
+		 "\"workdir\":\"%s\"}",
+		 lnk, own);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", body, &r) == 0);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	o = jfield(&r, "output");
+	cr_expect(!strstr(o, "cordon-hidden-target"), "a member learnt a link's target: %s", o);
+	free(o);
+	res_free(&r);
+	/* What cordond's stdout is (its log, in the test's directory). */
+	snprintf(body, sizeof(body),
+		 "{\"command\":\"cat /proc/%d/fd/1\",\"ignore\":[\"/*\"],\"workdir\":\"%s\"}",
+		 (int)d.pid, own);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", body, &r) == 0);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	o = jfield(&r, "output");
+	cr_expect(!strstr(o, d.dir), "a member learnt what cordond's fd 1 is: %s", o);
+	free(o);
+	res_free(&r);
+	/* The member's own links are followed as before, and root's resolution is root's. */
+	snprintf(body, sizeof(body),
+		 "{\"command\":\"cat mine\",\"ignore\":[\"/etc/passwd\"],\"workdir\":\"%s\"}", own);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", body, &r) == 0);
+	EXPECT_FIELD(&r, "output", "Access denied: /etc/passwd");
+	res_free(&r);
+	snprintf(body, sizeof(body),
+		 "{\"command\":\"cat %s\",\"ignore\":[\"*cordon-hidden-target*\"]}", lnk);
+	cr_assert(http(d.sock, "POST", "/v1/run", body, &r) == 0);
+	EXPECT_FIELD(&r, "output", "Access denied: /nonexistent/cordon-hidden-target");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(hidden);
+	tu_rmtree(own);
+	free(hidden);
+	free(own);
+}
+
 Test(daemon, cli_via_daemon, .timeout = 90)
 {
 	struct daemon d;
