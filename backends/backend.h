@@ -79,6 +79,13 @@ extern const struct cordon_backend_ops backend_local;
 extern const struct cordon_backend_ops backend_docker;
 
 /*
+ * May the local sandbox have this canonical path as its workdir? Not /, /tmp, /proc, /dev
+ * nor anything below the last two: it builds those itself. Below /tmp is any directory.
+ */
+bool backend_local_workdir_ok(const char *path);
+#define BACKEND_LOCAL_WORKDIR_RULE "cannot be /, /tmp, or in /proc or /dev"
+
+/*
  * The caller's PATH and HOME describe the host, not a container or a remote sandbox: there,
  * the image's PATH and the sandbox user's HOME apply unless the profile's env sets them.
  * True for a KEY=VALUE of the envp that such a backend must not pass on.

@@ -20,6 +20,7 @@
  * Setup errors thus travel as data and are never printed into the command's output.
  */
 #define _GNU_SOURCE
+#include "backends/backend.h"
 #include "backends/local/cgroup.h"
 #include "backends/local/cpus.h"
 #include "runtime/fsutil.h"
@@ -247,6 +248,11 @@ static bool reserved_path(const char *path)
 	return false;
 }
 
+bool backend_local_workdir_ok(const char *path)
+{
+	return !reserved_path(path) || strncmp(path, "/tmp/", 5) == 0;
+}
+
 static int prep_binds(struct prep *x, const struct cordon_profile *p, cordon_error *e)
 {
 	const struct cordon_list *l = &p->ro_bind;
@@ -357,9 +363,8 @@ static int prep_workdir(struct prep *x, const struct local_spec *s, struct stat 
 	x->workdir[n] = '\0';
 	if (x->workdir[0] != '/')
 		return cordon_err(e, ENOENT, "sandbox: workdir '%s' is not reachable", given);
-	if (reserved_path(x->workdir) && strncmp(x->workdir, "/tmp/", 5) != 0)
-		return cordon_err(e, EINVAL,
-				  "sandbox: workdir '%s': cannot be /, /tmp, or in /proc or /dev",
+	if (!backend_local_workdir_ok(x->workdir))
+		return cordon_err(e, EINVAL, "sandbox: workdir '%s': " BACKEND_LOCAL_WORKDIR_RULE,
 				  x->workdir);
 	return 0;
 }

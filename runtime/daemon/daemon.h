@@ -65,9 +65,10 @@ void caller_free(struct caller *c);
 int ident_as_caller(const struct caller *c, int (*fn)(void *arg, cordon_error *e), void *arg,
 		    cordon_error *e);
 /* Open (creating it with parents if missing) a workdir as the caller; check the caller may read,
- * write and search it; return the fd and its canonical path. */
-int ident_open_workdir(const struct caller *c, const char *path, int *ret_fd, char **ret_path,
-		       cordon_error *e);
+ * write and search it; return the fd and its canonical path. local: for the local sandbox,
+ * which refuses some directories (backend_local_workdir_ok), refused here first. */
+int ident_open_workdir(const struct caller *c, const char *path, bool local, int *ret_fd,
+		       char **ret_path, cordon_error *e);
 /* A fresh /tmp/cordon-XXXXXX owned by the caller (mode 0700). */
 int ident_mktemp(const struct caller *c, const char *prefix, char **ret_path, cordon_error *e);
 /* Remove a directory tree as the caller. */

@@ -441,7 +441,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 			goto fail;
 		}
 	} else if (b.workdir) {
-		if (ident_open_workdir(&cn->caller, b.workdir, &wdfd, &workdir, &e) < 0) {
+		if (ident_open_workdir(&cn->caller, b.workdir, true, &wdfd, &workdir, &e) < 0) {
 			status = e.code == ENOMEM ? 500 : 400;
 			cordon_err_prefix(&e, "workdir");
 			goto fail;
@@ -462,7 +462,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 			hold = fsutil_temp_hold(workdir, &he);
 		}
 		/* Opened as the caller too: the caller owns the new entry and could swap it. */
-		if (ident_open_workdir(&cn->caller, workdir, &wdfd, &canon, &e) < 0) {
+		if (ident_open_workdir(&cn->caller, workdir, true, &wdfd, &canon, &e) < 0) {
 			status = 500;
 			cordon_err_prefix(&e, "workdir");
 			goto fail;

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
+#include "backends/backend.h"
 #include "policy/policy.h"
 #include "runtime/asuser.h"
 #include "runtime/cleanup.h"
@@ -362,8 +363,8 @@ static int open_workdir_fn(void *arg, cordon_error *e)
 	return 0;
 }
 
-int ident_open_workdir(const struct caller *c, const char *path, int *ret_fd, char **ret_path,
-		       cordon_error *e)
+int ident_open_workdir(const struct caller *c, const char *path, bool local, int *ret_fd,
+		       char **ret_path, cordon_error *e)
 {
 	struct workdir_args a = { .path = path, .fd = -1, .nofollow = c->uid == 0 };
 	_cleanup_free_ char *lex = NULL;
@@ -372,20 +373,34 @@ int ident_open_workdir(const struct caller *c, const char *path, int *ret_fd, ch
 		return cordon_err(e, 0, "must be an absolute path");
 	if (strlen(path) >= PATH_MAX)
 		return cordon_err(e, ENAMETOOLONG, "too long");
+	if (pypath_normpath(path, &lex, e) < 0)
+		return -1;
+	/*
+	 * A directory the local sandbox builds itself (/tmp, /dev...) is the caller's mistake,
+	 * a 400 before anything is made for it (it was a 500 from the sandbox, after mkdir -p,
+	 * and a session whose every run failed): the path as written first, then the directory
+	 * it names once opened (a symlink into /dev/shm).
+	 */
+	if (local && !backend_local_workdir_ok(lex))
+		return cordon_err(e, 0, "'%s': " BACKEND_LOCAL_WORKDIR_RULE, path);
 	/*
 	 * As root, as `cordon run` as root does (docs/security.md, "The workdir"): a symlink an
 	 * earlier run planted would make this a workdir anywhere. Checked and made (if missing)
 	 * here; open_workdir_fn opens it again without following any.
 	 */
 	if (a.nofollow) {
-		if (pypath_normpath(path, &lex, e) < 0)
-			return -1;
 		if (fsutil_walk_nofollow(lex, true, NULL, e) < 0)
 			return -1;
 		a.path = lex;
 	}
 	if (ident_as_caller(c, open_workdir_fn, &a, e) < 0)
 		return -1;
+	if (local && !backend_local_workdir_ok(a.canon)) {
+		cordon_err(e, 0, "'%s' is '%s', which " BACKEND_LOCAL_WORKDIR_RULE, path, a.canon);
+		(void)close(a.fd);
+		free(a.canon);
+		return -1;
+	}
 	*ret_fd = a.fd;
 	*ret_path = a.canon;
 	return 0;

@@ -176,7 +176,8 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
 
 	if (b->workdir) {
-		if (ident_open_workdir(&s->owner, b->workdir, &s->dirfd, &s->workdir, e) < 0) {
+		if (ident_open_workdir(&s->owner, b->workdir, !docker && !daytona, &s->dirfd,
+				       &s->workdir, e) < 0) {
 			session_free(s);
 			return cordon_err_prefix(e, "workdir");
 		}
@@ -189,7 +190,8 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 		s->temp = true;
 		char *canon = NULL;
 
-		if (ident_open_workdir(&s->owner, s->workdir, &s->dirfd, &canon, e) < 0) {
+		if (ident_open_workdir(&s->owner, s->workdir, !docker && !daytona, &s->dirfd,
+				       &canon, e) < 0) {
 			session_free(s);
 			*status = 500;
 			return cordon_err_prefix(e, "workdir");

@@ -3794,6 +3794,61 @@ Test(daemon, policy_paths_resolved_with_the_callers_rights, .timeout = 60)
 	free(own);
 }
 
+/*
+ * A workdir the local sandbox cannot have (it builds /, /tmp, /proc and /dev itself) is the
+ * caller's mistake: 400 naming the field, before anything is made, and no session of it. It
+ * was a 500 ("cordon failed") after the missing directories were made, and a session created
+ * (201) whose every run then failed with a 500.
+ */
+Test(daemon, workdirs_the_sandbox_builds_are_refused, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	struct passwd *pw;
+	char body[1024], made[128], lnk[600], *own = tu_tmpdir();
+	const char *const wds[] = { "/tmp", "/tmp/", "/dev/shm", made, "/tmp/../dev/shm", lnk };
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	cr_assert(pw);
+	cr_assert(chown(own, pw->pw_uid, pw->pw_gid) == 0);
+	snprintf(made, sizeof(made), "/dev/shm/cordon-test-wd-%d/sub", (int)getpid());
+	/* The member's own symlink into /dev/shm: the directory it names is what counts. */
+	snprintf(lnk, sizeof(lnk), "%s/shm", own);
+	cr_assert(symlink("/dev/shm", lnk) == 0);
+	daemon_start(&d, NULL);
+	for (size_t i = 0; i < sizeof(wds) / sizeof(wds[0]); i++) {
+		snprintf(body, sizeof(body), "{\"command\":\"touch ran\",\"workdir\":\"%s\"}",
+			 wds[i]);
+		cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", body, &r) == 0);
+		EXPECT(&r, 400, "workdir: ");
+		EXPECT(&r, 400, "cannot be /, /tmp, or in /proc or /dev");
+		res_free(&r);
+		snprintf(body, sizeof(body), "{\"workdir\":\"%s\"}", wds[i]);
+		cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions", body, &r) == 0);
+		EXPECT(&r, 400, "cannot be /, /tmp, or in /proc or /dev");
+		res_free(&r);
+	}
+	cr_expect(access("/dev/shm/ran", F_OK) != 0);
+	{
+		char dir[128];
+
+		snprintf(dir, sizeof(dir), "/dev/shm/cordon-test-wd-%d", (int)getpid());
+		cr_expect(access(dir, F_OK) != 0, "%s was made for a refused workdir", dir);
+		/* What a failure made (tu_rmtree keeps to /tmp): empty, as nothing ran there. */
+		(void)rmdir(made);
+		(void)rmdir(dir);
+	}
+	/* Below /tmp is a workdir like any other. */
+	snprintf(body, sizeof(body), "{\"command\":\"touch ran\",\"workdir\":\"%s/sub\"}", own);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", body, &r) == 0);
+	EXPECT(&r, 200, "\"exit_code\": 0");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(own);
+	free(own);
+}
+
 Test(daemon, cli_via_daemon, .timeout = 90)
 {
 	struct daemon d;
