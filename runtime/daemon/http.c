@@ -53,6 +53,14 @@ double now_s(void)
 /* Per-request state (MHD's con_cls). */
 struct req {
 	struct conn *cn; /* its connection, which outlives it */
+	/*
+	 * Who is asking, resolved for this request (the connection's peer, its passwd entry and
+	 * groups now): what it may do and the identity it acts with. Every request is authorised,
+	 * not only a connection's first, so a member taken out of group cordon (or another group)
+	 * is refused (or acts without it) on the connections they keep open too.
+	 */
+	struct caller caller;
+	bool ident_ok;
 	struct route route;
 	int status; /* an error decided before the body was read */
 	cordon_error err;
@@ -441,15 +449,15 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 			goto fail;
 		}
 	} else if (b.workdir) {
-		if (ident_open_workdir(&cn->caller, b.workdir, true, &wdfd, &workdir, &e) < 0) {
+		if (ident_open_workdir(&rq->caller, b.workdir, true, &wdfd, &workdir, &e) < 0) {
 			status = e.code == ENOMEM ? 500 : 400;
 			cordon_err_prefix(&e, "workdir");
 			goto fail;
 		}
-	} else if (cn->caller.uid != 0) {
+	} else if (rq->caller.uid != 0) {
 		_cleanup_free_ char *canon = NULL;
 
-		if (ident_mktemp(&cn->caller, "cordon", &workdir, &e) < 0) {
+		if (ident_mktemp(&rq->caller, "cordon", &workdir, &e) < 0) {
 			status = 500;
 			cordon_err_prefix(&e, "workdir");
 			goto fail;
@@ -462,26 +470,26 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 			hold = fsutil_temp_hold(workdir, &he);
 		}
 		/* Opened as the caller too: the caller owns the new entry and could swap it. */
-		if (ident_open_workdir(&cn->caller, workdir, true, &wdfd, &canon, &e) < 0) {
+		if (ident_open_workdir(&rq->caller, workdir, true, &wdfd, &canon, &e) < 0) {
 			status = 500;
 			cordon_err_prefix(&e, "workdir");
 			goto fail;
 		}
 	}
 
-	if (cn->caller.uid == 0)
+	if (rq->caller.uid == 0)
 		root_run_identity(s ? session_dirfd(s) : wdfd, &run_name, &run_home);
 
 	struct job j = {
 		.body = &b,
 		.profile = b.profile ? b.profile : (s ? session_profile(s) : "default"),
-		.uid = cn->caller.uid,
-		.gid = cn->caller.gid,
+		.uid = rq->caller.uid,
+		.gid = rq->caller.gid,
 		/* A member's run has their groups, as their own processes do (docs/security.md). */
-		.groups = cn->caller.groups,
-		.ngroups = (size_t)cn->caller.ngroups,
-		.name = cn->caller.uid == 0 ? run_name : cn->caller.name,
-		.home = cn->caller.uid == 0 ? run_home : cn->caller.home,
+		.groups = rq->caller.groups,
+		.ngroups = (size_t)rq->caller.ngroups,
+		.name = rq->caller.uid == 0 ? run_name : rq->caller.name,
+		.home = rq->caller.uid == 0 ? run_home : rq->caller.home,
 		.workdir = workdir,
 		.workdir_fd = s ? session_dirfd(s) : wdfd,
 		.cancel = &cn->cancel,
@@ -640,7 +648,7 @@ static enum MHD_Result handle_session(struct MHD_Connection *c, struct conn *cn,
 		if (body_parse(BODY_SESSION, rq->len ? rq->body : "{}", rq->len ? rq->len : 2,
 			       cfg.max_output_cap, &b, &e) < 0)
 			return send_error(c, 400, &e);
-		if (sessions_create(&cn->caller, &b, &j, &st, &e) < 0) {
+		if (sessions_create(&rq->caller, &b, &j, &st, &e) < 0) {
 			run_body_free(&b);
 			return send_error(c, st, &e);
 		}
@@ -648,12 +656,12 @@ static enum MHD_Result handle_session(struct MHD_Connection *c, struct conn *cn,
 		return send_json(c, 201, j);
 	}
 	if (r->kind == ROUTE_SESSION && !strcmp(method, "DELETE")) {
-		st = session_delete(&cn->caller, r->id, &e);
+		st = session_delete(&rq->caller, r->id, &e);
 		if (st)
 			return send_error(c, st, &e);
 		return send_json(c, 200, json_pack("{s:s,s:b}", "id", r->id, "deleted", 1));
 	}
-	s = session_get(&cn->caller, r->id);
+	s = session_get(&rq->caller, r->id);
 	if (!s)
 		return send_msg(c, 404, "id: no such session");
 	enum MHD_Result ret;
@@ -663,14 +671,14 @@ static enum MHD_Result handle_session(struct MHD_Connection *c, struct conn *cn,
 	} else if (r->kind == ROUTE_SESSION_RUN) {
 		ret = handle_run(c, cn, rq, s);
 	} else if (!strcmp(method, "PUT")) {
-		st = session_put_file(&cn->caller, s, r->path, rq->body ? rq->body : "", rq->len,
+		st = session_put_file(&rq->caller, s, r->path, rq->body ? rq->body : "", rq->len,
 				      &e);
 		ret = st ? send_error(c, st, &e)
 			 : send_json(c, 200,
 				     json_pack("{s:s,s:I}", "path", r->path, "bytes",
 					       (json_int_t)rq->len));
 	} else if (!strcmp(method, "DELETE")) {
-		st = session_delete_file(&cn->caller, s, r->path, &e);
+		st = session_delete_file(&rq->caller, s, r->path, &e);
 		ret = st ? send_error(c, st, &e)
 			 : send_json(c, 200, json_pack("{s:s,s:b}", "path", r->path, "deleted", 1));
 	} else {
@@ -678,7 +686,7 @@ static enum MHD_Result handle_session(struct MHD_Connection *c, struct conn *cn,
 		uint64_t size = 0;
 		struct MHD_Response *resp;
 
-		st = session_get_file(&cn->caller, s, r->path, &fd, &size, &e);
+		st = session_get_file(&rq->caller, s, r->path, &fd, &size, &e);
 		if (st) {
 			ret = send_error(c, st, &e);
 		} else {
@@ -996,16 +1004,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq->last = is_last_request(c, version);
 		rq->cn = cn;
 		*con_cls = rq;
+		/* The peer as it is now (ident.c caches it while the group database is unchanged). */
+		rq->ident_ok = cn->ident_ok && ident_from_socket(cn->fd, cordon_gid, have_group,
+								 &rq->caller, &rq->err) == 0;
 		/* Authorisation first: an unauthorised caller learns nothing else. */
-		if (!cn->ident_ok) {
+		if (!rq->ident_ok) {
 			rq->status = 500;
 			cordon_err(&rq->err, 0, "cannot identify the caller");
-		} else if (!cn->caller.authorised) {
+		} else if (!rq->caller.authorised) {
 			rq->status = 403;
 			cordon_err(
 				&rq->err, 0,
 				"not authorised: uid %u is neither root nor a member of group %s",
-				(unsigned)cn->caller.uid, cfg.group);
+				(unsigned)rq->caller.uid, cfg.group);
 		} else if (atomic_load(&daemon_stopping)) {
 			rq->status = 503;
 			cordon_err(&rq->err, 0, "cordond is stopping");
@@ -1147,6 +1158,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			free(rq->temp_workdir);
 		}
 		bodies_give(rq->cn, rq->cap);
+		caller_free(&rq->caller);
 		free(rq->body);
 		free(rq);
 		*con_cls = NULL;

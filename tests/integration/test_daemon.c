@@ -2919,6 +2919,53 @@ static long metric(const struct res *r, const char *name)
 }
 
 /*
+ * Every request is authorised (SPEC section 7), not only a connection's first: a member taken
+ * out of group cordon is refused on the connections they hold open as well, at their next
+ * request, and their runs there have their groups as they are now. It was decided once, at
+ * accept, so a keep-alive connection kept serving a removed member for as long as they sent
+ * a request within each --request-timeout, that is for ever (found in review).
+ */
+#define KEEPER "cordon-tk"
+
+static char *ka_request(int fd, const char *body)
+{
+	char head[256];
+
+	snprintf(head, sizeof(head),
+		 "POST /v1/run HTTP/1.1\r\nHost: c\r\nContent-Length: %zu\r\n\r\n", strlen(body));
+	write_all(fd, head, strlen(head));
+	write_all(fd, body, strlen(body));
+	return read_one_reply(fd);
+}
+
+Test(daemon, group_removal_applies_to_open_connections, .timeout = 60)
+{
+	struct daemon d;
+	char *b;
+	int fd;
+
+	ensure_users();
+	cr_assert_eq(system("flock /tmp/cordon-test-users.lock sh -c '"
+			    "id " KEEPER " >/dev/null 2>&1 || useradd -M -N -s /bin/sh " KEEPER
+			    "; gpasswd -a " KEEPER " cordon' >/dev/null 2>&1"),
+		     0, "cannot make " KEEPER);
+	daemon_start(&d, NULL);
+	fd = connect_as(KEEPER, d.sock);
+	b = ka_request(fd, "{\"command\":\"echo in\"}");
+	cr_assert(b && strstr(b, "\"output\": \"in\""), "%s", b ? b : "(no reply)");
+	free(b);
+	cr_assert_eq(
+		system("flock /tmp/cordon-test-users.lock gpasswd -d " KEEPER " cordon >/dev/null"),
+		0);
+	b = ka_request(fd, "{\"command\":\"echo still in\"}");
+	cr_expect(b && strstr(b, "not authorised: uid"), "a removed member was served: %s",
+		  b ? b : "(no reply)");
+	free(b);
+	close(fd);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/*
  * The runner pool follows the load (runners.c): CLIENTS clients sending run after run on
  * keep-alive connections keep at most two runners busy each (one running, one tearing down
  * the client's last run), and as many idle ones are kept as were busy at once, so the pool
