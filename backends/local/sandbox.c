@@ -23,6 +23,7 @@
 #include "backends/backend.h"
 #include "backends/local/cgroup.h"
 #include "backends/local/cpus.h"
+#include "runtime/asuser.h"
 #include "runtime/fsutil.h"
 #include "backends/local/idmap.h"
 #include "backends/local/landlock.h"
@@ -684,6 +685,37 @@ static int check_mount_max(const struct sb_hide_list *h, cordon_error *e)
 			  h->n + h->npin, max);
 }
 
+struct scan_args {
+	struct prep *x;
+	const struct cordon_profile *p;
+};
+
+static int scan_fn(void *arg, cordon_error *e)
+{
+	struct scan_args *a = arg;
+
+	return hide_scan(a->x->wd_fd, a->x->workdir, a->p, !policy_workdir_readonly(a->p),
+			 &a->x->hides, e);
+}
+
+/*
+ * What to hide in the workdir, found as the command's user would find it. A run on someone's
+ * behalf (run_as: cordond's member) is scanned with their file-system identity
+ * (runtime/asuser.c), as their own direct run is: as root the walk went into other users'
+ * directories the caller may not read (a shared 1777 workdir holds them), and each name it
+ * hid there, and every directory on its way, became a mount point in the sandbox, listed in
+ * its /proc/self/mountinfo (found in review). The placeholders it makes are then the
+ * caller's, as in a direct run.
+ */
+static int scan_hides(struct prep *x, const struct local_spec *s, cordon_error *e)
+{
+	struct scan_args a = { x, s->profile };
+
+	if (!s->run_as)
+		return scan_fn(&a, e);
+	return asuser_call(s->uid, s->gid, s->groups, s->ngroups, scan_fn, &a, e);
+}
+
 static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 {
 	const struct cordon_profile *p = s->profile;
@@ -707,8 +739,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 		   now_ms());
 	/* A fresh temp workdir that becomes a tmpfs inside holds nothing to hide. */
 	if (hide_wanted(p) && !s->workdir_tmpfs) {
-		if (hide_scan(x->wd_fd, x->workdir, p, !policy_workdir_readonly(p), &x->hides, e) <
-		    0)
+		if (scan_hides(x, s, e) < 0)
 			return cordon_err_prefix(e, "sandbox: hide");
 		if (check_mount_max(&x->hides, e) < 0)
 			return cordon_err_prefix(e, "sandbox: hide");

@@ -3896,6 +3896,71 @@ Test(daemon, workdirs_the_sandbox_builds_are_refused, .timeout = 60)
 	free(own);
 }
 
+/*
+ * The workdir's scan for what to hide (ignore patterns, masks) walks it with the caller's
+ * rights, as the command will see it and as a direct run of the caller walks it: made as root
+ * in the runner, it went into other users' directories the caller may not read (a workdir
+ * such as a shared 1777 directory holds them), and every name it hid there, with each
+ * directory on the way, became a mount point listed in the sandbox's /proc/self/mountinfo: a
+ * member read the names in another user's 0700 directory (found in review).
+ */
+Test(daemon, hide_scan_sees_what_the_caller_sees, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	struct passwd *pw, *other;
+	char body[1024], path[1200], shared[128], *top = tu_tmpdir(), *o;
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	other = getpwnam(OUTSIDER);
+	cr_assert(pw && other);
+	/*
+	 * Not top itself: a sticky /tmp/cordon-* directory is what cordond's start sweeps as a
+	 * killed run's leftover.
+	 */
+	cr_assert(chmod(top, 0755) == 0);
+	snprintf(shared, sizeof(shared), "%s/shared", top);
+	cr_assert(mkdir(shared, 0777) == 0 && chmod(shared, 01777) == 0);
+	/* Another user's private tree in the shared directory. */
+	snprintf(path, sizeof(path), "%s/theirs", shared);
+	cr_assert(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/theirs/deep", shared);
+	cr_assert(mkdir(path, 0700) == 0);
+	tu_write_file(path, "their-cordon-private-name", "theirs");
+	snprintf(path, sizeof(path),
+		 "chown -R %u:%u %s/theirs && chmod 700 %s/theirs %s/theirs/deep",
+		 (unsigned)other->pw_uid, (unsigned)other->pw_gid, shared, shared, shared);
+	cr_assert_eq(system(path), 0);
+	/*
+	 * And the member's own file of that name, which is to be hidden. (The command names
+	 * mountinfo through a variable: compat's ignore check refuses a path outside the
+	 * workdir, as AG2's does.)
+	 */
+	tu_write_file(shared, "my-cordon-private-name", "mine");
+	snprintf(path, sizeof(path), "%s/my-cordon-private-name", shared);
+	cr_assert(chown(path, pw->pw_uid, pw->pw_gid) == 0);
+	daemon_start(&d, NULL);
+
+	snprintf(body, sizeof(body),
+		 "{\"command\":\"f=/proc/self/mountinfo; cat $f; cat my*\","
+		 "\"ignore\":[\"*private-name*\"],\"workdir\":\"%s\"}",
+		 shared);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", body, &r) == 0);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	o = jfield(&r, "stdout");
+	cr_expect(!strstr(o, "their-cordon-private-name") && !strstr(o, "theirs/deep"),
+		  "the sandbox named what is in another user's 0700 directory: %s", o);
+	cr_expect(strstr(o, "my-cordon-private-name"), "the member's own file was not hidden: %s",
+		  r.body);
+	cr_expect(!strstr(o, "mine"), "the member's own ignored file was read: %s", o);
+	free(o);
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(top);
+	free(top);
+}
+
 Test(daemon, cli_via_daemon, .timeout = 90)
 {
 	struct daemon d;
