@@ -53,6 +53,12 @@ struct cordon_open {
 	int workdir_fd;
 	/* NULL, or non-zero: give up waiting now (SIGINT/SIGTERM to cordon); only during open */
 	volatile int *cancel;
+	/*
+	 * The supplementary groups the commands must have (ngroups 0: the backend's own rule):
+	 * cordond's member's, whose commands a container runs as that member (docs/docker.md).
+	 */
+	const gid_t *groups;
+	size_t ngroups;
 };
 
 struct cordon_backend_ops {

@@ -81,6 +81,9 @@ struct docker {
 	 * (kill, restart, remove) must not be cut short by it.
 	 */
 	volatile int *cancel;
+	/* The commands' supplementary groups (the container's GroupAdd); NULL: none added. */
+	gid_t *groups;
+	size_t ngroups;
 };
 
 static double now_ms(void)
@@ -337,6 +340,7 @@ static void docker_free(struct docker *d)
 	free(d->name);
 	free(d->workdir_in);
 	free(d->workdir);
+	free(d->groups);
 	if (d->wd_fd >= 0)
 		(void)close(d->wd_fd);
 	docker_cg_free(d->cg);
@@ -513,6 +517,27 @@ static int open_workdir(struct docker *d, const char *workdir, int dirfd, cordon
 	return 0;
 }
 
+/*
+ * HostConfig.GroupAdd: the commands' supplementary groups. A member's runs through cordond
+ * have the member's groups, as on the host: a group can deny (a file `rw----r--` of group G is
+ * closed to G's members), so leaving one out would open such a file to them.
+ */
+static int add_groups(json_t *hc, const struct docker *d)
+{
+	json_t *a = json_array();
+
+	if (!hc || !a || json_object_set_new(hc, "GroupAdd", a) < 0)
+		return -1;
+	for (size_t i = 0; i < d->ngroups; i++) {
+		char g[16];
+
+		(void)snprintf(g, sizeof(g), "%u", (unsigned)d->groups[i]);
+		if (json_array_append_new(a, json_string(g)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Create the container (d->id); with agent_exe, the agent is its main process. */
 static int create_container(struct docker *d, const struct cordon_profile *p, const char *agent_exe,
 			    cordon_error *e)
@@ -553,6 +578,10 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 	body = create_body(p, d->workdir, d->workdir_in, session, owner,
 			   p->docker_user ? p->docker_user : user, agent_exe,
 			   agent_exe ? mdir : NULL, d->agent.dir);
+	if (body && d->ngroups && add_groups(json_object_get(body, "HostConfig"), d) < 0) {
+		json_decref(body);
+		body = NULL;
+	}
 	if (!body || asprintf(&path, "/containers/create?name=%s", name) < 0) {
 		path = NULL;
 		cordon_err(e, ENOMEM, "out of memory");
@@ -642,6 +671,15 @@ static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *
 	d->agent = (struct agent_host)AGENT_HOST_INIT;
 	d->wd_fd = -1;
 	d->cancel = o->cancel;
+	if (o->ngroups) {
+		d->groups = malloc(o->ngroups * sizeof(gid_t));
+		if (!d->groups) {
+			cordon_err(e, ENOMEM, "out of memory");
+			goto out;
+		}
+		memcpy(d->groups, o->groups, o->ngroups * sizeof(gid_t));
+		d->ngroups = o->ngroups;
+	}
 	if (open_workdir(d, workdir, o->workdir_fd, e) < 0)
 		goto out;
 	if (docker_socket_path(&d->sock, e) < 0 ||

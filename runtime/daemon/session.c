@@ -222,9 +222,15 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 			return cordon_err(e, ENOMEM, "out of memory");
 		}
 		s->ops = &backend_docker;
-		const struct cordon_open o = { .profile = prof,
-					       .workdir = s->workdir,
-					       .workdir_fd = s->dirfd };
+		/* A member's commands have the member's groups too (root's: the backend's rule). */
+		const struct cordon_open o = {
+			.profile = prof,
+			.workdir = s->workdir,
+			.workdir_fd = s->dirfd,
+			.groups = c->uid != 0 ? s->owner.groups : NULL,
+			.ngroups =
+				c->uid != 0 && s->owner.ngroups > 0 ? (size_t)s->owner.ngroups : 0,
+		};
 
 		if (backend_docker.open(&o, &s->handle, e) < 0) {
 			cordon_profile_free(prof);

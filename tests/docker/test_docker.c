@@ -624,6 +624,33 @@ Test(docker_wd, an_explicit_user_is_used_as_given)
 	cordon_result_free(&r);
 }
 
+/*
+ * cordond's member (its commands run as the member, [docker] user set by the session) has its
+ * supplementary groups in the container too: a group can deny, so a file `rw----r--` of one of
+ * them stays closed, as on the host (without them it was read as "other").
+ */
+Test(docker_wd, the_callers_groups_are_the_commands)
+{
+	const gid_t groups[] = { 65534, 4242 };
+	struct cordon_result r;
+	cordon_error e;
+	char path[512];
+
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	snprintf(path, sizeof(path), "%s/deny", wd);
+	tu_write_file(wd, "deny", "secret");
+	cr_assert_eq(chown(path, 0, 4242), 0);
+	cr_assert_eq(chmod(path, 0604), 0);
+	prof->docker_user = strdup("65534:65534");
+	const struct cordon_open o = {
+		.profile = prof, .workdir = wd, .workdir_fd = -1, .groups = groups, .ngroups = 2
+	};
+	cr_assert_eq(backend_docker.open(&o, &h, &e), 0, "%s", e.msg);
+	run("id -G; cat deny 2>/dev/null || echo denied", &r);
+	cr_assert_str_eq(r.output, "65534 4242\ndenied");
+	cordon_result_free(&r);
+}
+
 /* A user's workdir whose group is root's: the user, with group nogroup (a setgid file of
  * group root would be the same hole as a setuid-root one). */
 Test(docker_wd, a_users_workdir_of_group_root_runs_as_nogroup)
