@@ -891,6 +891,104 @@ static int cmd_unix(int argc, char **argv)
 	return escaped;
 }
 
+/*
+ * fdpass hold SOCK DELAY_MS TEXT: listen on the path SOCK; for each connection, take the fds
+ * it sends and, DELAY_MS later, write TEXT to each of them, then keep them open (a child per
+ * connection, dying with us).
+ * fdpass give SOCK BYTES: send our stdout and stderr to SOCK, then write BYTES to stdout (a
+ * flood makes cordon read it on a thread of its own) and exit: the write ends of the run's
+ * output pipes now live on in another run, which a shared workdir's socket reaches.
+ */
+static int cmd_fdpass(int argc, char **argv)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(8 * sizeof(int))];
+	} u;
+	char byte = 'x';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fd;
+
+	if (argc < 3)
+		return 2;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", argv[1]);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		blocked("fdpass socket", errno);
+		return 0;
+	}
+	if (!strcmp(argv[0], "hold")) {
+		if (argc < 4)
+			return 2;
+		unlink(a.sun_path);
+		if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 8) < 0) {
+			blocked("fdpass listen", errno);
+			return 0;
+		}
+		printf("fdpass: listening\n");
+		fflush(stdout);
+		for (;;) {
+			int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC), n = 0;
+
+			if (c < 0)
+				continue;
+			memset(&u, 0, sizeof(u));
+			m.msg_control = u.buf;
+			m.msg_controllen = sizeof(u.buf);
+			if (recvmsg(c, &m, 0) >= 0 && CMSG_FIRSTHDR(&m))
+				n = (int)((CMSG_FIRSTHDR(&m)->cmsg_len - CMSG_LEN(0)) /
+					  sizeof(int));
+			printf("fdpass: got %d fds\n", n);
+			fflush(stdout);
+			if (n > 0 && fork() == 0) {
+				int fds[8];
+
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&m)), (size_t)n * sizeof(int));
+				usleep((useconds_t)atoi(argv[2]) * 1000);
+				for (int i = 0; i < n; i++)
+					dprintf(fds[i], "%s\n", argv[3]);
+				sleep(60);
+				_exit(0);
+			}
+			close(c);
+		}
+	}
+	if (connect_timeout(fd, (struct sockaddr *)&a, sizeof(a), 2000) < 0) {
+		blocked("fdpass connect", errno);
+		return 0;
+	}
+	{
+		int give[2] = { 1, 2 };
+
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE(sizeof(give));
+		CMSG_FIRSTHDR(&m)->cmsg_level = SOL_SOCKET;
+		CMSG_FIRSTHDR(&m)->cmsg_type = SCM_RIGHTS;
+		CMSG_FIRSTHDR(&m)->cmsg_len = CMSG_LEN(sizeof(give));
+		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&m)), give, sizeof(give));
+	}
+	if (sendmsg(fd, &m, 0) < 0) {
+		blocked("fdpass send", errno);
+		return 0;
+	}
+	fprintf(stderr, "fdpass: gave stdout and stderr\n");
+	for (long left = atol(argv[2]); left > 0;) {
+		static char flood[65536];
+		ssize_t k;
+
+		memset(flood, 'f', sizeof(flood));
+		k = write(1, flood, left < (long)sizeof(flood) ? (size_t)left : sizeof(flood));
+		if (k <= 0)
+			break;
+		left -= k;
+	}
+	return 0;
+}
+
 /* ---- resources ----------------------------------------------------------------------------- */
 
 /* membomb MIB: allocate and touch MIB MiB in 64 MiB steps. */
@@ -1100,10 +1198,11 @@ static int cmd_fds(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: esc-helper tty|notty|ptrace|vm|keys|bpf|io_uring|userfaultfd|perf|"
-			"userns|setns|mount|modules|abi|personality|sockets|watch|tcp|udp|unix|"
-			"membomb|setid|"
-			"forkbomb|sysv|exe|fds ...\n");
+	fprintf(stderr,
+		"usage: esc-helper tty|notty|ptrace|vm|keys|bpf|io_uring|userfaultfd|perf|"
+		"userns|setns|mount|modules|abi|personality|sockets|watch|tcp|udp|unix|fdpass|"
+		"membomb|setid|"
+		"forkbomb|sysv|exe|fds ...\n");
 }
 
 int main(int argc, char **argv)
@@ -1158,6 +1257,8 @@ int main(int argc, char **argv)
 		return cmd_udp(argc, argv);
 	if (!strcmp(c, "unix"))
 		return cmd_unix(argc, argv);
+	if (!strcmp(c, "fdpass"))
+		return cmd_fdpass(argc, argv);
 	if (!strcmp(c, "membomb"))
 		return cmd_membomb(argc, argv);
 	if (!strcmp(c, "forkbomb"))
