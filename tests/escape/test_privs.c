@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "tests/escape/escape.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,10 @@ ESC_CASE(escape_privs, setid_bits_in_workdir)
 	tu_run_free(&r);
 }
 
-/* Core dumps off and the hard limit too (a core_pattern pipe runs on the host as root). */
+/*
+ * Core dumps off and the hard limit too. dash's ulimit counts 512-byte blocks: the limit is 1
+ * byte (the one value that also stops a core_pattern pipe: core_dump_pipe_helper below).
+ */
 ESC_CASE(escape_privs, core_dumps_off)
 {
 	struct tu_run r;
@@ -159,6 +163,76 @@ ESC_CASE(escape_privs, core_dumps_off)
 	esc_run(&r, NULL, "echo \"soft=$(ulimit -c) hard=$(ulimit -H -c)\"");
 	cr_expect(strstr(r.out, "soft=0 hard=0"), "core dumps are possible: %s", r.out);
 	tu_run_free(&r);
+}
+
+/*
+ * A crash reaches the host's core handler. A core_pattern that pipes ("|/usr/lib/systemd/
+ * systemd-coredump ...", apport) is run by the kernel as root on the host, outside every
+ * namespace and cgroup of the run, with the crashed process's memory on its stdin, and
+ * RLIMIT_CORE = 0 does not stop it: for a pipe the kernel ignores the limit unless it is
+ * exactly 1 (fs/coredump.c). systemd-coredump then stores the core on the host's disk (Debian
+ * patches it to ignore the limit it is told), apport writes /var/crash. The case installs a
+ * pipe pattern of its own for the length of two runs (a helper that notes the crashed
+ * program's name and discards the core; the old pattern is put back at once, and in the
+ * teardown), and crashes a program of a unique name in the sandbox: once as it is, once after
+ * lowering its own limit to 0. The helper must not have seen it (found in review: it saw both).
+ */
+ESC_CASE(escape_privs, core_dump_pipe_helper)
+{
+	char *helper = esc_spath(e, "core-helper"), *seen = esc_spath(e, "core-seen");
+	char *saved = esc_spath(e, "core-pattern-saved"), *old = NULL, pattern[256], name[32];
+	char *crasher;
+	struct tu_run r1, r2;
+	int lock, fd;
+	char *script;
+
+	snprintf(name, sizeof(name), "escc%.8s", e->tag + 3);
+	crasher = esc_wpath(e, name);
+	esc_put_helper(e);
+	esc_copy(esc_helper_path(), crasher, 0755);
+	esc_own(e, crasher);
+	cr_assert(asprintf(&script, "#!/bin/sh\necho \"$1 limit=$2\" >> '%s'\ncat > /dev/null\n",
+			   seen) > 0);
+	esc_write(helper, script, 0755, 0, 0);
+	snprintf(pattern, sizeof(pattern), "|%s %%e %%c\n", helper);
+	cr_assert(strlen(pattern) < 128, "core_pattern too long: %s", pattern);
+
+	lock = esc_heavy_lock(); /* one pattern at a time: it is the whole machine's */
+	old = esc_read("/proc/sys/kernel/core_pattern", NULL);
+	cr_assert(old && *old, "cannot read kernel.core_pattern");
+	esc_write(saved, old, 0600, 0, 0);
+	esc_on_teardown("cat '%s' > /proc/sys/kernel/core_pattern", saved);
+	fd = open("/proc/sys/kernel/core_pattern", O_WRONLY | O_CLOEXEC);
+	cr_assert(fd >= 0 && write(fd, pattern, strlen(pattern)) == (ssize_t)strlen(pattern),
+		  "cannot set kernel.core_pattern");
+	close(fd);
+	esc_run(&r1, NULL, "./%s crash", name);
+	esc_run(&r2, NULL, "./%s crash lower", name);
+	fd = open("/proc/sys/kernel/core_pattern", O_WRONLY | O_CLOEXEC);
+	cr_assert(fd >= 0 && write(fd, old, strlen(old)) == (ssize_t)strlen(old),
+		  "cannot restore kernel.core_pattern");
+	close(fd);
+	esc_heavy_unlock(lock);
+
+	cr_expect(strstr(r1.out, "crash: core limit"), "the crasher did not run:\n%s", r1.out);
+	cr_expect(strstr(r2.out, "crash: core limit"), "the crasher did not run:\n%s", r2.out);
+	{
+		/* the kernel runs the helper before the crashed process is reaped: it has run */
+		char *got = esc_read(seen, NULL);
+
+		cr_expect(!got || !strstr(got, name),
+			  "the host's core handler ran for a crash in the sandbox:\n%s\n%s\n%s",
+			  got, r1.out, r2.out);
+		free(got);
+	}
+	free(script);
+	free(old);
+	free(helper);
+	free(seen);
+	free(saved);
+	free(crasher);
+	tu_run_free(&r1);
+	tu_run_free(&r2);
 }
 
 static void helper_case(struct esc *e, const char *cmd, const char *what)

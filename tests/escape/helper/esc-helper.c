@@ -43,6 +43,7 @@
 #include <sys/mount.h>
 #include <sys/msg.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/sem.h>
@@ -989,6 +990,33 @@ static int cmd_fdpass(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * crash [lower]: die of SIGSEGV, after lowering RLIMIT_CORE to 0 with "lower". What matters is
+ * what the kernel does with the core: with a core_pattern that pipes to a helper, it runs that
+ * helper as root on the host unless the limit is exactly 1 (fs/coredump.c).
+ */
+static int cmd_crash(int argc, char **argv)
+{
+	struct rlimit r = { 0, 0 };
+
+	if (getrlimit(RLIMIT_CORE, &r) == 0)
+		printf("crash: core limit %llu/%llu\n", (unsigned long long)r.rlim_cur,
+		       (unsigned long long)r.rlim_max);
+	if (argc > 0 && !strcmp(argv[0], "lower")) {
+		struct rlimit z = { 0, 0 };
+		int rc = setrlimit(RLIMIT_CORE, &z);
+
+		printf("crash: lower to 0: %s\n", rc == 0 ? "ok" : strerrorname_np(errno));
+		if (getrlimit(RLIMIT_CORE, &r) == 0)
+			printf("crash: core limit now %llu/%llu\n", (unsigned long long)r.rlim_cur,
+			       (unsigned long long)r.rlim_max);
+	}
+	fflush(stdout);
+	signal(SIGSEGV, SIG_DFL);
+	raise(SIGSEGV);
+	return 0;
+}
+
 /* ---- resources ----------------------------------------------------------------------------- */
 
 /* membomb MIB: allocate and touch MIB MiB in 64 MiB steps. */
@@ -1198,11 +1226,11 @@ static int cmd_fds(void)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: esc-helper tty|notty|ptrace|vm|keys|bpf|io_uring|userfaultfd|perf|"
-		"userns|setns|mount|modules|abi|personality|sockets|watch|tcp|udp|unix|fdpass|"
-		"membomb|setid|"
-		"forkbomb|sysv|exe|fds ...\n");
+	fprintf(stderr, "usage: esc-helper tty|notty|ptrace|vm|keys|bpf|io_uring|userfaultfd|perf|"
+			"userns|setns|mount|modules|abi|personality|sockets|watch|tcp|udp|unix|"
+			"fdpass|crash|"
+			"membomb|setid|"
+			"forkbomb|sysv|exe|fds ...\n");
 }
 
 int main(int argc, char **argv)
@@ -1259,6 +1287,8 @@ int main(int argc, char **argv)
 		return cmd_unix(argc, argv);
 	if (!strcmp(c, "fdpass"))
 		return cmd_fdpass(argc, argv);
+	if (!strcmp(c, "crash"))
+		return cmd_crash(argc, argv);
 	if (!strcmp(c, "membomb"))
 		return cmd_membomb(argc, argv);
 	if (!strcmp(c, "forkbomb"))
