@@ -9,7 +9,9 @@
  * a process that read secrets would be written into the workdir, or handed to the host's core
  * handler: see limits_apply). Without a cgroup, `memory`
  * falls back to RLIMIT_AS, a per-process address-space cap: coarser (it counts mappings, not
- * memory), but it stops a memory bomb.
+ * memory), and per process: it stops a one-process memory bomb, while `pids` processes may
+ * each use it, and tmpfs pages count against no rlimit (docs/security.md, "What it does not
+ * stop").
  *
  * Without a cgroup, `pids` falls back to RLIMIT_NPROC, but only when the run has a user
  * namespace of its own (an ordinary caller). RLIMIT_NPROC counts the processes of the real
