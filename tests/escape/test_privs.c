@@ -8,13 +8,16 @@
 #define _GNU_SOURCE
 #include "tests/escape/escape.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /* A setuid-root copy of bash made by the host's root does not elevate inside. */
@@ -149,6 +152,63 @@ ESC_CASE(escape_privs, setid_bits_in_workdir)
 	free(out);
 	free(other);
 	free(made);
+	tu_run_free(&r);
+}
+
+/*
+ * Root's privileged programs already in the workdir: a setuid-root copy, a setgid one and one
+ * with a file capability (cap_net_raw), all root's, as an extracted root file system or
+ * `cp -a` of /usr/bin leaves them. In a root-owned workdir under a root caller the idmapped
+ * mount makes root's files the command's own, and the kernel clears the bits (and the
+ * capability) on write(2), truncate and fallocate, but not on a write through a shared
+ * mapping: each program must end either unchanged or without its privilege (found in review:
+ * all three kept it with the command's bytes in them: a setuid-root program of the command's
+ * on the host). An ordinary user's run cannot open root's files for writing at all.
+ */
+ESC_CASE(escape_privs, setid_program_rewritten_through_mapping)
+{
+	static const char *const names[] = { "p_setuid", "p_setgid", "p_caps" };
+	/* struct vfs_cap_data, revision 2, effective: cap_net_raw (13) permitted */
+	static const uint32_t caps[5] = { 0x02000001, 1u << 13, 0, 0, 0 };
+	char marker[40];
+	struct tu_run r;
+
+	snprintf(marker, sizeof(marker), "ESC_%s", e->tag);
+	esc_put_helper(e);
+	for (size_t i = 0; i < 3; i++) {
+		char *p = esc_wpath(e, names[i]);
+
+		esc_copy("/usr/bin/true", p, 0755);
+		cr_assert(chown(p, 0, 0) == 0);
+		if (i == 0)
+			cr_assert(chmod(p, 04755) == 0);
+		else if (i == 1)
+			cr_assert(chmod(p, 02755) == 0);
+		else
+			cr_assert(setxattr(p, "security.capability", caps, sizeof(caps), 0) == 0,
+				  "setxattr security.capability: %s", strerror(errno));
+		free(p);
+	}
+	esc_run(&r, NULL, "for p in p_setuid p_setgid p_caps; do ./h mmapwrite $p %s; done; true",
+		marker);
+	cr_expect(strstr(r.out, "mmapwrite"), "the helper did not run:\n%s\n%s", r.out, r.err);
+	for (size_t i = 0; i < 3; i++) {
+		char *p = esc_wpath(e, names[i]), *data = esc_read(p, NULL);
+		bool changed = data && !strncmp(data, marker, strlen(marker));
+		bool privileged = false;
+		struct stat st;
+
+		cr_assert(stat(p, &st) == 0);
+		if (i < 2)
+			privileged = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
+		else
+			privileged = getxattr(p, "security.capability", NULL, 0) > 0;
+		cr_expect(!(changed && privileged),
+			  "%s: rewritten by the command and still privileged (mode %o)\n%s",
+			  names[i], st.st_mode & 07777, r.out);
+		free(data);
+		free(p);
+	}
 	tu_run_free(&r);
 }
 

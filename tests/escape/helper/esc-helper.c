@@ -991,6 +991,43 @@ static int cmd_fdpass(int argc, char **argv)
 }
 
 /*
+ * mmapwrite FILE TEXT: write TEXT at the start of FILE through a shared writable mapping. The
+ * kernel clears a setuid or setgid bit (and file capabilities) on write(2), truncate and
+ * fallocate, but not on a write through a mapping (found in review): a program that can open
+ * a root setuid file for writing keeps the bit with its new code.
+ */
+static int cmd_mmapwrite(int argc, char **argv)
+{
+	char what[300];
+	size_t len;
+	char *m;
+	int fd;
+
+	if (argc < 2)
+		return 2;
+	snprintf(what, sizeof(what), "mmapwrite %s", argv[0]);
+	len = strlen(argv[1]);
+	fd = open(argv[0], O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		blocked(what, errno);
+		return escaped;
+	}
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		blocked(what, errno);
+		close(fd);
+		return escaped;
+	}
+	memcpy(m, argv[1], len);
+	msync(m, len, MS_SYNC);
+	munmap(m, len);
+	close(fd);
+	/* Whether the bit survived is for the host to see. */
+	printf("%s: written\n", what);
+	return escaped;
+}
+
+/*
  * crash [lower]: die of SIGSEGV, after lowering RLIMIT_CORE to 0 with "lower". What matters is
  * what the kernel does with the core: with a core_pattern that pipes to a helper, it runs that
  * helper as root on the host unless the limit is exactly 1 (fs/coredump.c).
@@ -1289,6 +1326,8 @@ int main(int argc, char **argv)
 		return cmd_fdpass(argc, argv);
 	if (!strcmp(c, "crash"))
 		return cmd_crash(argc, argv);
+	if (!strcmp(c, "mmapwrite"))
+		return cmd_mmapwrite(argc, argv);
 	if (!strcmp(c, "membomb"))
 		return cmd_membomb(argc, argv);
 	if (!strcmp(c, "forkbomb"))
