@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Root's privileged programs in an idmapped workdir.
+ * Root's privileged programs and special files in an idmapped workdir.
  *
  * A root-owned workdir under a root caller is idmapped (idmap.c): inside, root's files are the
  * command's own, which is what lets it work there. The files it creates stay plain (seccomp.c
@@ -13,14 +13,20 @@
  * with the command's bytes in them). The result would be a privileged program of the command's
  * on the host.
  *
- * So before such a run the workdir is walked for every regular file with a setuid or setgid
- * bit or a security.capability attribute (whoever owns it: a group- or world-writable one is
- * as exposed), and the child binds each onto itself read-only (mounts.c): it stays readable
- * and runnable inside (nosuid), and cannot be opened for writing (EROFS), renamed or removed
- * (EBUSY), or linked to a name of another mount (EXDEV). Nothing else can make one: the filter
- * keeps the bits from being set, and a file made meanwhile by root on the host is root's act.
+ * Root's device nodes, sockets and FIFOs there are the command's too: useless inside (nodev;
+ * the listener is elsewhere), but a chmod 0666 of an extracted root file system's dev/sda is a
+ * chmod on the host, where that path has no nodev (found in review: a world-writable device
+ * node, socket and FIFO).
  *
- * The walk reads each directory once and stats its regular files (getxattr only for those with
+ * So before such a run the workdir is walked for every regular file with a setuid or setgid
+ * bit or a security.capability attribute, and every device node, socket and FIFO (whoever
+ * owns it: a group- or world-writable one is as exposed), and the child binds each onto itself
+ * read-only (mounts.c): it stays readable and runnable inside (nosuid), and cannot be opened
+ * for writing or chmod'ed (EROFS), renamed or removed (EBUSY), or linked to a name of another
+ * mount (EXDEV). Nothing else can make one: the filter keeps the bits from being set, mknod
+ * needs CAP_MKNOD, and a file made meanwhile by root on the host is root's act.
+ *
+ * The walk reads each directory once and stats its files (getxattr only for regular files with
  * an execute bit): about 1 us a file on the reference VM, paid only by a root caller's run in a
  * root-owned workdir that is not read-only. It has the hide walk's bounds, and a workdir past
  * one is refused, never run with a program left unprotected.
@@ -56,8 +62,16 @@ static bool has_file_caps(int dfd, const char *name)
 	return lgetxattr(path, "security.capability", NULL, 0) > 0;
 }
 
+/*
+ * A file the command must not change: a privileged program (its content), or a device node,
+ * socket or FIFO (its mode: a chmod 0666 of root's dev/sda is a chmod on the host, where its
+ * path has no nodev).
+ */
 static bool privileged(int dfd, const char *name, const struct stat *st)
 {
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) || S_ISSOCK(st->st_mode) ||
+	    S_ISFIFO(st->st_mode))
+		return true;
 	if (!S_ISREG(st->st_mode))
 		return false;
 	if (st->st_mode & (S_ISUID | S_ISGID))
@@ -65,15 +79,13 @@ static bool privileged(int dfd, const char *name, const struct stat *st)
 	return (st->st_mode & 0111) && has_file_caps(dfd, name);
 }
 
-static int record(struct sb_hide_list *out, const char *rel, const struct stat *st,
-		  cordon_error *e)
+static int record(struct sb_hide_list *out, const char *rel, const struct stat *st, cordon_error *e)
 {
 	if (array_grow(&out->ro, out->nro, &out->rocap, 8, e) < 0)
 		return -1;
-	out->ro[out->nro] = (struct sb_hide){ .rel = strdup(rel),
-					      .dev = st->st_dev,
-					      .ino = st->st_ino,
-					      .dir = false };
+	out->ro[out->nro] = (struct sb_hide){
+		.rel = strdup(rel), .dev = st->st_dev, .ino = st->st_ino, .dir = false
+	};
 	if (!out->ro[out->nro].rel)
 		return cordon_err(e, ENOMEM, "out of memory");
 	out->nro++;
@@ -135,7 +147,7 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
 			rc = too_big(e);
 			break;
 		}
-		if (de->d_type != DT_DIR && de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+		if (de->d_type == DT_LNK)
 			continue;
 		dfd = dirfd(cur->d);
 		/* A directory needs no stat: opening it (no symlink followed) is the check. */

@@ -14,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -207,6 +209,59 @@ ESC_CASE(escape_privs, setid_program_rewritten_through_mapping)
 			  "%s: rewritten by the command and still privileged (mode %o)\n%s",
 			  names[i], st.st_mode & 07777, r.out);
 		free(data);
+		free(p);
+	}
+	tu_run_free(&r);
+}
+
+/* A socket file at path, its listener gone (a socket inode is what matters here). */
+static void make_socket_file(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert(fd >= 0 && strlen(path) < sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	cr_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "bind %s: %s", path,
+		  strerror(errno));
+	close(fd);
+}
+
+/*
+ * Root's special files already in the workdir: a device node (an extracted root file system's
+ * dev/sda or dev/mem; here /dev/null's numbers), a socket and a FIFO, all 0600 root's. Useless
+ * inside (nodev, and the listener is elsewhere), but in a root-owned workdir the idmapped mount
+ * makes them the command's own, and a chmod 0666 there is a chmod on the host, where the path
+ * has no nodev: a world-writable disk for every local user (found in review: all three became
+ * 0666). Their modes must stay as root left them.
+ */
+ESC_CASE(escape_privs, root_special_files_keep_their_mode)
+{
+	static const char *const names[] = { "dev_node", "sock", "fifo" };
+	struct tu_run r;
+
+	for (size_t i = 0; i < 3; i++) {
+		char *p = esc_wpath(e, names[i]);
+
+		if (i == 0)
+			cr_assert(mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0, "mknod: %s",
+				  strerror(errno));
+		else if (i == 1)
+			make_socket_file(p);
+		else
+			cr_assert(mkfifo(p, 0600) == 0);
+		cr_assert(chown(p, 0, 0) == 0 && chmod(p, 0600) == 0);
+		free(p);
+	}
+	esc_run(&r, NULL, "chmod 0666 dev_node sock fifo; ls -l dev_node sock fifo; true");
+	for (size_t i = 0; i < 3; i++) {
+		char *p = esc_wpath(e, names[i]);
+		struct stat st;
+
+		cr_assert(lstat(p, &st) == 0);
+		cr_expect_eq(st.st_mode & 07777, 0600,
+			     "%s: root's 0600 %s is %o on the host now\n%s", names[i], names[i],
+			     st.st_mode & 07777, r.out);
 		free(p);
 	}
 	tu_run_free(&r);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * backends/local/setid.c: the walk that finds the privileged programs of an idmapped workdir
- * (setuid, setgid, file capabilities), every name of them at any depth, and nothing else; and
+ * (setuid, setgid, file capabilities) and its device nodes, sockets and FIFOs, every name of
+ * them at any depth, and nothing else; and
  * that refuses a workdir past its bounds rather than return part of the list.
  */
 #define _GNU_SOURCE
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -88,8 +90,16 @@ Test(setid, finds_privileged_programs_and_nothing_else)
 	cr_assert_eq(symlink("usr/bin/su", q), 0);
 	free(q);
 
+	(void)snprintf(p, sizeof(p), "%s/deep/fifo", wd);
+	cr_assert_eq(mkfifo(p, 0600), 0);
+	(void)snprintf(p, sizeof(p), "%s/deep/er/null", wd);
+	cr_assert_eq(mknod(p, S_IFCHR | 0600, makedev(1, 3)), 0, "mknod: %s", strerror(errno));
+	(void)snprintf(p, sizeof(p), "%s/usr/bin/su", wd);
+
 	cr_assert_eq(scan(wd, &l, &e), 0, "%s", e.msg);
-	cr_expect_eq(l.nro, 5, "%zu listed", l.nro);
+	cr_expect_eq(l.nro, 7, "%zu listed", l.nro);
+	cr_expect(listed(&l, "deep/fifo"));
+	cr_expect(listed(&l, "deep/er/null"));
 	cr_expect(listed(&l, "usr/bin/su"));
 	cr_expect(listed(&l, "usr/bin/chage"));
 	cr_expect(listed(&l, "usr/bin/ping"));
