@@ -260,7 +260,8 @@ int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 	default:
 		strbuf_addf(&b,
 			    "  cgroup use:         none (%s): RLIMIT_AS and wait4 rusage instead, "
-			    "the pid namespace kills the run\n",
+			    "the pid namespace kills the run; memory is bounded per process, not "
+			    "per run (require = cgroup refuses such runs)\n",
 			    reason[0] ? reason : "unavailable");
 		break;
 	}

@@ -198,6 +198,9 @@ void hide_list_free(struct sb_hide_list *l)
 	for (size_t i = 0; i < l->npin; i++)
 		free(l->pin[i].rel);
 	free(l->pin);
+	for (size_t i = 0; i < l->nro; i++)
+		free(l->ro[i].rel);
+	free(l->ro);
 	*l = (struct sb_hide_list){ 0 };
 }
 

@@ -6,9 +6,12 @@
  * a whole: the cgroup does the totals (memory, pids). What they add is what a cgroup cannot
  * express: a CPU-time cap per process (SIGKILL at the limit), a largest-file size (a disk fill
  * of a file ends with EFBIG/SIGXFSZ, not a full disk), an fd count, and no core dumps (a core of
- * a process that read secrets would be written into the workdir). Without a cgroup, `memory`
+ * a process that read secrets would be written into the workdir, or handed to the host's core
+ * handler: see limits_apply). Without a cgroup, `memory`
  * falls back to RLIMIT_AS, a per-process address-space cap: coarser (it counts mappings, not
- * memory), but it stops a memory bomb.
+ * memory), and per process: it stops a one-process memory bomb, while `pids` processes may
+ * each use it, and tmpfs pages count against no rlimit (docs/security.md, "What it does not
+ * stop").
  *
  * Without a cgroup, `pids` falls back to RLIMIT_NPROC, but only when the run has a user
  * namespace of its own (an ordinary caller). RLIMIT_NPROC counts the processes of the real
@@ -21,13 +24,16 @@
  * The soft and hard limits are both set, to the same value, so the command cannot raise its
  * soft limit back. A hard limit is never raised: min(profile, current hard), since lowering is
  * always allowed while raising needs CAP_SYS_RESOURCE, which root lacks in this host's bounding
- * set (and which an unprivileged caller never has). Only getrlimit/setrlimit: async-signal-safe.
+ * set (and which an unprivileged caller never has). Only raw system calls: async-signal-safe.
  */
 #include "backends/local/limits.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 /* Lower `resource` to `value` (soft and hard), never above the current hard limit. */
 static int lim_set(int resource, uint64_t value)
@@ -45,6 +51,26 @@ static int lim_set(int resource, uint64_t value)
 	if (setrlimit(resource, &rl) < 0)
 		return -errno;
 	return 0;
+}
+
+static bool core_limit_zero(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_cur == 0;
+}
+
+/* No memory mapping of ours, or of what we exec, in any core (proc(5), coredump_filter). */
+static int no_core_memory(void)
+{
+	int fd = open("/proc/self/coredump_filter", O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "0", 1) != 1)
+		r = -errno;
+	(void)close(fd);
+	return r;
 }
 
 struct sb_limits limits_of(const struct cordon_profile *p)
@@ -72,10 +98,20 @@ int limits_apply(const struct sb_limits *p, bool memory_in_cgroup, bool pids_by_
 	};
 	int r;
 
-	/* No core dumps, whatever the profile says. */
-	r = lim_set(RLIMIT_CORE, 0);
+	/*
+	 * No core dumps, whatever the profile says: RLIMIT_CORE 1, not 0. A file core needs a
+	 * page at least, and for a core_pattern that pipes to a program (systemd-coredump,
+	 * apport, run as root on the host) the kernel ignores the limit except for exactly 1,
+	 * which aborts the dump; the seccomp filter keeps any process from changing it
+	 * (seccomp.c). A caller whose hard limit is 0 (an administrator's `hard core 0`) cannot
+	 * give 1 without CAP_SYS_RESOURCE: then the core that a pipe still gets holds no memory
+	 * (coredump_filter 0, kept across fork and exec; /proc is read-only to the command).
+	 */
+	r = lim_set(RLIMIT_CORE, 1);
 	if (r < 0)
 		return r;
+	if (core_limit_zero())
+		(void)no_core_memory();
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		if (table[i].value == 0)
 			continue;

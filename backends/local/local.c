@@ -30,6 +30,13 @@
 #define RELAY_BUF_SIZE (256 * 1024)
 /* While cancellation is possible, poll wakes at least this often to look at the flag. */
 #define CANCEL_POLL_MS 20
+/*
+ * Once the run is over (its end final, or killed), how long its output pipes may take to reach
+ * EOF. The run's own processes are gone or have SIGKILL pending by then, so what is left to
+ * read is at most what the pipes hold; a write end still open after that lives outside the
+ * run (see local_exec), and is not waited for. The Docker backend's agent drains as long.
+ */
+#define DRAIN_MS 2000
 
 static double now_ms(void)
 {
@@ -47,6 +54,14 @@ static int local_open(const struct cordon_open *o, void **ret_h, cordon_error *e
 
 static void local_close(void *h)
 {
+}
+
+/* What is left of the drain that ends at drain_end, in ms for relay_thread_finish. */
+static int drain_left(double drain_end)
+{
+	double left = drain_end - now_ms();
+
+	return left > 0 ? (int)left + 1 : 0;
 }
 
 static int make_pipe(int fds[2], cordon_error *e)
@@ -115,10 +130,13 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	struct relay_thread out_thread = { 0 }, err_thread = { 0 };
 	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1;
 	/*
-	 * Read through runtime/relay.h: a flood's bounce pipe, then its reader thread. A reader
-	 * needs no way to stop but EOF: only the run's processes hold the write ends, and the
-	 * poll loop makes sure they are all gone (the command's end, the timeout and
-	 * cancellation all kill the run).
+	 * Read through runtime/relay.h: a flood's bounce pipe, then its reader thread. EOF is
+	 * how reading normally ends: the run's processes hold the write ends, and the poll loop
+	 * makes sure they are all gone (the command's end, the timeout and cancellation all kill
+	 * the run). But EOF is not waited for past DRAIN_MS after that: a write end can leave the
+	 * run (SCM_RIGHTS over a socket in a workdir that another run shares: found in review),
+	 * and its holder would then decide when this run ends, past its timeout, and what it
+	 * reports as the command's output.
 	 */
 	_cleanup_(relay_src_free) struct relay_src src_out = RELAY_SRC_NONE,
 						   src_err = RELAY_SRC_NONE;
@@ -127,7 +145,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	bool out_open = true, err_open = true, exited = false, timed_out = false;
 	/* May the result go before init is gone (x->ret_pending), and has init reported? */
 	bool early = x->ret_pending != NULL, reported = false;
-	double start = now_ms(), deadline = start + p->timeout * 1e3;
+	double start = now_ms(), deadline = start + p->timeout * 1e3, drain_end = 0;
 
 	if (make_pipe(fds, e) < 0)
 		return -1;
@@ -171,7 +189,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	if (rc < 0)
 		goto out;
 	rc = -1;
-	/* Only the command may hold the write ends, so EOF means every writer is gone. */
+	/* Only the run's processes get the write ends: EOF normally means every writer is gone. */
 	closep(&out_w), out_w = -1;
 	closep(&err_w), err_w = -1;
 
@@ -194,6 +212,9 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 			local_proc_kill(proc);
 			break;
 		}
+		/* Over, but a pipe is still open: held outside the run, so not waited for. */
+		if (exited && now_ms() >= drain_end)
+			break;
 		if (out_open)
 			ix_out = nfds,
 			pfd[nfds++] = (struct pollfd){ .fd = out_r, .events = POLLIN };
@@ -208,6 +229,8 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 			pfd[nfds++] = (struct pollfd){ .fd = local_proc_status_fd(proc),
 						       .events = POLLIN };
 		timeout_ms = (int)(left + 1);
+		if (exited && drain_end - now_ms() < left)
+			timeout_ms = (int)(drain_end - now_ms()) + 1;
 		if (x->cancel && timeout_ms > CANCEL_POLL_MS)
 			timeout_ms = CANCEL_POLL_MS;
 		if (poll(pfd, (nfds_t)nfds, timeout_ms) < 0) {
@@ -245,6 +268,8 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 			exited = true;
 			local_proc_kill(proc);
 		}
+		if (exited && drain_end == 0)
+			drain_end = now_ms() + DRAIN_MS;
 	}
 	local_proc_trace(proc, reported ? "teardown: the command's end reported"
 					: "teardown: the command's end");
@@ -253,9 +278,14 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		(void)drain(&src_out, cap_out, buf);
 	if (err_open)
 		(void)drain(&src_err, cap_err, buf);
-	/* The floods' readers: their EOF comes with the run's last process, killed by now. */
-	relay_thread_join(&out_thread);
-	relay_thread_join(&err_thread);
+	/*
+	 * The floods' readers: their EOF comes with the run's last process, killed by now, unless
+	 * a write end left the run; then they stop at the end of the drain.
+	 */
+	if (drain_end == 0)
+		drain_end = now_ms() + DRAIN_MS; /* killed: its processes die meanwhile */
+	relay_thread_finish(&out_thread, drain_left(drain_end));
+	relay_thread_finish(&err_thread, drain_left(drain_end));
 	capture_end(cap_out);
 	capture_end(cap_err);
 
@@ -290,8 +320,9 @@ out:
 	if (out_thread.running || err_thread.running) {
 		/* An error after the hand-over: the run must end for the readers to see EOF. */
 		local_proc_kill(proc);
-		relay_thread_join(&out_thread);
-		relay_thread_join(&err_thread);
+		drain_end = now_ms() + DRAIN_MS;
+		relay_thread_finish(&out_thread, drain_left(drain_end));
+		relay_thread_finish(&err_thread, drain_left(drain_end));
 	}
 	local_proc_free(proc);
 	capture_free(cap_out);

@@ -243,36 +243,49 @@ static int proc_harden(int proc_mnt, int mask_mnt, struct sb_msg *m)
  * (no capability, and seccomp denies the mount family). A symlink is covered too: its own
  * name then reads as an empty file.
  */
+/* What cover() mounts on a workdir path. */
+enum cover_kind {
+	COVER_HIDE,	/* a clone of the mask source's empty file or directory */
+	COVER_PIN,	/* a recursive clone of the directory itself, as it is */
+	COVER_READONLY, /* a clone of the file itself, read-only (a privileged program) */
+};
+
 /*
  * Cover one workdir path: re-resolve it (no symlink on the way), check it is the inode the
- * parent saw, and mount over it either a clone of the mask source's empty file or directory
- * (hide) or a recursive clone of the directory itself (pin). A name that is gone fails it.
+ * parent saw, and mount over it what `kind` says. A name that is gone fails it.
  */
-static int cover(int wd_tree, const struct sb_hide *h, int mask_mnt, bool pin, struct sb_msg *m)
+static int cover(int wd_tree, const struct sb_hide *h, int mask_mnt, enum cover_kind kind,
+		 struct sb_msg *m)
 {
+	int step = kind == COVER_READONLY ? SB_STEP_PROTECT : SB_STEP_HIDE;
 	struct stat st;
 	int t, src;
 
-	t = sys_openat2(wd_tree, h->rel, O_PATH | O_NOFOLLOW | O_CLOEXEC | (pin ? O_DIRECTORY : 0),
+	t = sys_openat2(wd_tree, h->rel,
+			O_PATH | O_NOFOLLOW | O_CLOEXEC | (kind == COVER_PIN ? O_DIRECTORY : 0),
 			RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (t < 0) {
-		sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
+		sb_fail_set(m, step, errno, h->rel);
 		return -1;
 	}
 	if (fstat(t, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
-		sb_fail_set(m, SB_STEP_HIDE, ESTALE, h->rel);
+		sb_fail_set(m, step, ESTALE, h->rel);
 		close_fd(&t);
 		return -1;
 	}
-	if (pin)
+	if (kind == COVER_PIN)
 		src = sys_open_tree(
 			t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	else if (kind == COVER_READONLY)
+		src = sys_open_tree(t, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	else
 		src = sys_open_tree(mask_mnt, S_ISDIR(st.st_mode) ? "d" : "f",
 				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (src < 0 ||
+	    (kind == COVER_READONLY &&
+	     sys_mount_setattr(src, "", AT_EMPTY_PATH, MOUNT_ATTR_RDONLY) < 0) ||
 	    sys_move_mount(src, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-		sb_fail_set(m, SB_STEP_HIDE, errno, h->rel);
+		sb_fail_set(m, step, errno, h->rel);
 		close_fd(&src);
 		close_fd(&t);
 		return -1;
@@ -285,7 +298,7 @@ static int cover(int wd_tree, const struct sb_hide *h, int mask_mnt, bool pin, s
 static int hide_all(const struct sb_plan *pl, int wd_tree, int mask_mnt, struct sb_msg *m)
 {
 	for (size_t i = 0; i < pl->nhides; i++)
-		if (cover(wd_tree, &pl->hides[i], mask_mnt, false, m) < 0)
+		if (cover(wd_tree, &pl->hides[i], mask_mnt, COVER_HIDE, m) < 0)
 			return -1;
 	return 0;
 }
@@ -301,7 +314,22 @@ static int hide_all(const struct sb_plan *pl, int wd_tree, int mask_mnt, struct 
 static int pin_all(const struct sb_plan *pl, int wd_tree, struct sb_msg *m)
 {
 	for (size_t i = 0; i < pl->npins; i++)
-		if (cover(wd_tree, &pl->pins[i], -1, true, m) < 0)
+		if (cover(wd_tree, &pl->pins[i], -1, COVER_PIN, m) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * The privileged programs of an idmapped workdir (setid.c), each bound onto itself read-only:
+ * the command, which owns root's files there, could otherwise rewrite one through a shared
+ * mapping, which keeps its setuid or setgid bit or its file capability. Readable and runnable
+ * (nosuid) as before; opening it for writing fails with EROFS, renaming or removing it with
+ * EBUSY, linking it elsewhere with EXDEV. Same checks as hide_all.
+ */
+static int protect_all(const struct sb_plan *pl, int wd_tree, struct sb_msg *m)
+{
+	for (size_t i = 0; i < pl->nro_files; i++)
+		if (cover(wd_tree, &pl->ro_files[i], -1, COVER_READONLY, m) < 0)
 			return -1;
 	return 0;
 }
@@ -617,7 +645,8 @@ static int layout_workdir(const struct sb_plan *pl, struct sb_mounts *f, struct 
 	if (attach(f->wd_tree, pl->workdir, false, SB_STEP_WORKDIR, m) < 0)
 		return -1;
 	sb_trace(pl, SB_STEP_WORKDIR);
-	if (pin_all(pl, f->wd_tree, m) < 0 || hide_all(pl, f->wd_tree, f->mask, m) < 0)
+	if (pin_all(pl, f->wd_tree, m) < 0 || protect_all(pl, f->wd_tree, m) < 0 ||
+	    hide_all(pl, f->wd_tree, f->mask, m) < 0)
 		return -1;
 	sb_trace(pl, SB_STEP_HIDE);
 

@@ -422,6 +422,7 @@ static bool plan_copy(struct arena *a, const struct sb_plan *pl)
 	d->binds = binds;
 	d->hides = ar_hides(a, pl->hides, pl->nhides);
 	d->pins = ar_hides(a, pl->pins, pl->npins);
+	d->ro_files = ar_hides(a, pl->ro_files, pl->nro_files);
 	d->argv = ar_strv(a, pl->argv);
 	d->envp = ar_strv(a, pl->envp);
 	d->path_env = ar_str(a, pl->path_env);

@@ -32,6 +32,7 @@
 #include "backends/local/sandbox.h"
 #include "backends/local/stage.h"
 #include "backends/local/seccomp.h"
+#include "backends/local/setid.h"
 #include "backends/local/shfast.h"
 #include "policy/policy.h"
 #include "runtime/cleanup.h"
@@ -108,6 +109,7 @@ static const char *const step_names[SB_STEP__MAX] = {
 	[SB_STEP_PROC_MASK] = "mask /proc",
 	[SB_STEP_WORKDIR] = "bind workdir",
 	[SB_STEP_HIDE] = "hide",
+	[SB_STEP_PROTECT] = "protect a privileged program",
 	[SB_STEP_ROOT_RO] = "remount / read-only",
 	[SB_STEP_CHDIR] = "chdir workdir",
 	[SB_STEP_HOSTNAME] = "sethostname",
@@ -672,7 +674,7 @@ static unsigned long mount_max(void)
 static int check_mount_max(const struct sb_hide_list *h, cordon_error *e)
 {
 	unsigned long max = sb_test_mount_max ? sb_test_mount_max : mount_max();
-	size_t need = h->n + h->npin + HIDE_MOUNT_MARGIN;
+	size_t need = h->n + h->npin + h->nro + HIDE_MOUNT_MARGIN;
 
 	if (!max)
 		return 0; /* unknown: the child's mounts say it if it comes to that */
@@ -682,7 +684,7 @@ static int check_mount_max(const struct sb_hide_list *h, cordon_error *e)
 			  "too many names to hide in the workdir: %zu, and this kernel allows %lu "
 			  "mounts in a namespace (fs.mount-max); ignore their directories whole "
 			  "instead",
-			  h->n + h->npin, max);
+			  h->n + h->npin + h->nro, max);
 }
 
 struct scan_args {
@@ -741,8 +743,6 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	if (hide_wanted(p) && !s->workdir_tmpfs) {
 		if (scan_hides(x, s, e) < 0)
 			return cordon_err_prefix(e, "sandbox: hide");
-		if (check_mount_max(&x->hides, e) < 0)
-			return cordon_err_prefix(e, "sandbox: hide");
 		if (x->trace) {
 			char what[128];
 
@@ -753,6 +753,19 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 			trace_line(x, what, now_ms());
 		}
 	}
+	/*
+	 * An idmapped workdir makes root's files the command's own: its privileged programs are
+	 * bound read-only, or the command could rewrite one through a shared mapping, which keeps
+	 * the bit (setid.c). Not under readonly (nothing is writable there) nor for a workdir that
+	 * is not idmapped (the command then owns only its own files, or the caller's).
+	 */
+	if (x->idmap && !policy_workdir_readonly(p)) {
+		if (setid_scan(x->wd_fd, &x->hides, e) < 0)
+			return cordon_err_prefix(e, "sandbox");
+		trace_line(x, "prepare: setuid scan", now_ms());
+	}
+	if ((x->hides.n || x->hides.npin || x->hides.nro) && check_mount_max(&x->hides, e) < 0)
+		return cordon_err_prefix(e, "sandbox: hide");
 	/*
 	 * Everything that allocates much happens before clone, on purpose: after clone every page
 	 * the parent writes is a copy-on-write fault, and on a VM each one costs a TLB-shootdown
@@ -798,6 +811,8 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	pl->nhides = x->hides.n;
 	pl->pins = x->hides.pin;
 	pl->npins = x->hides.npin;
+	pl->ro_files = x->hides.ro;
+	pl->nro_files = x->hides.nro;
 	if (fmt_size(pl->tmp_size, sizeof(pl->tmp_size), p->tmp_size, 256ull << 20) < 0 ||
 	    fmt_size(pl->shm_size, sizeof(pl->shm_size), p->tmp_size, 256ull << 20) < 0)
 		return cordon_err(e, EINVAL, "sandbox: tmp_size");
@@ -969,12 +984,12 @@ static int read_report(struct prep *x, struct sb_msg *ret_err)
 
 static void child_error(cordon_error *e, const struct sb_msg *m)
 {
-	if (m->step == SB_STEP_HIDE &&
+	if ((m->step == SB_STEP_HIDE || m->step == SB_STEP_PROTECT) &&
 	    (m->err == ENOENT || m->err == ENOTDIR || m->err == ESTALE || m->err == ELOOP))
 		cordon_err(e, 0,
-			   "sandbox: hide '%s': moved, removed or replaced since the workdir was "
+			   "sandbox: %s '%s': moved, removed or replaced since the workdir was "
 			   "scanned (by a concurrent run or process?); nothing ran, try again",
-			   m->detail);
+			   sb_step_name(m->step), m->detail);
 	else if (m->detail[0])
 		cordon_err(e, m->err, "sandbox: %s '%s'", sb_step_name(m->step), m->detail);
 	else

@@ -43,6 +43,7 @@ enum sb_step {
 	SB_STEP_PROC_MASK,
 	SB_STEP_WORKDIR,
 	SB_STEP_HIDE,
+	SB_STEP_PROTECT,
 	SB_STEP_ROOT_RO,
 	SB_STEP_CHDIR,
 	SB_STEP_HOSTNAME,
@@ -127,6 +128,12 @@ struct sb_hide_list {
 	 */
 	struct sb_hide *pin;
 	size_t npin, pincap;
+	/*
+	 * Privileged programs (setuid, setgid, file capabilities) of an idmapped workdir, which
+	 * the command would own: each bound onto itself read-only (setid.c).
+	 */
+	struct sb_hide *ro;
+	size_t nro, rocap;
 };
 
 /* Everything the child needs, prepared by the parent. Read-only after clone. */
@@ -173,6 +180,8 @@ struct sb_plan {
 	size_t nhides;
 	const struct sb_hide *pins; /* bound onto themselves before the hides (sb_hide_list) */
 	size_t npins;
+	const struct sb_hide *ro_files; /* bound onto themselves read-only (setid.c) */
+	size_t nro_files;
 	char tmp_size[32];
 	char shm_size[32];
 

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -51,6 +52,7 @@
 enum sc_action {
 	SC_EPERM,  /* the call fails with EPERM, as if the caller lacked the privilege */
 	SC_ENOSYS, /* the call fails with ENOSYS, as if the kernel were too old */
+	SC_NOOP,   /* the call returns 0 and does nothing (SECCOMP_RET_ERRNO with errno 0) */
 };
 
 /*
@@ -81,7 +83,7 @@ struct sc_rule {
 	const char *name;
 	int nr;		       /* x86_64 number, for syscalls newer than libseccomp; 0: none */
 	enum sc_action action; /* when every condition holds */
-	struct sc_cond c[2];   /* c[0] may expand; c[1] must be a plain comparison */
+	struct sc_cond c[3];   /* c[0] may expand; c[1] and c[2] must be plain comparisons */
 	const char *why;
 };
 
@@ -259,6 +261,34 @@ static const struct sc_rule rules[] = {
 	{ "mkdirat", 0, SC_EPERM, { ARG(2, SC_ANY_BIT, SETID_BITS) }, "setuid/setgid bits" },
 	{ "openat2", 0, SC_ENOSYS, {}, "mode unreadable by seccomp: ENOSYS makes libc use openat" },
 
+	/* Core dumps. A core_pattern that pipes to a program (systemd-coredump, apport) makes the
+	 * kernel run that program as root on the host, outside every namespace and cgroup of
+	 * the run, with the crashed process's memory on its stdin: code and storage of the
+	 * host's, fed by the command (Debian's systemd-coredump stores the core whatever limit it
+	 * is told). For a pipe the kernel ignores RLIMIT_CORE, 0 included, except for the value
+	 * 1, which aborts the dump; 1 byte is also less than any core file (an ELF core needs a
+	 * page). So RLIMIT_CORE is 1 (limits.c), and no process may change it: a lowering to 0
+	 * would bring the pipe back. Setting it succeeds without doing anything, because
+	 * sanitizers (ASan's disable_coredump, on by default) set it at start and abort when that
+	 * fails; only a call that also asks for the old value (prlimit64 with both pointers),
+	 * which a no-op would leave unwritten, gets EPERM. The resource is a 32-bit argument:
+	 * compared masked. Found in review: a crash in the sandbox reached the host's handler. */
+	{ "setrlimit",
+	  0,
+	  SC_NOOP,
+	  { ARG_MASKED(0, 0xffffffff, RLIMIT_CORE) },
+	  "core dumps stay off (RLIMIT_CORE 1)" },
+	{ "prlimit64",
+	  0,
+	  SC_NOOP,
+	  { ARG_MASKED(1, 0xffffffff, RLIMIT_CORE), ARG(2, SC_NE, 0), ARG(3, SC_EQ, 0) },
+	  "core dumps stay off (RLIMIT_CORE 1)" },
+	{ "prlimit64",
+	  0,
+	  SC_EPERM,
+	  { ARG_MASKED(1, 0xffffffff, RLIMIT_CORE), ARG(2, SC_NE, 0), ARG(3, SC_NE, 0) },
+	  "core dumps stay off (RLIMIT_CORE 1)" },
+
 	/* Execution domains: PER_LINUX and the 0xffffffff query are what programs use. The
 	 * other personalities switch off ASLR (ADDR_NO_RANDOMIZE), make every read mapping
 	 * executable (READ_IMPLIES_EXEC) or map page zero (MMAP_PAGE_ZERO): exploit helpers. */
@@ -307,12 +337,14 @@ static const uint32_t BADARCH_ACTION = SCMP_ACT_KILL_PROCESS;
 
 static uint32_t sc_action_value(enum sc_action a)
 {
-	return a == SC_ENOSYS ? SCMP_ACT_ERRNO(ENOSYS) : SCMP_ACT_ERRNO(EPERM);
+	return a == SC_ENOSYS ? SCMP_ACT_ERRNO(ENOSYS)
+	       : a == SC_NOOP ? SCMP_ACT_ERRNO(0)
+			      : SCMP_ACT_ERRNO(EPERM);
 }
 
 static const char *sc_action_name(enum sc_action a)
 {
-	return a == SC_ENOSYS ? "ENOSYS" : "EPERM";
+	return a == SC_ENOSYS ? "ENOSYS" : a == SC_NOOP ? "NOOP" : "EPERM";
 }
 
 static int sc_resolve(const struct sc_rule *r)
@@ -355,15 +387,16 @@ static int sc_add(scmp_filter_ctx ctx, const struct sc_rule *r, int nr, struct s
 /* Add one table line, expanding the shorthand conditions into several libseccomp rules. */
 static int sc_add_rule(scmp_filter_ctx ctx, const struct sc_rule *r, cordon_error *e)
 {
-	struct scmp_arg_cmp cmp[2];
-	const struct sc_cond *c0 = &r->c[0], *c1 = &r->c[1];
-	unsigned n = 0, extra = c1->op != SC_NONE ? 1 : 0;
+	struct scmp_arg_cmp cmp[ARRAY_SIZE(r->c)];
+	const struct sc_cond *c0 = &r->c[0];
+	unsigned n = 0, extra = 0;
 	int nr = sc_resolve(r);
 
 	if (nr == __NR_SCMP_ERROR)
 		return cordon_err(e, ENOSYS, "seccomp: unknown syscall %s", r->name);
-	if (extra)
-		cmp[1] = sc_plain(c1);
+	/* The plain comparisons after the first, in cmp[1...]. */
+	for (size_t i = 1; i < ARRAY_SIZE(r->c) && r->c[i].op != SC_NONE; i++)
+		cmp[++extra] = sc_plain(&r->c[i]);
 
 	switch (c0->op) {
 	case SC_NONE:
@@ -407,9 +440,7 @@ static int sc_add_rule(scmp_filter_ctx ctx, const struct sc_rule *r, cordon_erro
 		return 0;
 	default:
 		cmp[n++] = sc_plain(c0);
-		if (extra)
-			cmp[n++] = sc_plain(c1);
-		return sc_add(ctx, r, nr, cmp, n, e);
+		return sc_add(ctx, r, nr, cmp, n + extra, e);
 	}
 }
 
@@ -623,15 +654,17 @@ int seccomp_describe(char ***ret_lines, cordon_error *e)
 		return cordon_err(e, ENOMEM, "seccomp: describe");
 	for (size_t i = 0; i < ARRAY_SIZE(rules); i++) {
 		const struct sc_rule *r = &rules[i];
-		char c0[160], c1[80] = "";
+		char c0[160], c1[160] = "";
 
 		sc_format_cond(c0, sizeof(c0), &r->c[0]);
-		if (r->c[1].op != SC_NONE) {
-			size_t k = 0;
+		for (size_t j = 1; j < ARRAY_SIZE(r->c) && r->c[j].op != SC_NONE; j++) {
+			size_t k = strlen(c1);
 
-			memcpy(c1, " && ", 5);
-			k = strlen(c1);
-			sc_format_cond(c1 + k, sizeof(c1) - k, &r->c[1]);
+			if (sizeof(c1) - k < 8)
+				break;
+			memcpy(c1 + k, " && ", 5);
+			k += 4;
+			sc_format_cond(c1 + k, sizeof(c1) - k, &r->c[j]);
 		}
 		if (asprintf(&lines[i], "%s %s %s%s (%s)", r->name, sc_action_name(r->action), c0,
 			     c1, r->why) < 0) {

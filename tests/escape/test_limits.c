@@ -239,9 +239,75 @@ ESC_CASE(escape_daemons, timeout_kills_tree)
 		"setsid sleep 30 & (trap '' TERM; sleep 30) & (sleep 32 &); "
 		"setsid sh -c 'trap \"\" TERM HUP; sleep 33' & sleep 30");
 	cr_expect_eq(r.status, 124, "status %d, not the timeout's", r.status);
-	cr_expect(e->last_exit_ms < 2500, "cordon took %.0f ms to end a 1 s run", e->last_exit_ms);
+	cr_expect(e->last_exit_ms < 4000, "cordon took %.0f ms to end a 1 s run", e->last_exit_ms);
 	cr_expect_eq(esc_wait_gone(e, 300), 0, "processes survived the timeout");
 	tu_run_free(&r);
+}
+
+/*
+ * A run that gives its output away: the write ends of its stdout and stderr pipes, sent with
+ * SCM_RIGHTS over a socket in the workdir to a process of another run in the same workdir (a
+ * session's parallel commands, two `cordon run -w` in one directory). Its command then exits
+ * at once; the other run holds the pipes open and writes into them 3 s later. The run must
+ * end with its command (and a drain of 2 s), not with the other run (found in review: cordon
+ * read until EOF, so it ended when the holder died, past its own timeout after a flood, and
+ * at its timeout without one, and it reported what the other run wrote after its end as its
+ * own output).
+ */
+static void give_output_away(struct esc *e, const char *flood)
+{
+	static const char *const tb[] = {
+		"-t", "8", "--max-output", "200", "--format", "json", NULL
+	};
+	struct esc_opts ob = { .args = tb };
+	char late[64];
+	struct tu_run r;
+
+	snprintf(late, sizeof(late), "LATE_%s", e->tag);
+	esc_run(&r, &ob, "./h fdpass give s %s", flood);
+	cr_expect(strstr(r.out, "gave stdout") || strstr(r.err, "gave stdout"),
+		  "the output was not passed:\n%.300s\n%.300s", r.out, r.err);
+	cr_expect(e->last_exit_ms < 4000,
+		  "with %s bytes out, the run ended %.0f ms after its start, not with its command",
+		  flood, e->last_exit_ms);
+	cr_expect(r.ms - e->last_exit_ms < 1000,
+		  "with %s bytes out, its output went on %.0f ms after the run's end", flood,
+		  r.ms - e->last_exit_ms);
+	/* The holder writes to both: a flood's stdout keeps only its start, stderr all of it. */
+	esc_expect_absent(&r, late, "another run wrote into the run's output after its end");
+	if (!e->control) {
+		json_t *j = parse_json(&r);
+
+		if (j) {
+			cr_expect_eq(json_integer_value(json_object_get(j, "stdout_bytes")),
+				     atol(flood), "stdout has bytes the command did not write");
+			json_decref(j);
+		}
+	}
+	tu_run_free(&r);
+}
+
+ESC_CASE(escape_daemons, output_passed_to_another_run)
+{
+	static const char *const ta[] = { "-t", "30", NULL };
+	struct esc_opts oa = { .args = ta, .kill_after = 40 };
+	char *sock = esc_wpath(e, "s");
+	struct esc_job holder;
+	struct tu_run ra;
+	int waited = 0;
+
+	esc_put_helper(e);
+	esc_start(&holder, &oa, "./h fdpass hold s 3000 LATE_%s", e->tag);
+	while (!esc_exists(sock) && waited++ < 1000)
+		usleep(10000);
+	cr_assert(esc_exists(sock), "the holder never listened");
+	give_output_away(e, "0");	/* cordon's poll loop reads it */
+	give_output_away(e, "6000000"); /* a flood: a reader thread of its own */
+	kill(holder.pid, SIGTERM);
+	esc_finish(&holder, &ra, NULL, NULL);
+	cr_expect(strstr(ra.out, "got 2 fds"), "the holder got nothing:\n%.500s", ra.out);
+	free(sock);
+	tu_run_free(&ra);
 }
 
 struct kill_at_start {

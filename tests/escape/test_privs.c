@@ -8,12 +8,18 @@
 #define _GNU_SOURCE
 #include "tests/escape/escape.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/utsname.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /* A setuid-root copy of bash made by the host's root does not elevate inside. */
@@ -151,7 +157,120 @@ ESC_CASE(escape_privs, setid_bits_in_workdir)
 	tu_run_free(&r);
 }
 
-/* Core dumps off and the hard limit too (a core_pattern pipe runs on the host as root). */
+/*
+ * Root's privileged programs already in the workdir: a setuid-root copy, a setgid one and one
+ * with a file capability (cap_net_raw), all root's, as an extracted root file system or
+ * `cp -a` of /usr/bin leaves them. In a root-owned workdir under a root caller the idmapped
+ * mount makes root's files the command's own, and the kernel clears the bits (and the
+ * capability) on write(2), truncate and fallocate, but not on a write through a shared
+ * mapping: each program must end either unchanged or without its privilege (found in review:
+ * all three kept it with the command's bytes in them: a setuid-root program of the command's
+ * on the host). An ordinary user's run cannot open root's files for writing at all.
+ */
+ESC_CASE(escape_privs, setid_program_rewritten_through_mapping)
+{
+	static const char *const names[] = { "p_setuid", "p_setgid", "p_caps" };
+	/* struct vfs_cap_data, revision 2, effective: cap_net_raw (13) permitted */
+	static const uint32_t caps[5] = { 0x02000001, 1u << 13, 0, 0, 0 };
+	char marker[40];
+	struct tu_run r;
+
+	snprintf(marker, sizeof(marker), "ESC_%s", e->tag);
+	esc_put_helper(e);
+	for (size_t i = 0; i < 3; i++) {
+		char *p = esc_wpath(e, names[i]);
+
+		esc_copy("/usr/bin/true", p, 0755);
+		cr_assert(chown(p, 0, 0) == 0);
+		if (i == 0)
+			cr_assert(chmod(p, 04755) == 0);
+		else if (i == 1)
+			cr_assert(chmod(p, 02755) == 0);
+		else
+			cr_assert(setxattr(p, "security.capability", caps, sizeof(caps), 0) == 0,
+				  "setxattr security.capability: %s", strerror(errno));
+		free(p);
+	}
+	esc_run(&r, NULL, "for p in p_setuid p_setgid p_caps; do ./h mmapwrite $p %s; done; true",
+		marker);
+	cr_expect(strstr(r.out, "mmapwrite"), "the helper did not run:\n%s\n%s", r.out, r.err);
+	for (size_t i = 0; i < 3; i++) {
+		char *p = esc_wpath(e, names[i]), *data = esc_read(p, NULL);
+		bool changed = data && !strncmp(data, marker, strlen(marker));
+		bool privileged = false;
+		struct stat st;
+
+		cr_assert(stat(p, &st) == 0);
+		if (i < 2)
+			privileged = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
+		else
+			privileged = getxattr(p, "security.capability", NULL, 0) > 0;
+		cr_expect(!(changed && privileged),
+			  "%s: rewritten by the command and still privileged (mode %o)\n%s",
+			  names[i], st.st_mode & 07777, r.out);
+		free(data);
+		free(p);
+	}
+	tu_run_free(&r);
+}
+
+/* A socket file at path, its listener gone (a socket inode is what matters here). */
+static void make_socket_file(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert(fd >= 0 && strlen(path) < sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	cr_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "bind %s: %s", path,
+		  strerror(errno));
+	close(fd);
+}
+
+/*
+ * Root's special files already in the workdir: a device node (an extracted root file system's
+ * dev/sda or dev/mem; here /dev/null's numbers), a socket and a FIFO, all 0600 root's. Useless
+ * inside (nodev, and the listener is elsewhere), but in a root-owned workdir the idmapped mount
+ * makes them the command's own, and a chmod 0666 there is a chmod on the host, where the path
+ * has no nodev: a world-writable disk for every local user (found in review: all three became
+ * 0666). Their modes must stay as root left them.
+ */
+ESC_CASE(escape_privs, root_special_files_keep_their_mode)
+{
+	static const char *const names[] = { "dev_node", "sock", "fifo" };
+	struct tu_run r;
+
+	for (size_t i = 0; i < 3; i++) {
+		char *p = esc_wpath(e, names[i]);
+
+		if (i == 0)
+			cr_assert(mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0, "mknod: %s",
+				  strerror(errno));
+		else if (i == 1)
+			make_socket_file(p);
+		else
+			cr_assert(mkfifo(p, 0600) == 0);
+		cr_assert(chown(p, 0, 0) == 0 && chmod(p, 0600) == 0);
+		free(p);
+	}
+	esc_run(&r, NULL, "chmod 0666 dev_node sock fifo; ls -l dev_node sock fifo; true");
+	for (size_t i = 0; i < 3; i++) {
+		char *p = esc_wpath(e, names[i]);
+		struct stat st;
+
+		cr_assert(lstat(p, &st) == 0);
+		cr_expect_eq(st.st_mode & 07777, 0600,
+			     "%s: root's 0600 %s is %o on the host now\n%s", names[i], names[i],
+			     st.st_mode & 07777, r.out);
+		free(p);
+	}
+	tu_run_free(&r);
+}
+
+/*
+ * Core dumps off and the hard limit too. dash's ulimit counts 512-byte blocks: the limit is 1
+ * byte (the one value that also stops a core_pattern pipe: core_dump_pipe_helper below).
+ */
 ESC_CASE(escape_privs, core_dumps_off)
 {
 	struct tu_run r;
@@ -159,6 +278,76 @@ ESC_CASE(escape_privs, core_dumps_off)
 	esc_run(&r, NULL, "echo \"soft=$(ulimit -c) hard=$(ulimit -H -c)\"");
 	cr_expect(strstr(r.out, "soft=0 hard=0"), "core dumps are possible: %s", r.out);
 	tu_run_free(&r);
+}
+
+/*
+ * A crash reaches the host's core handler. A core_pattern that pipes ("|/usr/lib/systemd/
+ * systemd-coredump ...", apport) is run by the kernel as root on the host, outside every
+ * namespace and cgroup of the run, with the crashed process's memory on its stdin, and
+ * RLIMIT_CORE = 0 does not stop it: for a pipe the kernel ignores the limit unless it is
+ * exactly 1 (fs/coredump.c). systemd-coredump then stores the core on the host's disk (Debian
+ * patches it to ignore the limit it is told), apport writes /var/crash. The case installs a
+ * pipe pattern of its own for the length of two runs (a helper that notes the crashed
+ * program's name and discards the core; the old pattern is put back at once, and in the
+ * teardown), and crashes a program of a unique name in the sandbox: once as it is, once after
+ * lowering its own limit to 0. The helper must not have seen it (found in review: it saw both).
+ */
+ESC_CASE(escape_privs, core_dump_pipe_helper)
+{
+	char *helper = esc_spath(e, "core-helper"), *seen = esc_spath(e, "core-seen");
+	char *saved = esc_spath(e, "core-pattern-saved"), *old = NULL, pattern[256], name[32];
+	char *crasher;
+	struct tu_run r1, r2;
+	int lock, fd;
+	char *script;
+
+	snprintf(name, sizeof(name), "escc%.8s", e->tag + 3);
+	crasher = esc_wpath(e, name);
+	esc_put_helper(e);
+	esc_copy(esc_helper_path(), crasher, 0755);
+	esc_own(e, crasher);
+	cr_assert(asprintf(&script, "#!/bin/sh\necho \"$1 limit=$2\" >> '%s'\ncat > /dev/null\n",
+			   seen) > 0);
+	esc_write(helper, script, 0755, 0, 0);
+	snprintf(pattern, sizeof(pattern), "|%s %%e %%c\n", helper);
+	cr_assert(strlen(pattern) < 128, "core_pattern too long: %s", pattern);
+
+	lock = esc_heavy_lock(); /* one pattern at a time: it is the whole machine's */
+	old = esc_read("/proc/sys/kernel/core_pattern", NULL);
+	cr_assert(old && *old, "cannot read kernel.core_pattern");
+	esc_write(saved, old, 0600, 0, 0);
+	esc_on_teardown("cat '%s' > /proc/sys/kernel/core_pattern", saved);
+	fd = open("/proc/sys/kernel/core_pattern", O_WRONLY | O_CLOEXEC);
+	cr_assert(fd >= 0 && write(fd, pattern, strlen(pattern)) == (ssize_t)strlen(pattern),
+		  "cannot set kernel.core_pattern");
+	close(fd);
+	esc_run(&r1, NULL, "./%s crash", name);
+	esc_run(&r2, NULL, "./%s crash lower", name);
+	fd = open("/proc/sys/kernel/core_pattern", O_WRONLY | O_CLOEXEC);
+	cr_assert(fd >= 0 && write(fd, old, strlen(old)) == (ssize_t)strlen(old),
+		  "cannot restore kernel.core_pattern");
+	close(fd);
+	esc_heavy_unlock(lock);
+
+	cr_expect(strstr(r1.out, "crash: core limit"), "the crasher did not run:\n%s", r1.out);
+	cr_expect(strstr(r2.out, "crash: core limit"), "the crasher did not run:\n%s", r2.out);
+	{
+		/* the kernel runs the helper before the crashed process is reaped: it has run */
+		char *got = esc_read(seen, NULL);
+
+		cr_expect(!got || !strstr(got, name),
+			  "the host's core handler ran for a crash in the sandbox:\n%s\n%s\n%s",
+			  got, r1.out, r2.out);
+		free(got);
+	}
+	free(script);
+	free(old);
+	free(helper);
+	free(seen);
+	free(saved);
+	free(crasher);
+	tu_run_free(&r1);
+	tu_run_free(&r2);
 }
 
 static void helper_case(struct esc *e, const char *cmd, const char *what)

@@ -137,8 +137,9 @@ static void check_limits(void)
 	struct rlimit rl;
 
 	apply_or_fail();
-	CHECK(getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_cur == 0 && rl.rlim_max == 0,
-	      "core not 0");
+	/* 1, not 0: the one value that also stops a core_pattern pipe (limits.c) */
+	CHECK(getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_cur == 1 && rl.rlim_max == 1,
+	      "core %lu/%lu, not 1/1", (unsigned long)rl.rlim_cur, (unsigned long)rl.rlim_max);
 	CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur == 16 && rl.rlim_max == 16,
 	      "nofile %lu/%lu", (unsigned long)rl.rlim_cur, (unsigned long)rl.rlim_max);
 	CHECK(getrlimit(RLIMIT_CPU, &rl) == 0 && rl.rlim_cur == 30 && rl.rlim_max == 30,
@@ -236,7 +237,33 @@ Test(limits, zero_means_unlimited, .init = setup, .fini = teardown)
 	for (int r = 0; r < RLIM_NLIMITS; r++)
 		getrlimit(r, &before[r]);
 	assert_child_ok(run_child(zero_means_unchanged));
-	cr_assert_eq(limits_apply(NULL, false, true), 0); /* no limits: only core 0 */
+	cr_assert_eq(limits_apply(NULL, false, true), 0); /* no limits: only core 1 */
+}
+
+/*
+ * A hard core limit of 0 cannot be raised to 1 without CAP_SYS_RESOURCE: the core that a
+ * core_pattern pipe would still get then carries no memory (coredump_filter 0).
+ */
+static void core_hard_zero(void)
+{
+	struct rlimit zero = { 0, 0 }, rl;
+	char buf[16] = "";
+	ssize_t n;
+	int fd;
+
+	CHECK(setrlimit(RLIMIT_CORE, &zero) == 0, "setrlimit: %s", strerror(errno));
+	apply_or_fail();
+	CHECK(getrlimit(RLIMIT_CORE, &rl) == 0 && rl.rlim_max == 0, "the hard limit was raised");
+	fd = open("/proc/self/coredump_filter", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "open coredump_filter: %s", strerror(errno));
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	CHECK(n > 0 && strtoul(buf, NULL, 16) == 0, "coredump_filter is %s", buf);
+}
+
+Test(limits, core_hard_zero_dumps_no_memory, .init = setup, .fini = teardown)
+{
+	assert_child_ok(run_child(core_hard_zero));
 }
 
 static void burn_cpu(void)

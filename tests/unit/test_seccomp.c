@@ -25,6 +25,7 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -473,6 +474,46 @@ Test(seccomp, setuid_setgid_modes_refused)
 	struct sock_fprog *prog = compile();
 
 	assert_child_ok(run_filtered(prog, setid_modes));
+	seccomp_prog_free(prog);
+}
+
+/*
+ * RLIMIT_CORE stays as cordon set it (1: no core, piped or not): setting it does nothing and
+ * says it worked (sanitizers abort when it fails), reading it works, a set that also asks for
+ * the old value is refused, and junk in the upper half of the resource changes nothing.
+ */
+static void core_limit_fixed(void)
+{
+	struct rlimit before, now, zero = { 0, 0 }, old;
+
+	EXPECT_OK(getrlimit(RLIMIT_CORE, &before));
+	EXPECT_OK(setrlimit(RLIMIT_CORE, &zero));
+	EXPECT_OK(syscall(SYS_setrlimit, RLIMIT_CORE, &zero));
+	EXPECT_OK(syscall(SYS_prlimit64, 0, RLIMIT_CORE, &zero, NULL));
+	EXPECT_OK(syscall(SYS_prlimit64, 0, 0x100000000UL | RLIMIT_CORE, &zero, NULL));
+	EXPECT_ERRNO(syscall(SYS_prlimit64, 0, RLIMIT_CORE, &zero, &old), EPERM);
+	EXPECT_OK(syscall(SYS_prlimit64, 0, RLIMIT_CORE, NULL, &now));
+	if (now.rlim_cur != before.rlim_cur || now.rlim_max != before.rlim_max)
+		child_fail(__LINE__, "RLIMIT_CORE changed: %lu/%lu -> %lu/%lu",
+			   (unsigned long)before.rlim_cur, (unsigned long)before.rlim_max,
+			   (unsigned long)now.rlim_cur, (unsigned long)now.rlim_max);
+	/* Other limits are still the process's own to lower. */
+	EXPECT_OK(getrlimit(RLIMIT_NOFILE, &now));
+	now.rlim_cur = now.rlim_cur > 64 ? 64 : now.rlim_cur;
+	EXPECT_OK(setrlimit(RLIMIT_NOFILE, &now));
+	EXPECT_OK(getrlimit(RLIMIT_NOFILE, &old));
+	if (old.rlim_cur != now.rlim_cur)
+		child_fail(__LINE__, "RLIMIT_NOFILE was not lowered");
+}
+
+Test(seccomp, core_limit_cannot_change)
+{
+	struct sock_fprog *prog = compile();
+	struct rlimit one = { 1, 1 };
+
+	/* as the sandbox's limits leave it (limits.c); the parent is the test process */
+	cr_assert_eq(setrlimit(RLIMIT_CORE, &one), 0);
+	assert_child_ok(run_filtered(prog, core_limit_fixed));
 	seccomp_prog_free(prog);
 }
 

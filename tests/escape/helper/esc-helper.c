@@ -43,6 +43,7 @@
 #include <sys/mount.h>
 #include <sys/msg.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/sem.h>
@@ -891,6 +892,168 @@ static int cmd_unix(int argc, char **argv)
 	return escaped;
 }
 
+/*
+ * fdpass hold SOCK DELAY_MS TEXT: listen on the path SOCK; for each connection, take the fds
+ * it sends and, DELAY_MS later, write TEXT to each of them, then keep them open (a child per
+ * connection, dying with us).
+ * fdpass give SOCK BYTES: send our stdout and stderr to SOCK, then write BYTES to stdout (a
+ * flood makes cordon read it on a thread of its own) and exit: the write ends of the run's
+ * output pipes now live on in another run, which a shared workdir's socket reaches.
+ */
+static int cmd_fdpass(int argc, char **argv)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(8 * sizeof(int))];
+	} u;
+	char byte = 'x';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int fd;
+
+	if (argc < 3)
+		return 2;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", argv[1]);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		blocked("fdpass socket", errno);
+		return 0;
+	}
+	if (!strcmp(argv[0], "hold")) {
+		if (argc < 4)
+			return 2;
+		unlink(a.sun_path);
+		if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 8) < 0) {
+			blocked("fdpass listen", errno);
+			return 0;
+		}
+		printf("fdpass: listening\n");
+		fflush(stdout);
+		for (;;) {
+			int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC), n = 0;
+
+			if (c < 0)
+				continue;
+			memset(&u, 0, sizeof(u));
+			m.msg_control = u.buf;
+			m.msg_controllen = sizeof(u.buf);
+			if (recvmsg(c, &m, 0) >= 0 && CMSG_FIRSTHDR(&m))
+				n = (int)((CMSG_FIRSTHDR(&m)->cmsg_len - CMSG_LEN(0)) /
+					  sizeof(int));
+			printf("fdpass: got %d fds\n", n);
+			fflush(stdout);
+			if (n > 0 && fork() == 0) {
+				int fds[8];
+
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&m)), (size_t)n * sizeof(int));
+				usleep((useconds_t)atoi(argv[2]) * 1000);
+				for (int i = 0; i < n; i++)
+					dprintf(fds[i], "%s\n", argv[3]);
+				sleep(60);
+				_exit(0);
+			}
+			close(c);
+		}
+	}
+	if (connect_timeout(fd, (struct sockaddr *)&a, sizeof(a), 2000) < 0) {
+		blocked("fdpass connect", errno);
+		return 0;
+	}
+	{
+		int give[2] = { 1, 2 };
+
+		memset(&u, 0, sizeof(u));
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE(sizeof(give));
+		CMSG_FIRSTHDR(&m)->cmsg_level = SOL_SOCKET;
+		CMSG_FIRSTHDR(&m)->cmsg_type = SCM_RIGHTS;
+		CMSG_FIRSTHDR(&m)->cmsg_len = CMSG_LEN(sizeof(give));
+		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&m)), give, sizeof(give));
+	}
+	if (sendmsg(fd, &m, 0) < 0) {
+		blocked("fdpass send", errno);
+		return 0;
+	}
+	fprintf(stderr, "fdpass: gave stdout and stderr\n");
+	for (long left = atol(argv[2]); left > 0;) {
+		static char flood[65536];
+		ssize_t k;
+
+		memset(flood, 'f', sizeof(flood));
+		k = write(1, flood, left < (long)sizeof(flood) ? (size_t)left : sizeof(flood));
+		if (k <= 0)
+			break;
+		left -= k;
+	}
+	return 0;
+}
+
+/*
+ * mmapwrite FILE TEXT: write TEXT at the start of FILE through a shared writable mapping. The
+ * kernel clears a setuid or setgid bit (and file capabilities) on write(2), truncate and
+ * fallocate, but not on a write through a mapping (found in review): a program that can open
+ * a root setuid file for writing keeps the bit with its new code.
+ */
+static int cmd_mmapwrite(int argc, char **argv)
+{
+	char what[300];
+	size_t len;
+	char *m;
+	int fd;
+
+	if (argc < 2)
+		return 2;
+	snprintf(what, sizeof(what), "mmapwrite %s", argv[0]);
+	len = strlen(argv[1]);
+	fd = open(argv[0], O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		blocked(what, errno);
+		return escaped;
+	}
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		blocked(what, errno);
+		close(fd);
+		return escaped;
+	}
+	memcpy(m, argv[1], len);
+	msync(m, len, MS_SYNC);
+	munmap(m, len);
+	close(fd);
+	/* Whether the bit survived is for the host to see. */
+	printf("%s: written\n", what);
+	return escaped;
+}
+
+/*
+ * crash [lower]: die of SIGSEGV, after lowering RLIMIT_CORE to 0 with "lower". What matters is
+ * what the kernel does with the core: with a core_pattern that pipes to a helper, it runs that
+ * helper as root on the host unless the limit is exactly 1 (fs/coredump.c).
+ */
+static int cmd_crash(int argc, char **argv)
+{
+	struct rlimit r = { 0, 0 };
+
+	if (getrlimit(RLIMIT_CORE, &r) == 0)
+		printf("crash: core limit %llu/%llu\n", (unsigned long long)r.rlim_cur,
+		       (unsigned long long)r.rlim_max);
+	if (argc > 0 && !strcmp(argv[0], "lower")) {
+		struct rlimit z = { 0, 0 };
+		int rc = setrlimit(RLIMIT_CORE, &z);
+
+		printf("crash: lower to 0: %s\n", rc == 0 ? "ok" : strerrorname_np(errno));
+		if (getrlimit(RLIMIT_CORE, &r) == 0)
+			printf("crash: core limit now %llu/%llu\n", (unsigned long long)r.rlim_cur,
+			       (unsigned long long)r.rlim_max);
+	}
+	fflush(stdout);
+	signal(SIGSEGV, SIG_DFL);
+	raise(SIGSEGV);
+	return 0;
+}
+
 /* ---- resources ----------------------------------------------------------------------------- */
 
 /* membomb MIB: allocate and touch MIB MiB in 64 MiB steps. */
@@ -1102,6 +1265,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: esc-helper tty|notty|ptrace|vm|keys|bpf|io_uring|userfaultfd|perf|"
 			"userns|setns|mount|modules|abi|personality|sockets|watch|tcp|udp|unix|"
+			"fdpass|crash|"
 			"membomb|setid|"
 			"forkbomb|sysv|exe|fds ...\n");
 }
@@ -1158,6 +1322,12 @@ int main(int argc, char **argv)
 		return cmd_udp(argc, argv);
 	if (!strcmp(c, "unix"))
 		return cmd_unix(argc, argv);
+	if (!strcmp(c, "fdpass"))
+		return cmd_fdpass(argc, argv);
+	if (!strcmp(c, "crash"))
+		return cmd_crash(argc, argv);
+	if (!strcmp(c, "mmapwrite"))
+		return cmd_mmapwrite(argc, argv);
 	if (!strcmp(c, "membomb"))
 		return cmd_membomb(argc, argv);
 	if (!strcmp(c, "forkbomb"))
