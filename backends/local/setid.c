@@ -28,7 +28,7 @@
  *
  * The walk reads each directory once and stats its files (getxattr only for regular files with
  * an execute bit): about 1 us a file on the reference VM, paid only by a root caller's run in a
- * root-owned workdir that is not read-only. It has the hide walk's bounds, and a workdir past
+ * root-owned workdir that is not read-only; a big workdir is walked on two threads (below). It has the hide walk's bounds, and a workdir past
  * one is refused, never run with a program left unprotected.
  */
 #define _GNU_SOURCE
@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,20 +104,68 @@ static int too_big(cordon_error *e)
 			  HIDE_MAX_ENTRIES, HIDE_MAX_DEPTH);
 }
 
-int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
+/*
+ * The walk is shared with a second thread once it has seen SETID_SHARE_AFTER entries and has
+ * top-level subdirectories left: each thread takes the next one not taken (stat per file is
+ * most of the walk, about 1 us each here, and a thread costs ~0.1 ms to start, so only a big
+ * workdir is worth one). The entry bound counts both threads' entries together.
+ */
+#define SETID_SHARE_AFTER 2048
+
+struct scan {
+	int top;     /* the workdir, O_RDONLY */
+	char **dirs; /* its subdirectories, to walk */
+	size_t ndirs;
+	size_t next;	/* the next of dirs to take (atomic) */
+	size_t entries; /* entries seen, both threads (atomic) */
+	bool stop;	/* a thread failed or hit a bound: both end (atomic) */
+};
+
+struct walker {
+	struct scan *s;
+	struct sb_hide_list found; /* ro, nro, rocap only */
+	cordon_error e;
+	int rc;
+};
+
+/* w's error is in w->e: both threads end. */
+static int fail(struct walker *w, int rc)
+{
+	w->rc = rc;
+	__atomic_store_n(&w->s->stop, true, __ATOMIC_RELAXED);
+	return rc;
+}
+
+/* One more entry of the bound; false (and w failed) past it. */
+static bool count(struct walker *w)
+{
+	if (__atomic_add_fetch(&w->s->entries, 1, __ATOMIC_RELAXED) <= HIDE_MAX_ENTRIES)
+		return true;
+	fail(w, too_big(&w->e));
+	return false;
+}
+
+/* Walk the top-level subdirectory `top` (depth 1) and all below it. */
+static int walk_dir(struct walker *w, const char *top)
 {
 	struct level stack[HIDE_MAX_DEPTH + 1];
-	size_t depth = 0, entries = 0;
-	char rel[PATH_MAX] = "";
+	size_t depth = 1;
+	char rel[PATH_MAX];
+	size_t tlen = strlen(top);
 	int fd, rc = 0;
 
-	fd = openat(wd_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !(stack[0].d = fdopendir(fd))) {
+	if (tlen >= sizeof(rel))
+		return fail(w, too_big(&w->e));
+	memcpy(rel, top, tlen + 1);
+	fd = openat(w->s->top, top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(stack[1].d = fdopendir(fd))) {
 		if (fd >= 0)
 			(void)close(fd);
-		return cordon_err(e, errno, "setuid scan: open the workdir");
+		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+			return 0; /* replaced meanwhile */
+		return fail(w, cordon_err(&w->e, errno, "setuid scan: open '%s'", top));
 	}
-	stack[0].rel_len = 0;
+	stack[1].rel_len = tlen;
 	while (rc == 0) {
 		struct level *cur = &stack[depth];
 		struct dirent *de;
@@ -124,17 +173,21 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
 		size_t nlen, len;
 		int dfd;
 
+		if (__atomic_load_n(&w->s->stop, __ATOMIC_RELAXED)) {
+			rc = -1;
+			break;
+		}
 		errno = 0;
 		de = readdir(cur->d);
 		if (!de) {
 			if (errno) {
-				rc = cordon_err(e, errno, "setuid scan: read '%s'",
-						rel[0] ? rel : ".");
+				rc = fail(w,
+					  cordon_err(&w->e, errno, "setuid scan: read '%s'", rel));
 				break;
 			}
 			closedir(cur->d);
 			cur->d = NULL;
-			if (depth == 0)
+			if (depth == 1)
 				break;
 			depth--;
 			rel[stack[depth].rel_len] = '\0';
@@ -143,8 +196,8 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
 		if (de->d_name[0] == '.' &&
 		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 			continue;
-		if (++entries > HIDE_MAX_ENTRIES) {
-			rc = too_big(e);
+		if (!count(w)) {
+			rc = -1;
 			break;
 		}
 		if (de->d_type == DT_LNK)
@@ -155,19 +208,18 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
 		if (de->d_type != DT_DIR && fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* gone meanwhile: nothing to protect */
 		nlen = strlen(de->d_name);
-		len = cur->rel_len + (cur->rel_len ? 1 : 0) + nlen;
+		len = cur->rel_len + 1 + nlen;
 		if (len >= sizeof(rel)) {
-			rc = too_big(e);
+			rc = fail(w, too_big(&w->e));
 			break;
 		}
-		if (cur->rel_len)
-			rel[cur->rel_len] = '/';
-		memcpy(rel + cur->rel_len + (cur->rel_len ? 1 : 0), de->d_name, nlen + 1);
+		rel[cur->rel_len] = '/';
+		memcpy(rel + cur->rel_len + 1, de->d_name, nlen + 1);
 		if (S_ISDIR(st.st_mode)) {
 			int sub;
 
 			if (depth + 1 > HIDE_MAX_DEPTH) {
-				rc = too_big(e);
+				rc = fail(w, too_big(&w->e));
 				break;
 			}
 			sub = openat(dfd, de->d_name,
@@ -179,18 +231,147 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
 					rel[cur->rel_len] = '\0';
 					continue; /* replaced meanwhile */
 				}
-				rc = cordon_err(e, errno, "setuid scan: open '%s'", rel);
+				rc = fail(w,
+					  cordon_err(&w->e, errno, "setuid scan: open '%s'", rel));
 				break;
 			}
 			stack[++depth].rel_len = len;
 			continue;
 		}
-		if (privileged(dfd, de->d_name, &st))
-			rc = record(out, rel, &st, e);
+		if (privileged(dfd, de->d_name, &st) && record(&w->found, rel, &st, &w->e) < 0)
+			rc = fail(w, -1);
 		rel[cur->rel_len] = '\0';
 	}
-	for (size_t i = 0; i <= depth; i++)
+	for (size_t i = 1; i <= depth; i++)
 		if (stack[i].d)
 			closedir(stack[i].d);
+	return rc;
+}
+
+/* Take top-level subdirectories until none is left (or a thread failed). */
+static int walk_dirs(struct walker *w, bool *share)
+{
+	for (;;) {
+		size_t i = __atomic_fetch_add(&w->s->next, 1, __ATOMIC_RELAXED);
+
+		if (i >= w->s->ndirs)
+			return 0;
+		if (walk_dir(w, w->s->dirs[i]) < 0)
+			return -1;
+		/* The caller starts the second thread when this says so (once). */
+		if (share && *share == false &&
+		    __atomic_load_n(&w->s->entries, __ATOMIC_RELAXED) > SETID_SHARE_AFTER &&
+		    __atomic_load_n(&w->s->next, __ATOMIC_RELAXED) + 1 < w->s->ndirs) {
+			*share = true;
+			return 1;
+		}
+	}
+}
+
+static void *second(void *arg)
+{
+	(void)walk_dirs(arg, NULL);
+	return NULL;
+}
+
+/* Move what `from` found to the end of out. */
+static int merge(struct sb_hide_list *out, struct sb_hide_list *from, cordon_error *e)
+{
+	for (size_t i = 0; i < from->nro; i++) {
+		if (array_grow(&out->ro, out->nro, &out->rocap, 8, e) < 0)
+			return -1;
+		out->ro[out->nro++] = from->ro[i];
+		from->ro[i].rel = NULL;
+	}
+	return 0;
+}
+
+static void found_free(struct sb_hide_list *l)
+{
+	for (size_t i = 0; i < l->nro; i++)
+		free(l->ro[i].rel);
+	free(l->ro);
+}
+
+int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
+{
+	struct scan s = { .top = -1 };
+	struct walker me = { .s = &s }, other = { .s = &s };
+	pthread_t t;
+	bool share = false, started = false;
+	size_t dcap = 0;
+	DIR *d = NULL;
+	int rc = 0, r;
+
+	s.top = openat(wd_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s.top < 0)
+		return cordon_err(e, errno, "setuid scan: open the workdir");
+	r = dup(s.top);
+	if (r < 0 || !(d = fdopendir(r))) {
+		if (r >= 0)
+			(void)close(r);
+		(void)close(s.top);
+		return cordon_err(e, errno, "setuid scan: open the workdir");
+	}
+	/* The top level: its files here, its subdirectories into s.dirs. */
+	for (struct dirent *de; rc == 0;) {
+		struct stat st;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				rc = fail(&me, cordon_err(&me.e, errno, "setuid scan: read '.'"));
+			break;
+		}
+		if (de->d_name[0] == '.' &&
+		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (!count(&me)) {
+			rc = -1;
+			break;
+		}
+		if (de->d_type == DT_LNK)
+			continue;
+		st.st_mode = S_IFDIR;
+		if (de->d_type != DT_DIR &&
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (array_grow(&s.dirs, s.ndirs, &dcap, 16, &me.e) < 0 ||
+			    !(s.dirs[s.ndirs] = strdup(de->d_name))) {
+				rc = fail(&me, cordon_err(&me.e, ENOMEM, "out of memory"));
+				break;
+			}
+			s.ndirs++;
+		} else if (privileged(dirfd(d), de->d_name, &st) &&
+			   record(&me.found, de->d_name, &st, &me.e) < 0) {
+			rc = fail(&me, -1);
+		}
+	}
+	closedir(d);
+	while (rc == 0) {
+		r = walk_dirs(&me, started ? NULL : &share);
+		if (r <= 0) {
+			rc = r;
+			break;
+		}
+		started = pthread_create(&t, NULL, second, &other) == 0;
+	}
+	if (started)
+		(void)pthread_join(t, NULL);
+	/* A thread that saw the other's failure stopped without an error of its own. */
+	if (me.rc < 0 || other.rc < 0) {
+		*e = me.rc < 0 ? me.e : other.e;
+		rc = -1;
+	} else if (rc == 0 && (merge(out, &me.found, e) < 0 || merge(out, &other.found, e) < 0)) {
+		rc = -1;
+	}
+	found_free(&me.found);
+	found_free(&other.found);
+	for (size_t i = 0; i < s.ndirs; i++)
+		free(s.dirs[i]);
+	free(s.dirs);
+	(void)close(s.top);
 	return rc;
 }

@@ -146,3 +146,62 @@ Test(setid, an_empty_workdir_lists_nothing)
 	tu_rmtree(wd);
 	free(wd);
 }
+
+/* 40 top-level directories of 80 files: past SETID_SHARE_AFTER, shared with a second thread. */
+static char *big_tree(void)
+{
+	char *wd = tu_tmpdir(), rel[64];
+
+	for (int d = 0; d < 40; d++) {
+		(void)snprintf(rel, sizeof(rel), "d%02d", d);
+		make_dir(wd, rel);
+		for (int f = 0; f < 80; f++) {
+			(void)snprintf(rel, sizeof(rel), "d%02d/f%02d", d, f);
+			make_file(wd, rel, 0644);
+		}
+	}
+	return wd;
+}
+
+/* A big workdir, walked on two threads: nothing is missed, whichever thread found it. */
+Test(setid, a_big_workdir_is_walked_whole)
+{
+	char *wd = big_tree(), p[4096];
+	struct sb_hide_list l = { 0 };
+	cordon_error e = { 0 };
+
+	make_file(wd, "d00/f00", 04755);
+	make_file(wd, "d20/f05", 02755);
+	make_file(wd, "d39/f79", 04711);
+	make_file(wd, "top-su", 04755);
+	(void)snprintf(p, sizeof(p), "%s/d38/fifo", wd);
+	cr_assert_eq(mkfifo(p, 0600), 0);
+	cr_assert_eq(scan(wd, &l, &e), 0, "%s", e.msg);
+	cr_expect_eq(l.nro, 5, "%zu listed", l.nro);
+	cr_expect(listed(&l, "d00/f00") && listed(&l, "d20/f05") && listed(&l, "d39/f79"));
+	cr_expect(listed(&l, "top-su") && listed(&l, "d38/fifo"));
+	hide_list_free(&l);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/* The depth bound past the point where the walk is shared: refused, whichever thread hit it. */
+Test(setid, a_bound_hit_late_in_a_big_workdir_is_refused)
+{
+	char *wd = big_tree(), rel[4096] = "d39";
+	struct sb_hide_list l = { 0 };
+	cordon_error e = { 0 };
+	size_t n = strlen(rel);
+
+	make_file(wd, "d00/f00", 04755);
+	for (int i = 0; i < HIDE_MAX_DEPTH; i++) {
+		n += (size_t)snprintf(rel + n, sizeof(rel) - n, "/d");
+		make_dir(wd, rel);
+	}
+	cr_assert_eq(scan(wd, &l, &e), -1, "a tree past the depth bound was walked");
+	cr_expect(strstr(e.msg, "too big"), "%s", e.msg);
+	cr_expect_eq(l.nro, 0, "a partial list: %zu", l.nro);
+	hide_list_free(&l);
+	tu_rmtree(wd);
+	free(wd);
+}
