@@ -176,7 +176,24 @@ static int build_env(const struct cordon_profile *p, char ***ret, cordon_error *
  * a missing workdir is the path the run would make (whether making it would work, a
  * read-only file system say, only making it tells).
  */
-static int prepare_workdir(const char *given, bool create, char **ret, int *ret_fd, cordon_error *e)
+/* A directory the local sandbox builds itself is refused before anything is made for it. */
+static int local_workdir_ok(const char *abs, const char *given, cordon_error *e)
+{
+	if (backend_local_workdir_ok(abs))
+		return 0;
+	return strcmp(abs, given) == 0
+		       ? cordon_err(e, 0, "workdir '%s': " BACKEND_LOCAL_WORKDIR_RULE, given)
+		       : cordon_err(e, EINVAL,
+				    "workdir '%s' is '%s', which " BACKEND_LOCAL_WORKDIR_RULE,
+				    given, abs);
+}
+
+/*
+ * local: the run is the local sandbox's, which builds /, /tmp, /proc and /dev itself: such a
+ * workdir is refused before anything is made (it was made, then refused by the sandbox).
+ */
+static int prepare_workdir(const char *given, bool create, bool local, char **ret, int *ret_fd,
+			   cordon_error *e)
 {
 	_cleanup_free_ char *abs = NULL;
 	_cleanup_close_ int fd = -1;
@@ -205,6 +222,8 @@ static int prepare_workdir(const char *given, bool create, char **ret, int *ret_
 		}
 		if (pypath_normpath(joined, &abs, e) < 0)
 			return -1;
+		if (local && local_workdir_ok(abs, given, e) < 0)
+			return -1;
 		if (fsutil_walk_nofollow(abs, create, &fd, e) < 0)
 			return cordon_err_prefix(e, "workdir");
 		/*
@@ -224,6 +243,8 @@ static int prepare_workdir(const char *given, bool create, char **ret, int *ret_
 			return -1;
 		if (r > 0)
 			return cordon_err(e, ELOOP, "workdir '%s'", given);
+		if (local && local_workdir_ok(abs, given, e) < 0)
+			return -1;
 	}
 	exists = stat(abs, &st) == 0;
 	if (exists && !S_ISDIR(st.st_mode))
@@ -419,7 +440,9 @@ int cordon_check(const struct cordon_request *rq, char **ret_refusal, cordon_err
 	 * nothing.
 	 */
 	if (rq->workdir)
-		return prepare_workdir(rq->workdir, false, &wd, &wd_fd, e) < 0
+		return prepare_workdir(rq->workdir, false,
+				       backend_lookup(rq->profile->backend) == &backend_local, &wd,
+				       &wd_fd, e) < 0
 			       ? -1
 			       : policy_check_request(rq, wd, ret_refusal, e);
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -552,7 +575,8 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 	if (inside		  ? name_inside_workdir(&workdir, e)
 	    : temp		  ? make_temp_workdir(&workdir, &hold, e)
 	    : rq->workdir_fd >= 0 ? workdir_of_fd(rq->workdir_fd, rq->workdir, &workdir, &gone, e)
-				  : prepare_workdir(rq->workdir, true, &workdir, &wd_fd, e))
+				  : prepare_workdir(rq->workdir, true, ops == &backend_local,
+						    &workdir, &wd_fd, e))
 		return -1;
 	/* From here, `temp` means a temp directory on the host, to remove. */
 	if (inside)

@@ -174,6 +174,10 @@ static const struct bad_case bad[] = {
 	{ "workdir is a file", A("run", "-w", "/etc/hostname", "--", MARK), "/etc/hostname" },
 	{ "workdir under a file", A("run", "-w", "/etc/hostname/sub", "--", MARK), "workdir" },
 	{ "workdir empty", A("run", "-w", "", "--", MARK), "--workdir" },
+	{ "workdir /tmp", A("run", "-w", "/tmp", "--", MARK), "cannot be /, /tmp" },
+	{ "workdir in /dev", A("run", "-w", "/dev/shm/cordon-test-notmade/x", "--", MARK),
+	  "cannot be /, /tmp" },
+	{ "check workdir in /proc", A("check", "-w", "/proc/x", "--", MARK), "cannot be /, /tmp" },
 	{ "unknown command", A("frob"), "frob" },
 	{ "profile show missing", A("profile", "show", "missing"), "missing" },
 	{ "profile usage", A("profile", "list"), "profile show" },
@@ -1752,4 +1756,22 @@ Test(cli, argv0_lookup_is_pythons, .timeout = 60)
 	free(sub);
 	free(path);
 	free(pathvar);
+}
+
+/*
+ * A workdir the local sandbox builds itself (/dev/shm/x here) is refused before anything is
+ * made for it: it was made (mkdir -p, as root), then refused by the sandbox, and left behind.
+ */
+Test(cli, workdir_the_sandbox_builds_is_not_made)
+{
+	struct tu_run run;
+
+	rmdir("/dev/shm/cordon-test-notmade/x");
+	rmdir("/dev/shm/cordon-test-notmade");
+	tu_cordon_run(&run, A("run", "--via", "direct", "-w", "/dev/shm/cordon-test-notmade/x",
+			      "--", "true"));
+	cr_expect_eq(run.status, 125, "%d %s", run.status, run.err);
+	cr_expect(strstr(run.err, "cannot be /, /tmp, or in /proc or /dev"), "%s", run.err);
+	cr_expect(access("/dev/shm/cordon-test-notmade", F_OK) != 0, "the directory was made");
+	tu_run_free(&run);
 }
