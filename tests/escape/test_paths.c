@@ -333,17 +333,23 @@ ESC_CASE(escape_paths, workdir_through_planted_symlink)
  */
 ESC_CASE(escape_paths, absent_masked_names_cannot_be_created)
 {
-	static const char *const names[] = { ".bashrc",	  ".profile",	".zshrc",
-					     ".mcp.json", ".vscode",	".idea",
-					     ".claude",	  ".git/hooks", ".git/config" };
-	char *git = esc_wpath(e, ".git"), *ok;
+	static const char *const names[] = { ".bashrc",	      ".profile",   ".zshrc",
+					     ".mcp.json",     ".vscode",    ".idea",
+					     ".claude",	      ".git/hooks", ".git/config",
+					     ".devcontainer", ".cursor",    ".gemini",
+					     ".amazonq",      ".hg/hgrc" };
+	char *git = esc_wpath(e, ".git"), *hg = esc_wpath(e, ".hg"), *ok;
 	struct tu_run r;
 
 	cr_assert_eq(mkdir(git, 0755), 0);
 	esc_own(e, git);
+	cr_assert_eq(mkdir(hg, 0755), 0);
+	esc_own(e, hg);
 	esc_run(&r, NULL,
-		"for f in .bashrc .profile .zshrc .mcp.json; do echo pwned > $f; done; "
-		"mkdir -p .vscode .idea .claude .git/hooks; "
+		"for f in .bashrc .profile .zshrc .mcp.json .hg/hgrc; do echo pwned > $f; done; "
+		"mkdir -p .vscode .idea .claude .git/hooks .devcontainer .cursor .gemini .amazonq; "
+		"echo pwned > .devcontainer/devcontainer.json; echo pwned > .cursor/mcp.json; "
+		"echo pwned > .gemini/settings.json; echo pwned > .amazonq/mcp.json; "
 		"echo pwned > .vscode/tasks.json; echo pwned > .idea/workspace.xml; "
 		"echo pwned > .claude/settings.json; echo pwned > .git/hooks/post-commit; "
 		"chmod +x .git/hooks/post-commit; echo pwned > .git/config; "
@@ -365,6 +371,7 @@ ESC_CASE(escape_paths, absent_masked_names_cannot_be_created)
 	}
 	free(ok);
 	free(git);
+	free(hg);
 	tu_run_free(&r);
 }
 
