@@ -36,6 +36,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -322,6 +323,30 @@ static const struct sc_rule rules[] = {
 	  SC_EPERM,
 	  { ARG(0, SC_EQ, AF_NETLINK), ARG(2, SC_NE, NETLINK_ROUTE_PROTO) },
 	  "netlink other than NETLINK_ROUTE" },
+	/* AF_INET and AF_INET6 with anything but the usual protocols and types: a protocol the
+	 * kernel does not have built in is looked up as a module ("net-pf-2-proto-132" is
+	 * SCTP), which an unprivileged socket() call makes the kernel load where modules can
+	 * be loaded (SCTP, DCCP, L2TP, SMC: protocol code with a CVE history that nothing of a
+	 * shell's needs, a suggestion of the sandbox review). Kept: TCP, UDP, ICMP (ping
+	 * sockets) and ICMPv6 (58), by number or as 0, with SOCK_STREAM, SOCK_DGRAM and
+	 * SOCK_RAW (which needs CAP_NET_RAW anyway); refused: protocols from 59 up (SCTP 132,
+	 * L2TP 115, UDP-Lite 136, MPTCP 262, SMC 256, and any upper bits) and the types from
+	 * SOCK_RDM (4) up (SEQPACKET is SCTP's, 6 is DCCP's; the flag bits are above 0xf). */
+	{ "socket",
+	  0,
+	  SC_EPERM,
+	  { ARG(0, SC_ONE_OF, BIT(AF_INET) | BIT(AF_INET6)), ARG(2, SC_GE, IPPROTO_ICMPV6 + 1) },
+	  "IP protocols past ICMPv6: SCTP, L2TP, UDP-Lite, MPTCP, SMC (modules)" },
+	{ "socket",
+	  0,
+	  SC_EPERM,
+	  { ARG(0, SC_ONE_OF, BIT(AF_INET) | BIT(AF_INET6)), ARG_MASKED(1, 0xc, 0x4) },
+	  "IP socket types 4-7: RDM, SEQPACKET (SCTP), DCCP" },
+	{ "socket",
+	  0,
+	  SC_EPERM,
+	  { ARG(0, SC_ONE_OF, BIT(AF_INET) | BIT(AF_INET6)), ARG_MASKED(1, 0x8, 0x8) },
+	  "IP socket types 8-15: SOCK_PACKET and the like" },
 	/* socketpair runs the family's create code before it finds that the family has no
 	 * pairs (found in review: AF_VSOCK's transport, netlink audit and uevents reached that
 	 * way), and only AF_UNIX has them. Junk in the upper bits is "not AF_UNIX" too. */

@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/ptrace.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -296,6 +297,20 @@ static void sockets(void)
 	/* Junk in the upper half of a 32-bit family: the kernel would see AF_VSOCK. */
 	EXPECT_ERRNO(syscall(SYS_socket, 0x100000000UL | AF_VSOCK, SOCK_STREAM, 0), EPERM);
 	EXPECT_ERRNO(syscall(SYS_socket, (unsigned long)-1, SOCK_STREAM, 0), EPERM);
+
+	/* IP protocols and types that are modules where modules load (SCTP, DCCP, L2TP...). */
+	EXPECT_ERRNO(socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP), EPERM);
+	EXPECT_ERRNO(socket(AF_INET6, SOCK_SEQPACKET, 0), EPERM);
+	EXPECT_ERRNO(socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP), EPERM);
+	EXPECT_ERRNO(socket(AF_INET, SOCK_DGRAM, 115 /* IPPROTO_L2TP */), EPERM);
+	EXPECT_ERRNO(socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDPLITE), EPERM);
+	EXPECT_ERRNO(socket(AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */), EPERM);
+	EXPECT_ERRNO(socket(AF_INET, SOCK_PACKET, 0), EPERM);
+	EXPECT_ERRNO(syscall(SYS_socket, AF_INET, SOCK_STREAM, 0x100000000UL | IPPROTO_TCP), EPERM);
+	EXPECT_OK(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP));
+	EXPECT_OK(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP));
+	EXPECT_NOT_EPERM(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMP));
+	EXPECT_NOT_EPERM(socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMPV6));
 
 	EXPECT_OK(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	EXPECT_OK(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
