@@ -233,6 +233,59 @@ Test(docker, signal_death_is_128_plus_n)
 	cordon_result_free(&r);
 }
 
+/* GET /containers/{id}/json (id: a name or an id's prefix), parsed. */
+static json_t *inspect_container(const char *id)
+{
+	struct http_response hr = { 0 };
+	char *sock = NULL, path[256];
+	cordon_error e;
+	json_t *j;
+
+	cr_assert_eq(docker_socket_path(&sock, &e), 0, "%s", e.msg);
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
+	cr_assert_eq(http_request(sock, "GET", path, NULL, NULL, 0, 10000, NULL, &hr, &e), 0, "%s",
+		     e.msg);
+	cr_assert_eq(hr.status, 200, "inspect %s: HTTP %d", id, hr.status);
+	j = json_loadb(hr.body, hr.body_len, 0, NULL);
+	cr_assert_not_null(j);
+	http_response_free(&hr);
+	free(sock);
+	return j;
+}
+
+/*
+ * The container's own stdout and stderr, its init's (/proc/1/fd/1 and 2: docker-init runs as
+ * the commands' user), go nowhere. With Docker's default log driver they went to a file under
+ * /var/lib/docker that grew without bound: past the output cap, the workdir and every limit
+ * (found in review: 300 MB in 3 s, and a session's background job could go on for ever).
+ */
+Test(docker, the_containers_own_output_is_not_kept)
+{
+	struct cordon_result r;
+	const char *log;
+	struct stat st;
+	json_t *j;
+
+	prof->timeout = 30;
+	run("head -c 4000000 /dev/zero >/proc/1/fd/1; head -c 4000000 /dev/zero >/proc/1/fd/2; "
+	    "hostname",
+	    &r);
+	cr_assert_eq(r.exit_code, 0, "%s", r.output);
+	j = inspect_container(r.output);
+	cordon_result_free(&r);
+	log = json_string_value(json_object_get(j, "LogPath"));
+	/* dockerd copies into the log asynchronously: give it time to show. */
+	for (int i = 0; log && *log && i < 20; i++) {
+		if (stat(log, &st) == 0 && st.st_size > 0)
+			break;
+		usleep(50 * 1000);
+	}
+	cr_assert(!log || !*log || stat(log, &st) < 0 || st.st_size == 0,
+		  "the command's writes to the container's stdout were kept in %s (%lld bytes)",
+		  log, (long long)st.st_size);
+	json_decref(j);
+}
+
 /* busybox time's "user\t0m 0.30s" and "sys\t0m 0.01s" lines: the child's CPU in ms. */
 static double time_cpu_ms(const char *out)
 {
