@@ -295,12 +295,13 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 		json_object_set_new(hc, "PidsLimit", json_integer((json_int_t)pids));
 	if (p->docker_cpu_quota > 0)
 		json_object_set_new(hc, "CpuQuota", json_integer(p->docker_cpu_quota));
-	body = json_pack("{s:s, s:[s], s:[s], s:s, s:{s:s, s:s}, s:b, s:b, s:b, s:b, s:o}", "Image",
-			 p->docker_image ? p->docker_image : DEFAULT_IMAGE, "Entrypoint", "sleep",
-			 "Cmd", "infinity", "WorkingDir", workdir_in, "Labels", "cordon.session",
-			 session, "cordon.owner", owner, "AttachStdout", false, "AttachStderr",
-			 false, "Tty", false, "NetworkDisabled", !strcmp(net, "none"), "HostConfig",
-			 hc);
+	/* cordon.agent_dir always: the image's labels are the container's, unless set here. */
+	body = json_pack("{s:s, s:[s], s:[s], s:s, s:{s:s, s:s, s:s}, s:b, s:b, s:b, s:b, s:o}",
+			 "Image", p->docker_image ? p->docker_image : DEFAULT_IMAGE, "Entrypoint",
+			 "sleep", "Cmd", "infinity", "WorkingDir", workdir_in, "Labels",
+			 "cordon.session", session, "cordon.owner", owner, "cordon.agent_dir", "",
+			 "AttachStdout", false, "AttachStderr", false, "Tty", false,
+			 "NetworkDisabled", !strcmp(net, "none"), "HostConfig", hc);
 	if (body && user)
 		json_object_set_new(body, "User", json_string(user));
 	if (body && agent_exe) {
@@ -1194,13 +1195,25 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 	{
 		const char *id = json_string_value(json_object_get(c, "Id"));
 		json_t *labels = json_object_get(c, "Labels");
+		const char *session = json_string_value(json_object_get(labels, "cordon.session"));
 		const char *own = json_string_value(json_object_get(labels, "cordon.owner"));
 		const char *adir = json_string_value(json_object_get(labels, "cordon.agent_dir"));
-		char now[64];
+		const char *cname =
+			json_string_value(json_array_get(json_object_get(c, "Names"), 0));
+		char now[64], name[48];
 		cordon_error e2;
 		int pid = 0;
 
-		if (!id)
+		if (!id || !session)
+			continue;
+		/*
+		 * cordon's own: named after its session (create_container). The labels alone are
+		 * not enough: an image's labels are its containers', so every container of an
+		 * image committed from a cordon container carries them, and was force-removed
+		 * here with its volumes.
+		 */
+		(void)snprintf(name, sizeof(name), "/cordon-%.16s", session);
+		if (strlen(session) != 32 || !cname || strcmp(cname, name))
 			continue;
 		/* The owner still runs (same pid, same start time): not an orphan. */
 		if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
@@ -1208,7 +1221,7 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 			continue;
 		if (remove_container(d.sock, d.api, id, &e2) == 0) {
 			(*ret_removed)++;
-			if (adir)
+			if (adir && *adir)
 				agent_host_remove_dir(adir);
 		}
 	}

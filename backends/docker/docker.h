@@ -17,9 +17,10 @@ int docker_socket_path(char **ret, cordon_error *e);
 int docker_probe(char **ret_version, char **ret_server, cordon_error *e);
 
 /*
- * Remove every container labelled cordon.session whose owner (label cordon.owner, a pid and
- * its start time) is no longer running, and its agent's directory (label cordon.agent_dir).
- * *ret_removed counts them.
+ * Remove every container of cordon's (labelled cordon.session and named cordon- and that
+ * label's first 16 characters: the labels alone may be an image's) whose owner (label
+ * cordon.owner, a pid and its start time) is no longer running, and its agent's directory
+ * (label cordon.agent_dir). *ret_removed counts them.
  */
 int docker_gc(unsigned *ret_removed, cordon_error *e);
 

@@ -912,3 +912,57 @@ Test(agent_proc, a_kill_before_setsid_kills_the_command, .timeout = 30)
 	tu_rmtree(dir);
 	free(dir);
 }
+
+/* ---- cordon gc (run once) ---- */
+
+/* An API call of the test's own: its status, and its body parsed into *ret (may be NULL). */
+static int api(const char *method, const char *path, const char *body, json_t **ret)
+{
+	struct http_response hr = { 0 };
+	char *sock = NULL;
+	cordon_error e;
+	int status;
+
+	cr_assert_eq(docker_socket_path(&sock, &e), 0, "%s", e.msg);
+	cr_assert_eq(http_request(sock, method, path, body ? "application/json" : NULL, body,
+				  body ? strlen(body) : 0, 30000, NULL, &hr, &e),
+		     0, "%s %s: %s", method, path, e.msg);
+	status = hr.status;
+	if (ret)
+		*ret = json_loadb(hr.body ? hr.body : "", hr.body_len, 0, NULL);
+	http_response_free(&hr);
+	free(sock);
+	return status;
+}
+
+/*
+ * cordon gc, and cordond's start-up sweep, remove cordon's own orphans only. A container that
+ * merely carries cordon's labels is someone else's: every container of an image made with
+ * `docker commit` from a cordon container carries them (an image's labels are its
+ * containers'), as does one of an image whose author set them. Before, such a container was
+ * force-removed with its anonymous volumes (`v=1`): its data was lost.
+ */
+Test(gc, a_container_that_only_carries_the_labels_is_kept, .timeout = 60)
+{
+	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
+	char session[33], name[64], body[512], path[160];
+	unsigned removed = 0;
+	cordon_error e;
+	int status;
+
+	cr_assert_not_null(img, "CORDON_DOCKER_TEST_IMAGE is not set (run tests/docker/run.sh)");
+	backend_random_hex(session, 16);
+	snprintf(name, sizeof(name), "cordon-test-notours-%.8s", session);
+	snprintf(body, sizeof(body),
+		 "{\"Image\": \"%s\", \"Cmd\": [\"true\"], \"Volumes\": {\"/data\": {}}, "
+		 "\"Labels\": {\"cordon.session\": \"%s\", \"cordon.owner\": \"1:1\"}}",
+		 img, session);
+	snprintf(path, sizeof(path), "/containers/create?name=%s", name);
+	cr_assert_eq(api("POST", path, body, NULL), 201);
+	cr_assert_eq(docker_gc(&removed, &e), 0, "%s", e.msg);
+	snprintf(path, sizeof(path), "/containers/%s/json", name);
+	status = api("GET", path, NULL, NULL);
+	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", name);
+	(void)api("DELETE", path, NULL, NULL);
+	cr_assert_eq(status, 200, "cordon gc removed a container that is not cordon's (%s)", name);
+}
