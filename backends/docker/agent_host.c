@@ -54,6 +54,13 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* poll(2)'s timeout for what is left of a wait: a timeout of weeks (up to 1e9 s) would
+ * overflow the int, and an endless poll would never look at the cancel flag again. */
+static int poll_ms(double left)
+{
+	return left <= 0 ? 0 : left < INT_MAX - 1 ? (int)left + 1 : INT_MAX;
+}
+
 /* ---- which binary ---- */
 
 /* Statically linked: no PT_INTERP (the image has its own libc, or none). */
@@ -488,7 +495,7 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 			return AGENT_STUCK;
 		}
 		wake = exited ? drain_end : killing ? kill_end : r->deadline;
-		tmo = wake - now > 0 ? (int)(wake - now) + 1 : 0;
+		tmo = poll_ms(wake - now);
 		if (r->cancel && !killing && tmo > CANCEL_POLL_MS)
 			tmo = CANCEL_POLL_MS;
 		if (out_r >= 0 && !out_thread.running) {

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
@@ -92,6 +93,13 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* poll(2)'s timeout for what is left of a wait: a timeout of weeks (up to 1e9 s) would
+ * overflow the int, and an endless poll would never look at the cancel flag again. */
+static int poll_ms(double left)
+{
+	return left <= 0 ? 0 : left < INT_MAX - 1 ? (int)left + 1 : INT_MAX;
 }
 
 int docker_socket_path(char **ret, cordon_error *e)
@@ -1006,7 +1014,7 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 			s->timed_out = true;
 			break;
 		}
-		tmo = (int)left + 1;
+		tmo = poll_ms(left);
 		if (x->cancel && tmo > CANCEL_POLL_MS)
 			tmo = CANCEL_POLL_MS;
 		if (poll(&pfd, 1, tmo) < 0) {

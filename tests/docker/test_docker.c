@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,8 +81,10 @@ static void teardown(void)
 }
 
 /* cmd through the backend: exec's own return (0, or -1 with *e). temp: the workdir is
- * cordon's own temp workdir (as cordon_run says when no workdir was given). */
-static int try_run_in(const char *cmd, bool temp, struct cordon_result *r, cordon_error *e)
+ * cordon's own temp workdir (as cordon_run says when no workdir was given); cancel: the
+ * caller's cancel flag, or NULL. */
+static int try_run_with(const char *cmd, bool temp, volatile int *cancel, struct cordon_result *r,
+			cordon_error *e)
 {
 	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
 	char *envp[] = { "PATH=/bin:/usr/bin", NULL };
@@ -91,10 +94,16 @@ static int try_run_in(const char *cmd, bool temp, struct cordon_result *r, cordo
 				 .workdir_fd = -1,
 				 .workdir_is_temp = temp,
 				 .profile = prof,
-				 .stdin_fd = -1 };
+				 .stdin_fd = -1,
+				 .cancel = cancel };
 
 	*r = (struct cordon_result){ 0 };
 	return backend_docker.exec(h, &x, r, e);
+}
+
+static int try_run_in(const char *cmd, bool temp, struct cordon_result *r, cordon_error *e)
+{
+	return try_run_with(cmd, temp, NULL, r, e);
 }
 
 static int try_run(const char *cmd, struct cordon_result *r, cordon_error *e)
@@ -230,6 +239,50 @@ Test(docker, signal_death_is_128_plus_n)
 	run("kill -TERM $$", &r);
 	cr_assert_eq(r.exit_code, 143);
 	cr_assert_str_eq(r.output, "[exit code: 143]");
+	cordon_result_free(&r);
+}
+
+static volatile int cancel_flag;
+
+static void *cancel_soon(void *arg)
+{
+	(void)arg;
+	usleep(500 * 1000);
+	cancel_flag = SIGTERM;
+	return NULL;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * cordond's cancel flag (the client went away, cordond is stopping) is set by another thread:
+ * no signal interrupts the run's wait, which looks at the flag every 20 ms. With a timeout
+ * past 2^31 ms (24.8 days; a profile may say up to 1e9 s) the wait's length overflowed an int
+ * and became an endless poll: the cancel went unseen until the command ended.
+ */
+Test(docker, a_cancel_ends_a_run_whose_timeout_is_weeks)
+{
+	struct cordon_result r;
+	cordon_error e;
+	pthread_t t;
+	double t0;
+
+	free(prof->timeout_text);
+	prof->timeout_text = strdup("3000000");
+	prof->timeout = 3e6;
+	cancel_flag = 0;
+	cr_assert_eq(pthread_create(&t, NULL, cancel_soon, NULL), 0);
+	t0 = mono_ms();
+	cr_assert_eq(try_run_with("sleep 10", false, &cancel_flag, &r, &e), 0, "%s", e.msg);
+	pthread_join(t, NULL);
+	cr_assert_lt(mono_ms() - t0, 5000, "the cancel was seen after %.0f ms", mono_ms() - t0);
+	cr_assert_eq(r.exit_code, -15, "%s", r.output);
 	cordon_result_free(&r);
 }
 
@@ -840,14 +893,6 @@ Test(agent, a_workdir_swapped_before_a_restart_ends_the_container)
 static void slow_start(void)
 {
 	usleep(500 * 1000);
-}
-
-static double mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /*
