@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@
 #define NOBODY 65534
 
 void (*docker_test_before_start)(void);
+void (*docker_test_cgroup_dropped)(void);
 
 struct docker {
 	char *sock;
@@ -73,7 +75,11 @@ struct docker {
 	 * broken_e (set before broken, read after it). */
 	bool broken;
 	cordon_error broken_e;
-	struct docker_cg *cg;	 /* its cgroup, for the usage fields; NULL: not visible here */
+	/* Its cgroup, for the usage fields; NULL: not visible here. A restart replaces it while
+	 * other threads' execs may read it (cordond runs a session's requests at once): both
+	 * under cg_lock. */
+	struct docker_cg *cg;
+	pthread_mutex_t cg_lock;
 	struct agent_host agent; /* the in-container agent (agent.h), when it connected */
 	/*
 	 * While open() runs, its caller's cancel flag: a SIGINT or SIGTERM to cordon then cuts a
@@ -360,6 +366,7 @@ static void docker_free(struct docker *d)
 	if (d->wd_fd >= 0)
 		(void)close(d->wd_fd);
 	docker_cg_free(d->cg);
+	pthread_mutex_destroy(&d->cg_lock);
 	agent_host_free(&d->agent);
 	free(d);
 }
@@ -437,12 +444,33 @@ static pid_t init_pid(struct docker *d)
  */
 static void locate_cgroup(struct docker *d, pid_t pid)
 {
+	struct docker_cg *cg = NULL, *old;
 	cordon_error e;
 
-	docker_cg_free(d->cg);
-	d->cg = NULL;
 	if (pid > 0)
-		(void)docker_cg_open(pid, d->id, &d->cg, &e);
+		(void)docker_cg_open(pid, d->id, &cg, &e);
+	pthread_mutex_lock(&d->cg_lock);
+	old = d->cg;
+	d->cg = cg;
+	pthread_mutex_unlock(&d->cg_lock);
+	docker_cg_free(old);
+	if (docker_test_cgroup_dropped)
+		docker_test_cgroup_dropped();
+}
+
+/* The usage marks of an exec, under cg_lock (locate_cgroup). */
+static void cg_begin(struct docker *d, struct docker_cg_mark *m)
+{
+	pthread_mutex_lock(&d->cg_lock);
+	docker_cg_begin(d->cg, m);
+	pthread_mutex_unlock(&d->cg_lock);
+}
+
+static void cg_end(struct docker *d, struct docker_cg_mark *m, struct cordon_result *r)
+{
+	pthread_mutex_lock(&d->cg_lock);
+	docker_cg_end(d->cg, m, r);
+	pthread_mutex_unlock(&d->cg_lock);
 }
 
 /*
@@ -686,6 +714,7 @@ static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *
 		return cordon_err(e, ENOMEM, "out of memory");
 	d->agent = (struct agent_host)AGENT_HOST_INIT;
 	d->wd_fd = -1;
+	pthread_mutex_init(&d->cg_lock, NULL);
 	d->cancel = o->cancel;
 	if (o->ngroups) {
 		d->groups = malloc(o->ngroups * sizeof(gid_t));
@@ -987,7 +1016,7 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 			cordon_err(e, ENOMEM, "out of memory");
 			goto out;
 		}
-		docker_cg_begin(d->cg, &s->mark);
+		cg_begin(d, &s->mark);
 		if (http_stream_open(d->sock, "POST", full, "application/json", text, strlen(text),
 				     NULL, CALL_TIMEOUT_MS, NULL, &resp, &fd, &pending, &npending,
 				     e) < 0) {
@@ -1065,7 +1094,7 @@ static int agent_exec(struct docker *d, const struct cordon_exec *x, struct exec
 
 	if (d->agent.fd < 0 || __atomic_test_and_set(&d->agent.busy, __ATOMIC_ACQUIRE))
 		return 1;
-	docker_cg_begin(d->cg, &s->mark);
+	cg_begin(d, &s->mark);
 	rc = agent_host_run(&d->agent, &ar, e);
 	if (rc == AGENT_STUCK)
 		restart_container(d, true);
@@ -1153,7 +1182,7 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 
 	r->duration_ms = now_ms() - t0;
 	r->peak_memory_bytes = -1;
-	docker_cg_end(d->cg, &s.mark, r);
+	cg_end(d, &s.mark, r);
 	/* Docker reports a signal death as 128+n, as AG2's DockerEnvironment does; a run cut
 	 * short by a signal to cordon is reported as every backend reports it. */
 	if (s.cancelled && !s.timed_out)

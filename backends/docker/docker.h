@@ -29,3 +29,7 @@ int docker_gc(unsigned *ret_removed, cordon_error *e);
  * dockerd resolves the workdir's path again; NULL in the programs.
  */
 extern void (*docker_test_before_start)(void);
+
+/* Tests only: called in a restart just after the container's old cgroup handle was dropped
+ * (the usage fields'), while another thread's exec may be reading it; NULL in the programs. */
+extern void (*docker_test_cgroup_dropped)(void);

@@ -73,6 +73,7 @@ static void setup(void)
 static void teardown(void)
 {
 	docker_test_before_start = NULL;
+	docker_test_cgroup_dropped = NULL;
 	backend_docker.close(h);
 	h = NULL;
 	tu_rmtree(wd);
@@ -525,6 +526,47 @@ Test(agent, killing_the_agent_ends_the_container)
 		cr_assert_null(strstr(r.output, "never-printed"));
 		cordon_result_free(&r);
 	}
+}
+
+/*
+ * A restart (here: the agent stopped, at the timeout) replaces the container's cgroup handle
+ * that the usage fields are read from, while a command of another thread (cordond runs a
+ * session's requests at once; this one goes through the exec API, the agent being held) may
+ * be reading it. The hook runs that other command right when the old handle is dropped: it
+ * must get its own usage, and not read a freed handle (before, it did: cpu_ms 0, and two
+ * restarts at once freed it twice).
+ */
+static struct cordon_result dropped_r;
+
+static void *dropped_run(void *arg)
+{
+	(void)arg;
+	prof->timeout = 10;
+	run("i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done", &dropped_r);
+	return NULL;
+}
+
+static void run_when_dropped(void)
+{
+	pthread_t t;
+
+	docker_test_cgroup_dropped = NULL;
+	cr_assert_eq(pthread_create(&t, NULL, dropped_run, NULL), 0);
+	pthread_join(t, NULL);
+}
+
+Test(agent, a_command_during_a_restart_reads_a_live_cgroup)
+{
+	struct cordon_result r;
+
+	docker_test_cgroup_dropped = run_when_dropped;
+	run("kill -STOP $PPID; sleep 30", &r);
+	cr_assert(r.timed_out);
+	cordon_result_free(&r);
+	cr_assert_null(docker_test_cgroup_dropped, "no restart");
+	cr_assert_eq(dropped_r.exit_code, 0, "%s", dropped_r.output);
+	cr_assert_gt(dropped_r.cpu_ms, 0, "the usage was read from a freed cgroup handle");
+	cordon_result_free(&dropped_r);
 }
 
 /* ---- the workdir the container gets, and who runs in it ---- */
