@@ -59,6 +59,7 @@ struct capture;
 
 struct agent_host {
 	char *dir; /* a private directory (0700): dir/d is mounted at AGENT_DIR_IN, or NULL */
+	int dfd;   /* dir/d itself (O_PATH), held: the socket is made and removed through it */
 	int lfd;   /* listening on dir/d/s until the agent connects, or -1 */
 	int fd;	   /* the connected agent, or -1 */
 	bool busy; /* a command is running through it (__atomic_test_and_set) */
@@ -66,7 +67,7 @@ struct agent_host {
 
 #define AGENT_HOST_INIT                                                                            \
 	{                                                                                          \
-		.dir = NULL, .lfd = -1, .fd = -1, .busy = false                                    \
+		.dir = NULL, .dfd = -1, .lfd = -1, .fd = -1, .busy = false                         \
 	}
 
 /*
@@ -83,6 +84,13 @@ int agent_host_listen(struct agent_host *a, cordon_error *e);
 /* The directory to bind-mount at AGENT_DIR_IN. */
 const char *agent_host_mount_dir(const struct agent_host *a, char *buf, size_t n);
 /*
+ * Does that path still name the directory agent_host_listen made (no symlink on the way)?
+ * dockerd resolves it again at every start of the container: once it was removed (a /tmp
+ * cleaner), another user could have made their own there. While it is ours (root's, 0700, in
+ * sticky /tmp) nobody else can change it. false with *e when it is not.
+ */
+bool agent_host_dir_intact(const struct agent_host *a, cordon_error *e);
+/*
  * Wait up to timeout_ms for the agent of container id to connect; the socket file is removed
  * either way. -1 when no agent connected (or the peer is not in that container's cgroup).
  */
@@ -91,8 +99,9 @@ int agent_host_accept(struct agent_host *a, const char *id, int timeout_ms, cord
 void agent_host_disconnect(struct agent_host *a);
 /* Close everything and remove the directory. */
 void agent_host_free(struct agent_host *a);
-/* Remove a directory that agent_host_listen made (cordon gc, from the container's label).
- * Only rmdir and unlink of the names it makes: never a recursive removal. */
+/* Remove a directory that agent_host_listen made (cordon gc, from the container's label):
+ * only when it is this user's and private, and only rmdir and unlink of the names it makes,
+ * through the directories opened without following symlinks: never a recursive removal. */
 void agent_host_remove_dir(const char *dir);
 
 struct agent_run {

@@ -7,6 +7,9 @@
  * - The socket lives in dir/d/s where dir is a fresh mkdtemp directory (0700): no other host
  *   user can reach it. dir/d (0711) is what the container sees, bind-mounted read-only at
  *   /.cordon, so that the container's user (any uid) can reach the socket (0666) inside it.
+ *   dir/d is held open: the socket is made and removed through it, and before a restart
+ *   (dockerd resolves the path again) the path must still name it (a /tmp cleaner may have
+ *   removed it, and another user made their own).
  * - The first connection is accepted only from a process in the container's cgroup, and the
  *   socket file is removed right after: nothing can connect later.
  * - What the agent sends is read as fixed 8-byte messages without ever accepting file
@@ -26,12 +29,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -157,6 +162,20 @@ char *agent_binary(void)
 
 /* ---- the socket ---- */
 
+/* dir/d, opened without following any symlink on the way (O_PATH). */
+static int open_sub(const char *dir)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	char p[PATH_MAX];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s/d", dir) >= sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return (int)syscall(SYS_openat2, AT_FDCWD, p, &how, sizeof(how));
+}
+
 int agent_host_listen(struct agent_host *a, cordon_error *e)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -191,14 +210,23 @@ int agent_host_listen(struct agent_host *a, cordon_error *e)
 			return cordon_err(e, err, "docker: agent directory");
 		}
 		free(d);
+		a->dfd = open_sub(a->dir);
+		if (a->dfd < 0)
+			return cordon_err(e, errno, "docker: agent directory");
 	}
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/d/" AGENT_SOCK_NAME, a->dir) >=
-	    sizeof(sa.sun_path))
+	/*
+	 * The socket is made, chmod'ed and removed through the directory held, never by its path
+	 * again: once that path was removed (a /tmp cleaner), another user could have made their
+	 * own directory there, and root would act in it (a symlink swapped in for the socket
+	 * between bind and chmod would have made any file 0666).
+	 */
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/" AGENT_SOCK_NAME,
+			     a->dfd) >= sizeof(sa.sun_path))
 		return cordon_err(e, ENAMETOOLONG, "docker: agent socket path");
-	(void)unlink(sa.sun_path);
+	(void)unlinkat(a->dfd, AGENT_SOCK_NAME, 0);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(sa.sun_path, 0666) < 0 || listen(fd, 1) < 0)
+	    fchmodat(a->dfd, AGENT_SOCK_NAME, 0666, 0) < 0 || listen(fd, 1) < 0)
 		return cordon_err(e, errno, "docker: agent socket");
 	if (a->lfd >= 0)
 		close(a->lfd);
@@ -213,12 +241,25 @@ const char *agent_host_mount_dir(const struct agent_host *a, char *buf, size_t n
 	return buf;
 }
 
-static void remove_socket(const char *dir)
+bool agent_host_dir_intact(const struct agent_host *a, cordon_error *e)
 {
-	char p[PATH_MAX];
+	_cleanup_close_ int fd = a->dir ? open_sub(a->dir) : -1;
+	struct stat now, held;
 
-	if ((size_t)snprintf(p, sizeof(p), "%s/d/" AGENT_SOCK_NAME, dir) < sizeof(p))
-		(void)unlink(p);
+	if (fd >= 0 && a->dfd >= 0 && fstat(fd, &now) == 0 && fstat(a->dfd, &held) == 0 &&
+	    now.st_dev == held.st_dev && now.st_ino == held.st_ino)
+		return true;
+	cordon_err(e, 0,
+		   "docker: the agent's directory %s was removed or replaced while its container "
+		   "ran (a /tmp cleaner?): the container cannot be started again (it is removed)",
+		   a->dir ? a->dir : "?");
+	return false;
+}
+
+static void remove_socket(const struct agent_host *a)
+{
+	if (a->dfd >= 0)
+		(void)unlinkat(a->dfd, AGENT_SOCK_NAME, 0);
 }
 
 int agent_host_accept(struct agent_host *a, const char *id, int timeout_ms, cordon_error *e)
@@ -264,7 +305,7 @@ int agent_host_accept(struct agent_host *a, const char *id, int timeout_ms, cord
 	a->fd = fd;
 	rc = 0;
 out:
-	remove_socket(a->dir);
+	remove_socket(a);
 	close(a->lfd);
 	a->lfd = -1;
 	return rc;
@@ -279,25 +320,45 @@ void agent_host_disconnect(struct agent_host *a)
 
 void agent_host_remove_dir(const char *dir)
 {
-	char p[PATH_MAX];
 	const char *base = strrchr(dir, '/');
+	_cleanup_close_ int xfd = -1, dfd = -1;
+	struct stat st;
 
 	if (dir[0] != '/' || !base || strncmp(base + 1, "cordon-agent-", 13) || strstr(dir, "/.."))
 		return;
-	remove_socket(dir);
-	if ((size_t)snprintf(p, sizeof(p), "%s/d", dir) < sizeof(p))
-		(void)rmdir(p);
+	/* One that agent_host_listen made (this user's, 0700), not one another user made under
+	 * that name once it was gone. */
+	xfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (xfd < 0 || fstat(xfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077))
+		return;
+	dfd = openat(xfd, "d", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0)
+		(void)unlinkat(dfd, AGENT_SOCK_NAME, 0);
+	(void)unlinkat(xfd, "d", AT_REMOVEDIR);
 	(void)rmdir(dir);
 }
 
 void agent_host_free(struct agent_host *a)
 {
+	cordon_error e;
+
 	agent_host_disconnect(a);
 	if (a->lfd >= 0)
 		close(a->lfd);
 	a->lfd = -1;
-	if (a->dir)
-		agent_host_remove_dir(a->dir);
+	remove_socket(a);
+	/* By its path only while that is still ours (root's, 0700: nobody else can change it),
+	 * or when the listen that made it failed before holding it. */
+	if (a->dir && (a->dfd < 0 || agent_host_dir_intact(a, &e))) {
+		char p[PATH_MAX];
+
+		if ((size_t)snprintf(p, sizeof(p), "%s/d", a->dir) < sizeof(p))
+			(void)rmdir(p);
+		(void)rmdir(a->dir);
+	}
+	if (a->dfd >= 0)
+		close(a->dfd);
+	a->dfd = -1;
 	free(a->dir);
 	a->dir = NULL;
 }

@@ -872,6 +872,16 @@ out:
 	return rc;
 }
 
+/* A restart found what must not run: the container goes, and every later exec fails with *e. */
+static void break_container(struct docker *d, const cordon_error *e)
+{
+	cordon_error e2;
+
+	d->broken_e = *e;
+	__atomic_store_n(&d->broken, true, __ATOMIC_RELEASE);
+	(void)remove_container(d->sock, d->api, d->id, &e2);
+}
+
 /*
  * Kill the container and start it again, for a command that could not be killed otherwise:
  * every process in it dies; the bind-mounted workdir stays, /tmp does not. Its agent connects
@@ -895,18 +905,21 @@ static void restart_container(struct docker *d, bool holding)
 	if (asprintf(&path, "/containers/%s/kill?signal=KILL", d->id) >= 0 &&
 	    call(d, "POST", path, NULL, &r, &e) == 0)
 		http_response_free(&r);
-	if (start_container(d, &e) == 0) {
+	/*
+	 * dockerd resolves the agent directory's path again at the start: it must still be ours
+	 * (once removed, by a /tmp cleaner, it may be another user's, who would then get the new
+	 * agent's connection), else the container goes, and so does every later exec.
+	 */
+	if (d->agent.dir && !agent_host_dir_intact(&d->agent, &e)) {
+		break_container(d, &e);
+	} else if (start_container(d, &e) == 0) {
 		/*
 		 * dockerd resolved the workdir's path again: the container must still have the
 		 * same directory (check_workdir), else it goes, and so does every later exec.
 		 */
 		pid = init_pid(d);
 		if (check_workdir(d, pid, "restarted", &e) != 0) {
-			cordon_error e2;
-
-			d->broken_e = e;
-			__atomic_store_n(&d->broken, true, __ATOMIC_RELEASE);
-			(void)remove_container(d->sock, d->api, d->id, &e2);
+			break_container(d, &e);
 		} else {
 			if (agent && d->agent.lfd >= 0)
 				(void)agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, &e);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -895,6 +896,82 @@ Test(docker_wd, close_warns_about_a_container_it_could_not_remove)
 	free(sock);
 	tu_rmtree(dir);
 	free(dir);
+}
+
+/*
+ * The agent's directory removed from /tmp while its container runs (a /tmp cleaner: many
+ * systems age /tmp with systemd-tmpfiles) and its name taken by another user, whose own d is
+ * in it: at a restart, dockerd resolves the mount's path again. Before, it mounted that user's
+ * directory at /.cordon, and the new agent connected to the socket that user put there (who
+ * could then run commands in the container, as its user, in its workdir); cordon, as root,
+ * also unlinked, made and chmod'ed its socket by that path, in that user's directory.
+ */
+static char taken_dir[64];
+static int taken_fd = -1;
+
+/* The other user's move, just before the start: its own socket where cordon's was. */
+static void take_the_socket(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	docker_test_before_start = NULL;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/d/s", taken_dir);
+	(void)unlink(sa.sun_path);
+	taken_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	cr_assert_geq(taken_fd, 0);
+	cr_assert_eq(bind(taken_fd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+	cr_assert_eq(chmod(sa.sun_path, 0666), 0);
+	cr_assert_eq(listen(taken_fd, 4), 0);
+}
+
+Test(agent, an_agent_directory_taken_over_is_not_mounted_again)
+{
+	struct pollfd p = { .events = POLLIN };
+	struct cordon_result r;
+	char sub[80];
+	cordon_error e;
+	json_t *j;
+	int rc, before = count_containers(), conn;
+
+	run("hostname", &r);
+	j = inspect_container(r.output);
+	cordon_result_free(&r);
+	snprintf(taken_dir, sizeof(taken_dir), "%.40s",
+		 json_string_value(
+			 json_object_get(json_object_get(json_object_get(j, "Config"), "Labels"),
+					 "cordon.agent_dir")));
+	json_decref(j);
+	cr_assert_not_null(strstr(taken_dir, "/tmp/cordon-agent-"), "[%s]", taken_dir);
+	/* The cleaner, then the other user (uid 1000). */
+	tu_rmtree(taken_dir);
+	cr_assert_eq(mkdir(taken_dir, 0755), 0);
+	cr_assert_eq(chown(taken_dir, 1000, 1000), 0);
+	snprintf(sub, sizeof(sub), "%s/d", taken_dir);
+	cr_assert_eq(mkdir(sub, 0777), 0);
+	cr_assert_eq(chown(sub, 1000, 1000), 0);
+	cr_assert_eq(chmod(sub, 0777), 0);
+	docker_test_before_start = take_the_socket;
+	rc = try_run("kill -STOP $PPID; sleep 30", &r, &e);
+	if (rc == 0)
+		cordon_result_free(&r);
+	conn = -1;
+	if (taken_fd >= 0) {
+		p.fd = taken_fd;
+		if (poll(&p, 1, 1500) == 1)
+			conn = accept4(taken_fd, NULL, NULL, SOCK_CLOEXEC);
+	}
+	if (conn >= 0)
+		close(conn);
+	if (taken_fd >= 0)
+		close(taken_fd);
+	taken_fd = -1;
+	tu_rmtree(taken_dir);
+	cr_assert_lt(conn, 0,
+		     "the restarted container's agent connected to the other user's socket");
+	cr_assert_neq(rc, 0, "the restart went on with another user's directory");
+	cr_assert_not_null(strstr(e.msg, "agent's directory"), "%s", e.msg);
+	cr_assert_null(strchr(e.msg, '\n'));
+	cr_assert_eq(count_containers(), before - 1, "the container was left");
 }
 
 /*
