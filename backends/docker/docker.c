@@ -246,6 +246,37 @@ static int add_mount(json_t *mounts, const char *type, const char *src, const ch
 }
 
 /*
+ * HostConfig.Ulimits, as the local backend's rlimits (backends/local/limits.c): the profile's
+ * cpu_time, file_size and open_files per process, soft and hard (a command cannot raise them
+ * without CAP_SYS_RESOURCE), 0 leaving Docker's; and core 1 byte, not 0: a file core needs a
+ * page, and for a core_pattern that pipes to a host program the kernel ignores every limit
+ * but exactly 1, which aborts the dump (a command can still lower it to 0: docs/docker.md).
+ */
+static int add_ulimits(json_t *hc, const struct cordon_profile *p)
+{
+	const struct {
+		const char *name;
+		uint64_t value;
+	} l[] = { { "core", 1 },
+		  { "cpu", p->cpu_time },
+		  { "fsize", p->file_size },
+		  { "nofile", p->open_files } };
+	json_t *a = json_array();
+
+	if (!a || json_object_set_new(hc, "Ulimits", a) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++) {
+		json_int_t v = l[i].value > INT64_MAX ? INT64_MAX : (json_int_t)l[i].value;
+
+		if (l[i].value &&
+		    json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "Name", l[i].name, "Soft",
+						       v, "Hard", v)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * The container: hardened (docs/docker.md), its main process `sleep infinity`, or with
  * agent_exe the agent (agent.h), bind-mounted read-only with its socket's directory.
  */
@@ -307,6 +338,10 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 	}
 	if (pids)
 		json_object_set_new(hc, "PidsLimit", json_integer((json_int_t)pids));
+	if (add_ulimits(hc, p) < 0) {
+		json_decref(hc);
+		return NULL;
+	}
 	if (p->docker_cpu_quota > 0)
 		json_object_set_new(hc, "CpuQuota", json_integer(p->docker_cpu_quota));
 	/* cordon.agent_dir always: the image's labels are the container's, unless set here. */

@@ -800,6 +800,37 @@ Test(docker_wd, the_callers_groups_are_the_commands)
 	cordon_result_free(&r);
 }
 
+/*
+ * The profile's [limits] cpu_time, file_size and open_files bound each process as with the
+ * local backend (soft and hard: a command cannot raise them), and no core dump is made: core
+ * 1 byte, as the local backend sets it (a file core needs a page; a core_pattern piping to a
+ * host program, run as root, ignores every limit but exactly 1). Before, all were Docker's
+ * defaults (here: unlimited CPU and file size, 20000 files, core raisable to unlimited).
+ */
+Test(docker_wd, the_profiles_limits_bound_each_process)
+{
+	struct cordon_result r;
+	cordon_error e;
+
+	prof->cpu_time = 7;
+	prof->file_size = 3u << 20;
+	prof->open_files = 77;
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
+	run("grep -E '^Max (cpu time|file size|open files|core file size) ' /proc/self/limits | "
+	    "tr -s ' ' | sed 's/ $//'; trap '' XFSZ; head -c 4194304 /dev/zero >big 2>/dev/null; "
+	    "wc -c <big",
+	    &r);
+	cr_assert_str_eq(r.output,
+			 "Max cpu time 7 7 seconds\n"
+			 "Max file size 3145728 3145728 bytes\n"
+			 "Max core file size 1 1 bytes\n"
+			 "Max open files 77 77 files\n"
+			 "3145728",
+			 "%s", r.output);
+	cordon_result_free(&r);
+}
+
 /* A user's workdir whose group is root's: the user, with group nogroup (a setgid file of
  * group root would be the same hole as a setuid-root one). */
 Test(docker_wd, a_users_workdir_of_group_root_runs_as_nogroup)
