@@ -617,6 +617,80 @@ static int add_groups(json_t *hc, const struct docker *d)
 	return 0;
 }
 
+/* s percent-encoded for a URL path: an image reference may hold anything the CLI is given. */
+static char *path_escape(const char *s)
+{
+	char *out = malloc(3 * strlen(s) + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~:/@", *p))
+			*o++ = (char)*p;
+		else
+			o += sprintf(o, "%%%02X", *p);
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * An image's declared volumes (Config.Volumes) would be anonymous volumes: directories on the
+ * host's disk, writable past the read-only root, /tmp's size and the memory limit. Each is a
+ * tmpfs instead, sized and made as /tmp (what the image has there is not copied in). A path
+ * that is already one of the container's mounts (the workdir, /tmp...) needs nothing. An
+ * image that cannot be inspected is left to create, which says why.
+ */
+static int cover_image_volumes(struct docker *d, const char *image, json_t *mounts, uint64_t size,
+			       cordon_error *e)
+{
+	struct http_response r = { 0 };
+	_cleanup_free_ char *name = path_escape(image), *path = NULL;
+	json_t *j = NULL, *v;
+	const char *target;
+	int rc = -1;
+
+	if (!name || asprintf(&path, "/images/%s/json", name) < 0) {
+		path = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	if (call(d, "GET", path, NULL, &r, e) < 0)
+		return -1;
+	if (r.status == 404) {
+		rc = 0;
+		goto out;
+	}
+	if (r.status != 200) {
+		api_error("inspect image", &r, e);
+		goto out;
+	}
+	j = json_loadb(r.body, r.body_len, 0, NULL);
+	json_object_foreach(json_object_get(json_object_get(j, "Config"), "Volumes"), target, v)
+	{
+		size_t i;
+		json_t *m;
+		bool mounted = false;
+
+		json_array_foreach(mounts, i, m) mounted =
+			mounted || !strcmp(target, json_string_value(json_object_get(m, "Target")));
+		if (mounted)
+			continue;
+		if (json_array_append_new(mounts, json_pack("{s:s, s:s, s:b, s:{s:I, s:i}}", "Type",
+							    "tmpfs", "Target", target, "ReadOnly",
+							    false, "TmpfsOptions", "SizeBytes",
+							    (json_int_t)size, "Mode", 01777)) < 0) {
+			cordon_err(e, ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(j);
+	http_response_free(&r);
+	return rc;
+}
+
 /* Create the container (d->id); with agent_exe, the agent is its main process. */
 static int create_container(struct docker *d, const struct cordon_profile *p, const char *agent_exe,
 			    cordon_error *e)
@@ -661,6 +735,11 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 		json_decref(body);
 		body = NULL;
 	}
+	if (body &&
+	    cover_image_volumes(d, p->docker_image ? p->docker_image : DEFAULT_IMAGE,
+				json_object_get(json_object_get(body, "HostConfig"), "Mounts"),
+				p->tmp_size ? p->tmp_size : 256u << 20, e) < 0)
+		goto out;
 	if (!body || asprintf(&path, "/containers/create?name=%s", name) < 0) {
 		path = NULL;
 		cordon_err(e, ENOMEM, "out of memory");

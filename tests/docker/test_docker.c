@@ -33,6 +33,8 @@ static struct cordon_profile *prof;
 static char *wd;
 static void *h;
 
+static int api(const char *method, const char *path, const char *body, json_t **ret);
+
 static int dopen(const struct cordon_profile *p, const char *dir, int fd, void **ret,
 		 cordon_error *e)
 {
@@ -828,6 +830,62 @@ Test(docker_wd, the_profiles_limits_bound_each_process)
 			 "Max open files 77 77 files\n"
 			 "3145728",
 			 "%s", r.output);
+	cordon_result_free(&r);
+}
+
+/*
+ * An image's declared volumes (VOLUME in its Dockerfile) were anonymous volumes: writable
+ * directories on the host's disk (/var/lib/docker/volumes) past the read-only root, /tmp's
+ * size and the memory limit, for a whole session. They are tmpfs now, sized as /tmp.
+ */
+Test(docker_wd, an_images_volumes_are_not_the_hosts_disk)
+{
+	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
+	char body[512], path[256], tag[17], image[64], *id;
+	struct cordon_result r;
+	cordon_error e;
+	json_t *j, *m;
+	size_t i;
+	int volumes = 0;
+
+	/* The image: the test image with a directory everyone may write to, declared a volume. */
+	backend_random_hex(tag, 8);
+	snprintf(image, sizeof(image), "cordon-test/volume:%s", tag);
+	snprintf(body, sizeof(body),
+		 "{\"Image\": \"%s\", \"Cmd\": [\"mkdir\", \"-m\", \"1777\", \"/data\"]}", img);
+	cr_assert_eq(api("POST", "/containers/create", body, &j), 201);
+	id = strdup(json_string_value(json_object_get(j, "Id")));
+	json_decref(j);
+	snprintf(path, sizeof(path), "/containers/%s/start", id);
+	cr_assert_eq(api("POST", path, NULL, NULL), 204);
+	snprintf(path, sizeof(path), "/containers/%s/wait", id);
+	cr_assert_eq(api("POST", path, NULL, NULL), 200);
+	snprintf(path, sizeof(path),
+		 "/commit?container=%s&repo=cordon-test/volume&tag=%s&changes=VOLUME%%20/data", id,
+		 tag);
+	cr_assert_eq(api("POST", path, NULL, NULL), 201);
+	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
+	(void)api("DELETE", path, NULL, NULL);
+	free(id);
+
+	free(prof->docker_image);
+	prof->docker_image = strdup(image);
+	prof->tmp_size = 8u << 20;
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	if (dopen(prof, wd, -1, &h, &e) == 0) {
+		run("head -c 16000000 /dev/zero >/data/x 2>/dev/null; wc -c </data/x; hostname",
+		    &r);
+		j = inspect_container(strchr(r.output, '\n') + 1);
+		json_array_foreach(json_object_get(j, "Mounts"), i, m) volumes +=
+			!strcmp(json_string_value(json_object_get(m, "Type")), "volume");
+		json_decref(j);
+	}
+	snprintf(path, sizeof(path), "/images/%s?force=1", image);
+	backend_docker.close(h);
+	h = NULL;
+	(void)api("DELETE", path, NULL, NULL);
+	cr_assert_eq(volumes, 0, "the image's volume is a directory on the host's disk");
+	cr_assert(!strncmp(r.output, "8388608\n", 8), "%s", r.output);
 	cordon_result_free(&r);
 }
 
