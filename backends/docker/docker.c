@@ -353,6 +353,16 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 			 "NetworkDisabled", !strcmp(net, "none"), "HostConfig", hc);
 	if (body && user)
 		json_object_set_new(body, "User", json_string(user));
+	/*
+	 * No health check: an image's HEALTHCHECK would run the image's code in the container
+	 * between the commands, as their user, in their workdir (suggested by the Docker review;
+	 * AG2's DockerEnvironment has none to keep either).
+	 */
+	if (body &&
+	    json_object_set_new(body, "Healthcheck", json_pack("{s:[s]}", "Test", "NONE")) < 0) {
+		json_decref(body);
+		body = NULL;
+	}
 	if (body && agent_exe) {
 		/* cordon gc removes the directory of a container whose cordon is gone. */
 		if (json_object_set_new(body, "Entrypoint", json_pack("[s]", AGENT_BIN_IN)) < 0 ||

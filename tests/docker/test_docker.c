@@ -834,6 +834,51 @@ Test(docker_wd, the_profiles_limits_bound_each_process)
 }
 
 /*
+ * An image's HEALTHCHECK would run the image's code in the container between the commands, as
+ * their user, in their workdir: it is turned off (Healthcheck NONE).
+ */
+Test(docker_wd, an_images_health_check_does_not_run)
+{
+	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
+	char body[512], path[384], tag[17], image[64], hc[600], *id;
+	struct cordon_result r;
+	cordon_error e;
+	json_t *j;
+
+	backend_random_hex(tag, 8);
+	snprintf(image, sizeof(image), "cordon-test/health:%s", tag);
+	snprintf(body, sizeof(body), "{\"Image\": \"%s\", \"Cmd\": [\"true\"]}", img);
+	cr_assert_eq(api("POST", "/containers/create", body, &j), 201);
+	id = strdup(json_string_value(json_object_get(j, "Id")));
+	json_decref(j);
+	snprintf(path, sizeof(path),
+		 "/commit?container=%s&repo=cordon-test/health&tag=%s&changes=HEALTHCHECK%%20"
+		 "--interval%%3D1s%%20CMD%%20touch%%20/workspace/hc",
+		 id, tag);
+	cr_assert_eq(api("POST", path, NULL, NULL), 201);
+	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
+	(void)api("DELETE", path, NULL, NULL);
+	free(id);
+
+	free(prof->docker_image);
+	prof->docker_image = strdup(image);
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	free(prof->timeout_text);
+	prof->timeout_text = strdup("10");
+	prof->timeout = 10;
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
+	run("sleep 2.5; echo ran", &r);
+	cr_expect_str_eq(r.output, "ran");
+	cordon_result_free(&r);
+	snprintf(hc, sizeof(hc), "%s/hc", wd);
+	backend_docker.close(h);
+	h = NULL;
+	snprintf(path, sizeof(path), "/images/%s?force=1", image);
+	(void)api("DELETE", path, NULL, NULL);
+	cr_expect(access(hc, F_OK) != 0, "the image's health check ran in the container");
+}
+
+/*
  * An image's declared volumes (VOLUME in its Dockerfile) were anonymous volumes: writable
  * directories on the host's disk (/var/lib/docker/volumes) past the read-only root, /tmp's
  * size and the memory limit, for a whole session. They are tmpfs now, sized as /tmp.
