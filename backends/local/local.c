@@ -15,6 +15,7 @@
 #include "runtime/relay.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -228,7 +229,8 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 			ix_st = nfds,
 			pfd[nfds++] = (struct pollfd){ .fd = local_proc_status_fd(proc),
 						       .events = POLLIN };
-		timeout_ms = (int)(left + 1);
+		/* A timeout may be up to 1e9 s: past INT_MAX ms the conversion is undefined. */
+		timeout_ms = left + 1 > INT_MAX ? INT_MAX : (int)(left + 1);
 		if (exited && drain_end - now_ms() < left)
 			timeout_ms = (int)(drain_end - now_ms()) + 1;
 		if (x->cancel && timeout_ms > CANCEL_POLL_MS)
