@@ -71,6 +71,8 @@ struct docker {
 	bool chown_temp;
 	/* The container had another directory than the workdir: reported, never retried. */
 	bool replaced;
+	/* The image made a named [docker] user root: reported, never retried. */
+	bool root_by_name;
 	/* A restart mounted another directory: the container is gone, every exec fails with
 	 * broken_e (set before broken, read after it). */
 	bool broken;
@@ -792,6 +794,50 @@ out:
  * Create and start the container, check that it has the workdir; with agent_exe, until its
  * agent has connected. *ret_pid: its init.
  */
+/* Did the admin ask for root ([docker] user 0 or root, with any group)? */
+static bool root_on_purpose(const char *user)
+{
+	size_t n = strcspn(user, ":");
+
+	return (n == 1 && user[0] == '0') || (n == 4 && !strncmp(user, "root", 4));
+}
+
+/* The effective uid pid runs as on the host (/proc/pid/status), or -1. */
+static long effective_uid(pid_t pid)
+{
+	char path[64], line[256];
+	long real, eff = -1;
+	FILE *f;
+
+	(void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %ld %ld", &real, &eff) == 2)
+			break;
+	fclose(f);
+	return eff;
+}
+
+/*
+ * A [docker] user given by name is looked up in the image's /etc/passwd, which the image's
+ * author wrote: `user = builder` may be uid 0 there (found in the Docker review). The
+ * container's init runs as that user: root is refused unless the profile says 0 or root.
+ * Unknown (no init to look at) is let through: the commands then run as Docker decided.
+ */
+static int check_named_user(const struct cordon_profile *p, pid_t pid, cordon_error *e)
+{
+	if (!p->docker_user || root_on_purpose(p->docker_user) || pid <= 0 ||
+	    effective_uid(pid) != 0)
+		return 0;
+	return cordon_err(e, 0,
+			  "docker: [docker] user '%s' is root (uid 0) in image '%s' (its "
+			  "/etc/passwd says so): refused; write user = 0 to run the commands as "
+			  "root on purpose (docs/docker.md, \"Which user\")",
+			  p->docker_user, p->docker_image ? p->docker_image : DEFAULT_IMAGE);
+}
+
 static int open_container(struct docker *d, const struct cordon_profile *p, const char *agent_exe,
 			  pid_t *ret_pid, cordon_error *e)
 {
@@ -812,6 +858,10 @@ static int open_container(struct docker *d, const struct cordon_profile *p, cons
 	r = check_workdir(d, pid, "started", e);
 	if (r != 0) {
 		d->replaced = r > 0;
+		return -1;
+	}
+	if (check_named_user(p, pid, e) < 0) {
+		d->root_by_name = true;
 		return -1;
 	}
 	if (agent_exe && agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, e) < 0)
@@ -862,7 +912,7 @@ static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *
 	if (p->docker_agent)
 		agent_exe = agent_binary();
 	if (open_container(d, p, agent_exe, &pid, e) < 0) {
-		if (!agent_exe || d->replaced)
+		if (!agent_exe || d->replaced || d->root_by_name)
 			goto out;
 		/*
 		 * Again without the agent, in case it is what failed (an image of another

@@ -834,6 +834,64 @@ Test(docker_wd, the_profiles_limits_bound_each_process)
 }
 
 /*
+ * A [docker] user given by name is the image's /etc/passwd's to resolve: an image where it is
+ * uid 0 is refused (one line, no container left), unless the profile says 0 or root.
+ */
+Test(docker_wd, a_named_user_that_is_root_in_the_image_is_refused)
+{
+	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
+	char body[768], path[384], tag[17], image[64], *id;
+	struct cordon_result r;
+	cordon_error e;
+	int before = count_containers(), rc;
+	json_t *j;
+
+	backend_random_hex(tag, 8);
+	snprintf(image, sizeof(image), "cordon-test/rootname:%s", tag);
+	snprintf(body, sizeof(body),
+		 "{\"Image\": \"%s\", \"Cmd\": [\"sh\", \"-c\", \"mkdir -p /etc && echo "
+		 "builder:x:0:0::/:/bin/sh >/etc/passwd && echo builder:x:0: >/etc/group\"]}",
+		 img);
+	cr_assert_eq(api("POST", "/containers/create", body, &j), 201);
+	id = strdup(json_string_value(json_object_get(j, "Id")));
+	json_decref(j);
+	snprintf(path, sizeof(path), "/containers/%s/start", id);
+	cr_assert_eq(api("POST", path, NULL, NULL), 204);
+	snprintf(path, sizeof(path), "/containers/%s/wait", id);
+	cr_assert_eq(api("POST", path, NULL, NULL), 200);
+	snprintf(path, sizeof(path), "/commit?container=%s&repo=cordon-test/rootname&tag=%s", id,
+		 tag);
+	cr_assert_eq(api("POST", path, NULL, NULL), 201);
+	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
+	(void)api("DELETE", path, NULL, NULL);
+	free(id);
+
+	free(prof->docker_image);
+	prof->docker_image = strdup(image);
+	prof->docker_user = strdup("builder");
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	rc = dopen(prof, wd, -1, &h, &e);
+	cr_expect_eq(rc, -1, "a named user that is uid 0 was run");
+	if (rc == 0) {
+		run("id -u", &r);
+		cordon_result_free(&r);
+		backend_docker.close(h);
+		h = NULL;
+	} else {
+		cr_expect(strstr(e.msg, "is root (uid 0) in image"), "%s", e.msg);
+	}
+	cr_expect_eq(count_containers(), before, "a container was left");
+	/* Root on purpose is the admin's to ask for. */
+	free(prof->docker_user);
+	prof->docker_user = strdup("0:0");
+	cr_expect_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
+	backend_docker.close(h);
+	h = NULL;
+	snprintf(path, sizeof(path), "/images/%s?force=1", image);
+	(void)api("DELETE", path, NULL, NULL);
+}
+
+/*
  * An image's HEALTHCHECK would run the image's code in the container between the commands, as
  * their user, in their workdir: it is turned off (Healthcheck NONE).
  */
