@@ -162,6 +162,21 @@ check "cordond's runner is /usr/bin/cordon" runner_exe
 check "cordond runs with NoNewPrivs and a seccomp filter (the unit's hardening)" inside sh -c \
 	'p=$(systemctl show -p MainPID --value cordond.service);
 	grep -q "^NoNewPrivs:.*1" /proc/$p/status && grep -q "^Seccomp:.*2" /proc/$p/status'
+# Every syscall cordon's own seccomp denies to every sandbox and cordond never makes is denied
+# to cordond too (found in review: systemd-analyze security flagged @clock and @debug, and bpf,
+# io_uring, userfaultfd and open_by_handle_at, with CAP_DAC_READ_SEARCH, were open to it).
+unit_filter_denies() {
+	inside sh -c 'systemd-analyze security cordond.service 2>/dev/null |
+		grep -E "SystemCallFilter=~@(clock|debug) " | grep -q "✗" && exit 1
+	f=$(systemctl show -p SystemCallFilter --value cordond.service)
+	case $f in "~"*) ;; *) exit 1 ;; esac
+	for s in ptrace perf_event_open bpf userfaultfd io_uring_setup open_by_handle_at \
+		keyctl kcmp fanotify_init; do
+		case " ${f#"~"} " in *" $s "*) ;; *) echo "not denied: $s"; exit 1 ;; esac
+	done'
+}
+check "the unit's syscall filter denies what no sandbox may use and cordond does not" \
+	unit_filter_denies
 inside runuser -u alice -- cordon run --via daemon -w /home/alice/w -- \
 	'hostname >host; echo $$ >pid; touch started; sleep 3' >/dev/null 2>&1 &
 bg=$!
