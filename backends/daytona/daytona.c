@@ -993,11 +993,15 @@ static int daytona_exec_locked(void *h, const struct cordon_exec *x, struct cord
 			_cleanup_free_ char *why = NULL;
 			size_t n;
 
+			char line[161];
+
 			capture_end(cap_out);
 			if (capture_text(cap_out, &why, &n, e) < 0)
 				goto out;
-			cordon_err(e, 0, "daytona: execute: the command could not start: %.160s",
-				   why);
+			/* The command's own output when a signal killed it: one clean line, no key
+			 * (found in red team: newlines and terminal escapes went to stderr). */
+			dt_clean_line(d->c.key, why, line, sizeof(line));
+			cordon_err(e, 0, "daytona: execute: the command could not start: %s", line);
 			goto out;
 		}
 	}

@@ -550,6 +550,18 @@ class HostileServer(CliCase):
         self.assertEqual(seen, [], "the proxy was sent: %r" % seen[:1])
 
 
+class HostileCommand(CliCase):
+    """What a command (or its text) can make of cordon's own messages (found in red team)."""
+
+    def test_a_signal_death_is_one_clean_line(self):
+        # A command killed by a signal is Daytona's exitCode -1 with its output as "result":
+        # that output went into cordon's error as is, newlines and terminal escapes included.
+        r = self.run_cordon(["--", "printf 'first\\nsecond\\033[2J'; kill -KILL 0"])
+        self.assertOneLineError(r, "could not start", "first")
+        self.assertNotIn("\x1b", r.err)
+        self.assertNotIn("second", r.err)
+
+
 class HugeOutput(CliCase):
     def test_a_gigabyte_in_bounded_memory(self):
         # Directly against the fake: Prism buffers whole bodies (and is slow at a gigabyte).
