@@ -561,6 +561,15 @@ class HostileCommand(CliCase):
         self.assertNotIn("\x1b", r.err)
         self.assertNotIn("second", r.err)
 
+    def test_invalid_utf8_command_or_env_is_said_so(self):
+        # JSON cannot carry it: one line naming the problem (before: "out of memory").
+        for args in ([b"--", b"printf '\xff'"], [b"--env", b"X=\xfe", b"--", b"true"]):
+            p = subprocess.run([CORDON.encode(), b"run", b"--backend", b"daytona"] + args, env=self.env(),
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=90)
+            r = Run(p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"), 0)
+            self.assertOneLineError(r, "UTF-8")
+            self.assertNotIn("memory", r.err)
+
 
 class HugeOutput(CliCase):
     def test_a_gigabyte_in_bounded_memory(self):
