@@ -1277,16 +1277,26 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_err
 			const char *id = json_string_value(json_object_get(it, "id"));
 			const char *own = json_string_value(json_object_get(l, "cordon.owner"));
 			const char *host = json_string_value(json_object_get(l, "cordon.host"));
+			const char *sess = json_string_value(json_object_get(l, "cordon.session"));
 			_cleanup_free_ char *del = NULL;
 			struct dt_response r2 = { 0 };
 			char now[64];
-			int pid = 0;
+			unsigned long long start;
+			int pid = 0, end = 0;
 
 			if (!id_ok(id) || !host || strcmp(host, d->host))
 				continue;
+			/*
+			 * Only what cordon made: all three labels, as cordon writes them (found in red
+			 * team: a sandbox labelled cordon.host alone, by a user or anyone with the key,
+			 * was removed too).
+			 */
+			if (!sess || strlen(sess) != 32 || strspn(sess, "0123456789abcdef") != 32 ||
+			    !own || sscanf(own, "%d:%llu%n", &pid, &start, &end) != 2 || pid <= 0 ||
+			    own[end])
+				continue;
 			/* Its cordon still runs (same pid, same start time): not an orphan. */
-			if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
-			    backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
+			if (backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
 				continue;
 			if (asprintf(&del, "/sandbox/%s", id) < 0) {
 				del = NULL;
