@@ -871,14 +871,33 @@ static bool credential_var(const struct cordon_profile *p, const char *kv)
 	return false;
 }
 
-static json_t *exec_body(const struct daytona *d, const struct cordon_exec *x, long timeout_s)
+/*
+ * JSON carries only UTF-8 text: anything else is said so, not taken for a lack of memory
+ * (jansson refuses it; found in red team). Out of memory here, jansson says that next.
+ */
+static bool utf8_valid(const char *s)
+{
+	_cleanup_free_ char *fixed = NULL;
+	size_t n = strlen(s), len;
+	cordon_error e;
+
+	return capture_utf8_repair(s, n, &fixed, &len, &e) < 0 ||
+	       (len == n && !memcmp(fixed, s, n));
+}
+
+static json_t *exec_body(const struct daytona *d, const struct cordon_exec *x, long timeout_s,
+			 cordon_error *e)
 {
 	_cleanup_free_ char *cmd = shell_join(x->argv);
-	json_t *envs = json_object(), *b;
+	json_t *envs = json_object(), *b = NULL;
 
-	if (!cmd || !envs) {
-		json_decref(envs);
-		return NULL;
+	if (!cmd || !envs)
+		goto oom;
+	if (!utf8_valid(cmd)) {
+		cordon_err(
+			e, EINVAL,
+			"daytona: the command is not valid UTF-8 (Daytona's API takes JSON text)");
+		goto fail;
 	}
 	for (char *const *v = x->envp; v && *v; v++) {
 		const char *eq = strchr(*v, '=');
@@ -887,18 +906,28 @@ static json_t *exec_body(const struct daytona *d, const struct cordon_exec *x, l
 		if (!eq || eq == *v || backend_host_only_var(x->profile, *v) ||
 		    credential_var(x->profile, *v))
 			continue;
-		k = strndup(*v, (size_t)(eq - *v));
-		if (!k || json_object_set_new(envs, k, json_string(eq + 1)) < 0) {
-			json_decref(envs);
-			return NULL;
+		if (!utf8_valid(*v)) {
+			cordon_err(e, EINVAL,
+				   "daytona: an environment variable is not valid UTF-8 (Daytona's "
+				   "API takes JSON text)");
+			goto fail;
 		}
+		k = strndup(*v, (size_t)(eq - *v));
+		if (!k || json_object_set_new(envs, k, json_string(eq + 1)) < 0)
+			goto oom;
 	}
 	b = json_pack("{s:s, s:s, s:o}", "command", cmd, "cwd", d->workdir, "envs", envs);
-	if (b && timeout_s > 0 && json_object_set_new(b, "timeout", json_integer(timeout_s)) < 0) {
-		json_decref(b);
-		return NULL;
-	}
-	return b;
+	envs = NULL; /* json_pack's "o" took it, even on failure */
+	if (b && timeout_s > 0 && json_object_set_new(b, "timeout", json_integer(timeout_s)) < 0)
+		goto oom;
+	if (b)
+		return b;
+oom:
+	oom(e);
+fail:
+	json_decref(envs);
+	json_decref(b);
+	return NULL;
 }
 
 static void feed_capture(void *arg, const char *buf, size_t n)
@@ -944,8 +973,10 @@ static int daytona_exec_locked(void *h, const struct cordon_exec *x, struct cord
 	if (capture_new(p->max_output, &cap_out, e) < 0 ||
 	    capture_new(p->max_output, &cap_err, e) < 0)
 		goto out;
-	body = exec_body(d, x, timeout_s);
-	text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	body = exec_body(d, x, timeout_s, e);
+	if (!body)
+		goto out;
+	text = json_dumps(body, JSON_COMPACT);
 	if (!text || asprintf(&url, "%s/process/execute", d->toolbox) < 0) {
 		url = NULL;
 		oom(e);
@@ -993,11 +1024,15 @@ static int daytona_exec_locked(void *h, const struct cordon_exec *x, struct cord
 			_cleanup_free_ char *why = NULL;
 			size_t n;
 
+			char line[161];
+
 			capture_end(cap_out);
 			if (capture_text(cap_out, &why, &n, e) < 0)
 				goto out;
-			cordon_err(e, 0, "daytona: execute: the command could not start: %.160s",
-				   why);
+			/* The command's own output when a signal killed it: one clean line, no key
+			 * (found in red team: newlines and terminal escapes went to stderr). */
+			dt_clean_line(d->c.key, why, line, sizeof(line));
+			cordon_err(e, 0, "daytona: execute: the command could not start: %s", line);
 			goto out;
 		}
 	}
@@ -1242,16 +1277,26 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_err
 			const char *id = json_string_value(json_object_get(it, "id"));
 			const char *own = json_string_value(json_object_get(l, "cordon.owner"));
 			const char *host = json_string_value(json_object_get(l, "cordon.host"));
+			const char *sess = json_string_value(json_object_get(l, "cordon.session"));
 			_cleanup_free_ char *del = NULL;
 			struct dt_response r2 = { 0 };
 			char now[64];
-			int pid = 0;
+			unsigned long long start;
+			int pid = 0, end = 0;
 
 			if (!id_ok(id) || !host || strcmp(host, d->host))
 				continue;
+			/*
+			 * Only what cordon made: all three labels, as cordon writes them (found in red
+			 * team: a sandbox labelled cordon.host alone, by a user or anyone with the key,
+			 * was removed too).
+			 */
+			if (!sess || strlen(sess) != 32 || strspn(sess, "0123456789abcdef") != 32 ||
+			    !own || sscanf(own, "%d:%llu%n", &pid, &start, &end) != 2 || pid <= 0 ||
+			    own[end])
+				continue;
 			/* Its cordon still runs (same pid, same start time): not an orphan. */
-			if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
-			    backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
+			if (backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
 				continue;
 			if (asprintf(&del, "/sandbox/%s", id) < 0) {
 				del = NULL;

@@ -39,6 +39,7 @@ from daytona_env import (  # noqa: E402
     fake_reset,
     fake_state,
     processes_with,
+    request,
     wait_until,
 )
 
@@ -548,6 +549,63 @@ class HostileServer(CliCase):
             srv.close()
         self.assertEqual((r.rc, r.out), (0, "fine\n"), r)
         self.assertEqual(seen, [], "the proxy was sent: %r" % seen[:1])
+
+
+class HostileCommand(CliCase):
+    """What a command (or its text) can make of cordon's own messages (found in red team)."""
+
+    def test_a_signal_death_is_one_clean_line(self):
+        # A command killed by a signal is Daytona's exitCode -1 with its output as "result":
+        # that output went into cordon's error as is, newlines and terminal escapes included.
+        r = self.run_cordon(["--", "printf 'first\\nsecond\\033[2J'; kill -KILL 0"])
+        self.assertOneLineError(r, "could not start", "first")
+        self.assertNotIn("\x1b", r.err)
+        self.assertNotIn("second", r.err)
+
+    def test_invalid_utf8_command_or_env_is_said_so(self):
+        # JSON cannot carry it: one line naming the problem (before: "out of memory").
+        for args in ([b"--", b"printf '\xff'"], [b"--env", b"X=\xfe", b"--", b"true"]):
+            p = subprocess.run([CORDON.encode(), b"run", b"--backend", b"daytona"] + args, env=self.env(),
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=90)
+            r = Run(p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"), 0)
+            self.assertOneLineError(r, "UTF-8")
+            self.assertNotIn("memory", r.err)
+
+
+class Gc(CliCase):
+    """cordon gc --backend daytona: the orphans of this host, and nothing that is not cordon's."""
+
+    def make(self, labels):
+        r = request(API, "POST", "/sandbox", {"labels": labels})
+        self.assertEqual(r.status, 200, r)
+        return r.json()["id"]
+
+    def test_removes_orphans_only(self):
+        host = socket.gethostname()
+        with open("/proc/self/stat") as f:
+            start = f.read().rsplit(")", 1)[1].split()[19]
+        alive = "%d:%s" % (os.getpid(), start)
+        orphan = self.make({"cordon.session": "a" * 32, "cordon.host": host, "cordon.owner": "999999999:1"})
+        kept = [
+            self.make({"cordon.session": "b" * 32, "cordon.host": host, "cordon.owner": alive}),
+            self.make({"cordon.session": "c" * 32, "cordon.host": "another-host", "cordon.owner": "999999999:1"}),
+            # Labels a user (or anyone with the key) set, not a sandbox cordon made (found in
+            # red team: these went too, cordon.host alone was enough).
+            self.make({"cordon.host": host}),
+            self.make({"cordon.host": host, "cordon.owner": "garbage"}),
+            self.make({"cordon.host": host, "cordon.session": "d" * 32}),
+        ]
+        try:
+            p = subprocess.run([CORDON, "gc", "--backend", "daytona"], env=self.env(), capture_output=True,
+                               timeout=90)
+            self.assertEqual(p.returncode, 0, p)
+            self.assertNotIn(KEY, (p.stdout + p.stderr).decode())
+            live = {s["id"] for s in fake_state()["sandboxes"] if s["state"] not in ("destroying", "destroyed")}
+            gone = {i for i in [orphan] + kept if i not in live}
+            self.assertEqual(gone, {orphan})
+        finally:
+            for i in kept:
+                request(API, "DELETE", "/sandbox/%s" % i)
 
 
 class HugeOutput(CliCase):

@@ -199,7 +199,7 @@ Test(contract, toolbox_folder_execute_files)
 
 	with_toolbox(d);
 	cr_assert_eq(make_workdir(d, &e), 0, "%s", e.msg);
-	b = exec_body(d, &x, 60);
+	b = exec_body(d, &x, 60, &(cordon_error){ 0 });
 	cr_assert_not_null(b);
 	text = json_dumps(b, JSON_COMPACT);
 	cr_assert(asprintf(&url, "%s/process/execute", d->toolbox) > 0);
@@ -252,7 +252,7 @@ Test(pure, exec_body_env_and_cwd)
 	char *envp[] = { "PATH=/usr/bin",	  "HOME=/root", "LANG=C", "DAYTONA_API_KEY=secret",
 			 "DAYTONA_JWT_TOKEN=jwt", "FOO=a=b",	NULL };
 	struct cordon_exec x = { .argv = argv, .envp = envp, .profile = p, .stdin_fd = -1 };
-	json_t *b = exec_body(&d, &x, 3), *envs;
+	json_t *b = exec_body(&d, &x, 3, &(cordon_error){ 0 }), *envs;
 
 	cr_assert_not_null(b);
 	cr_assert_str_eq(json_string_value(json_object_get(b, "cwd")), "/workspace");
@@ -269,7 +269,7 @@ Test(pure, exec_body_env_and_cwd)
 	/* ... unless the profile's env names them itself */
 	cordon_list_add(&p->env, "DAYTONA_API_KEY=secret", &(cordon_error){ 0 });
 	cordon_list_add(&p->env, "PATH=/opt/bin", &(cordon_error){ 0 });
-	b = exec_body(&d, &x, 3);
+	b = exec_body(&d, &x, 3, &(cordon_error){ 0 });
 	envs = json_object_get(b, "envs");
 	cr_assert_str_eq(json_string_value(json_object_get(envs, "DAYTONA_API_KEY")), "secret");
 	cr_assert_str_eq(json_string_value(json_object_get(envs, "PATH")), "/usr/bin");
