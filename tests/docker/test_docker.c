@@ -834,38 +834,60 @@ Test(docker_wd, the_profiles_limits_bound_each_process)
 }
 
 /*
+ * A test image of its own, made from the suite's: `sh -c script` run in a container of it
+ * (none when NULL), then committed as repo:<random tag> with `changes` (URL-encoded Dockerfile
+ * instructions, "" for none). Returns the name (the caller removes the image and frees it).
+ */
+static char *derived_image(const char *repo, const char *script, const char *changes)
+{
+	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
+	char body[768], path[512], tag[17], *id, *image;
+	json_t *j, *cmd;
+
+	backend_random_hex(tag, 8);
+	cmd = script ? json_pack("[s, s, s]", "sh", "-c", script) : json_pack("[s]", "true");
+	j = json_pack("{s:s, s:o}", "Image", img, "Cmd", cmd);
+	cr_assert_not_null(j);
+	char *text = json_dumps(j, JSON_COMPACT);
+
+	json_decref(j);
+	cr_assert(text && strlen(text) < sizeof(body));
+	strcpy(body, text);
+	free(text);
+	cr_assert_eq(api("POST", "/containers/create", body, &j), 201);
+	id = strdup(json_string_value(json_object_get(j, "Id")));
+	json_decref(j);
+	if (script) {
+		snprintf(path, sizeof(path), "/containers/%s/start", id);
+		cr_assert_eq(api("POST", path, NULL, NULL), 204);
+		snprintf(path, sizeof(path), "/containers/%s/wait", id);
+		cr_assert_eq(api("POST", path, NULL, NULL), 200);
+	}
+	snprintf(path, sizeof(path), "/commit?container=%s&repo=%s&tag=%s%s%s", id, repo, tag,
+		 *changes ? "&changes=" : "", changes);
+	cr_assert_eq(api("POST", path, NULL, NULL), 201);
+	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
+	(void)api("DELETE", path, NULL, NULL);
+	free(id);
+	cr_assert(asprintf(&image, "%s:%s", repo, tag) > 0);
+	return image;
+}
+
+/*
  * A [docker] user given by name is the image's /etc/passwd's to resolve: an image where it is
  * uid 0 is refused (one line, no container left), unless the profile says 0 or root.
  */
 Test(docker_wd, a_named_user_that_is_root_in_the_image_is_refused)
 {
-	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
-	char body[768], path[384], tag[17], image[64], *id;
+	char path[384], *image;
 	struct cordon_result r;
 	cordon_error e;
 	int before = count_containers(), rc;
-	json_t *j;
 
-	backend_random_hex(tag, 8);
-	snprintf(image, sizeof(image), "cordon-test/rootname:%s", tag);
-	snprintf(body, sizeof(body),
-		 "{\"Image\": \"%s\", \"Cmd\": [\"sh\", \"-c\", \"mkdir -p /etc && echo "
-		 "builder:x:0:0::/:/bin/sh >/etc/passwd && echo builder:x:0: >/etc/group\"]}",
-		 img);
-	cr_assert_eq(api("POST", "/containers/create", body, &j), 201);
-	id = strdup(json_string_value(json_object_get(j, "Id")));
-	json_decref(j);
-	snprintf(path, sizeof(path), "/containers/%s/start", id);
-	cr_assert_eq(api("POST", path, NULL, NULL), 204);
-	snprintf(path, sizeof(path), "/containers/%s/wait", id);
-	cr_assert_eq(api("POST", path, NULL, NULL), 200);
-	snprintf(path, sizeof(path), "/commit?container=%s&repo=cordon-test/rootname&tag=%s", id,
-		 tag);
-	cr_assert_eq(api("POST", path, NULL, NULL), 201);
-	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
-	(void)api("DELETE", path, NULL, NULL);
-	free(id);
-
+	image = derived_image("cordon-test/rootname",
+			      "mkdir -p /etc && echo builder:x:0:0::/:/bin/sh >/etc/passwd && "
+			      "echo builder:x:0: >/etc/group",
+			      "");
 	free(prof->docker_image);
 	prof->docker_image = strdup(image);
 	prof->docker_user = strdup("builder");
@@ -889,6 +911,7 @@ Test(docker_wd, a_named_user_that_is_root_in_the_image_is_refused)
 	h = NULL;
 	snprintf(path, sizeof(path), "/images/%s?force=1", image);
 	(void)api("DELETE", path, NULL, NULL);
+	free(image);
 }
 
 /*
@@ -897,27 +920,12 @@ Test(docker_wd, a_named_user_that_is_root_in_the_image_is_refused)
  */
 Test(docker_wd, an_images_health_check_does_not_run)
 {
-	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
-	char body[512], path[384], tag[17], image[64], hc[600], *id;
+	char path[384], hc[600], *image;
 	struct cordon_result r;
 	cordon_error e;
-	json_t *j;
 
-	backend_random_hex(tag, 8);
-	snprintf(image, sizeof(image), "cordon-test/health:%s", tag);
-	snprintf(body, sizeof(body), "{\"Image\": \"%s\", \"Cmd\": [\"true\"]}", img);
-	cr_assert_eq(api("POST", "/containers/create", body, &j), 201);
-	id = strdup(json_string_value(json_object_get(j, "Id")));
-	json_decref(j);
-	snprintf(path, sizeof(path),
-		 "/commit?container=%s&repo=cordon-test/health&tag=%s&changes=HEALTHCHECK%%20"
-		 "--interval%%3D1s%%20CMD%%20touch%%20/workspace/hc",
-		 id, tag);
-	cr_assert_eq(api("POST", path, NULL, NULL), 201);
-	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
-	(void)api("DELETE", path, NULL, NULL);
-	free(id);
-
+	image = derived_image("cordon-test/health", NULL,
+			      "HEALTHCHECK%20--interval%3D1s%20CMD%20touch%20/workspace/hc");
 	free(prof->docker_image);
 	prof->docker_image = strdup(image);
 	cr_assert_eq(chown(wd, 65534, 65534), 0);
@@ -933,6 +941,7 @@ Test(docker_wd, an_images_health_check_does_not_run)
 	h = NULL;
 	snprintf(path, sizeof(path), "/images/%s?force=1", image);
 	(void)api("DELETE", path, NULL, NULL);
+	free(image);
 	cr_expect(access(hc, F_OK) != 0, "the image's health check ran in the container");
 }
 
@@ -943,8 +952,7 @@ Test(docker_wd, an_images_health_check_does_not_run)
  */
 Test(docker_wd, an_images_volumes_are_not_the_hosts_disk)
 {
-	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
-	char body[512], path[256], tag[17], image[64], *id;
+	char path[256], *image;
 	struct cordon_result r;
 	cordon_error e;
 	json_t *j, *m;
@@ -952,25 +960,7 @@ Test(docker_wd, an_images_volumes_are_not_the_hosts_disk)
 	int volumes = 0;
 
 	/* The image: the test image with a directory everyone may write to, declared a volume. */
-	backend_random_hex(tag, 8);
-	snprintf(image, sizeof(image), "cordon-test/volume:%s", tag);
-	snprintf(body, sizeof(body),
-		 "{\"Image\": \"%s\", \"Cmd\": [\"mkdir\", \"-m\", \"1777\", \"/data\"]}", img);
-	cr_assert_eq(api("POST", "/containers/create", body, &j), 201);
-	id = strdup(json_string_value(json_object_get(j, "Id")));
-	json_decref(j);
-	snprintf(path, sizeof(path), "/containers/%s/start", id);
-	cr_assert_eq(api("POST", path, NULL, NULL), 204);
-	snprintf(path, sizeof(path), "/containers/%s/wait", id);
-	cr_assert_eq(api("POST", path, NULL, NULL), 200);
-	snprintf(path, sizeof(path),
-		 "/commit?container=%s&repo=cordon-test/volume&tag=%s&changes=VOLUME%%20/data", id,
-		 tag);
-	cr_assert_eq(api("POST", path, NULL, NULL), 201);
-	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
-	(void)api("DELETE", path, NULL, NULL);
-	free(id);
-
+	image = derived_image("cordon-test/volume", "mkdir -m 1777 /data", "VOLUME%20/data");
 	free(prof->docker_image);
 	prof->docker_image = strdup(image);
 	prof->tmp_size = 8u << 20;
@@ -987,6 +977,7 @@ Test(docker_wd, an_images_volumes_are_not_the_hosts_disk)
 	backend_docker.close(h);
 	h = NULL;
 	(void)api("DELETE", path, NULL, NULL);
+	free(image);
 	cr_assert_eq(volumes, 0, "the image's volume is a directory on the host's disk");
 	cr_assert(!strncmp(r.output, "8388608\n", 8), "%s", r.output);
 	cordon_result_free(&r);
