@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -289,6 +290,33 @@ static void unlink_own_socket(const char *path)
 	if (own_socket_ino && lstat(path, &st) == 0 && st.st_ino == own_socket_ino &&
 	    st.st_dev == own_socket_dev)
 		(void)unlink(path);
+}
+
+/*
+ * Every connection holds two fds (its socket and the watcher's dup), every run in flight
+ * about six (its connection's, its workdir twice, its runner's socket and directory), every
+ * session one, every idle runner two: the defaults alone (512 connections, 64 runs) need over
+ * 1,400, and sessions (32 per member, members unbounded) more, while systemd and login
+ * shells give 1024. At 1024, one member's sessions or connections made every caller's runs
+ * fail with EMFILE and left their workdirs behind. So the soft limit is raised to the hard
+ * one (systemd's default is 524288). The sandboxes must not see that: a program that closes
+ * every fd up to sysconf(_SC_OPEN_MAX) would make half a million syscalls. The soft limit
+ * cordond was given goes to its runners, which set it back before anything else (runner.c),
+ * so commands keep the limit they would have had.
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	cfg.nofile_soft = (unsigned long)rl.rlim_cur;
+	if (rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		daemon_log("cannot raise RLIMIT_NOFILE to %lu: %s", (unsigned long)rl.rlim_max,
+			   strerror(errno));
 }
 
 static const char usage[] =
@@ -560,6 +588,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cordond: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	raise_nofile();
 	if (geteuid() != 0)
 		daemon_log("not running as root: commands run as cordond's own user");
 	else if (setgroups(0, NULL) < 0) /* the daemon's own groups are nobody's business */

@@ -35,7 +35,11 @@ struct daemon_config {
 	double runner_idle;		  /* the runner pool's memory of the load (runners.c) */
 	double grace;			  /* seconds SIGTERM waits for in-flight runs */
 	int64_t max_output_cap;		  /* the largest max_output a request may ask for */
+	unsigned long nofile_soft;	  /* RLIMIT_NOFILE's soft limit as cordond was started */
 };
+
+/* The variable that gives a runner the soft RLIMIT_NOFILE to restore (cordond.c, runner.c). */
+#define RUNNER_NOFILE_ENV "CORDON_RUNNER_NOFILE"
 
 extern struct daemon_config cfg;
 extern atomic_bool daemon_stopping;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -201,6 +202,32 @@ reply:
 	return frame_send(fd, "{\"done\":true}", NULL, 0, -1);
 }
 
+/*
+ * cordond raised its soft RLIMIT_NOFILE to the hard limit (cordond.c, raise_nofile): set back
+ * the one it was started with, before any sandbox is cloned from us, so that commands keep
+ * the limit a direct run gives them. The variable goes, so no command sees it.
+ */
+static int restore_nofile(void)
+{
+	const char *v = getenv(RUNNER_NOFILE_ENV);
+	unsigned long long soft;
+	struct rlimit rl;
+	char *end;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	soft = strtoull(v, &end, 10);
+	if (errno || end == v || *end || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -1;
+	if (soft < rl.rlim_cur) {
+		rl.rlim_cur = (rlim_t)soft;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return -1;
+	}
+	return unsetenv(RUNNER_NOFILE_ENV);
+}
+
 int runner_main(int fd)
 {
 	struct sigaction sa = { .sa_handler = on_cancel };
@@ -210,6 +237,8 @@ int runner_main(int fd)
 		return 1;
 	/* Nothing but stdio and our socket: whatever else cordond was started with stays there. */
 	if (fd != 3 || syscall(SYS_close_range, 4U, ~0U, 0U) < 0)
+		return 1;
+	if (restore_nofile() < 0)
 		return 1;
 	(void)signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&sa.sa_mask);

@@ -157,7 +157,7 @@ static struct runner *runner_spawn(void)
 	struct runner *r = calloc(1, sizeof(*r));
 	char self_path[64];
 	_cleanup_free_ char **envp = NULL;
-	char tmpdir_env[80];
+	char tmpdir_env[80], nofile_env[64];
 	size_t n = 0;
 	int sv[2], err;
 
@@ -182,7 +182,7 @@ static struct runner *runner_spawn(void)
 	/* cordond's environment (sanitized), and the runner's own TMPDIR. */
 	while (environ[n])
 		n++;
-	envp = calloc(n + 2, sizeof(char *));
+	envp = calloc(n + 3, sizeof(char *));
 	if (!envp || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
 		fsutil_temp_release(r->tmp_hold, false);
 		(void)rmdir(r->tmp);
@@ -194,7 +194,11 @@ static struct runner *runner_spawn(void)
 		if (strncmp(*e, "TMPDIR=", 7) != 0)
 			envp[n++] = *e;
 	snprintf(tmpdir_env, sizeof(tmpdir_env), "TMPDIR=%s", r->tmp);
-	envp[n] = tmpdir_env;
+	envp[n++] = tmpdir_env;
+	/* The soft RLIMIT_NOFILE cordond was started with, for the runner to restore. */
+	snprintf(nofile_env, sizeof(nofile_env), RUNNER_NOFILE_ENV "=%lu", cfg.nofile_soft);
+	if (cfg.nofile_soft)
+		envp[n] = nofile_env;
 	snprintf(self_path, sizeof(self_path), "/proc/self/fd/%d", exe_fd);
 	/* dup2 onto 3 clears close-on-exec there; every other fd of cordond is CLOEXEC. */
 	err = posix_spawn_file_actions_init(&fa);

@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -2491,6 +2492,77 @@ Test(daemon, connection_limits_at_accept, .timeout = 90)
 	cr_expect_eq(r.status, 200);
 	res_free(&r);
 	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/* The soft RLIMIT_NOFILE of pid, from /proc/pid/limits ("Max open files  SOFT  HARD  files"). */
+static long nofile_soft_of(pid_t pid, long *ret_hard)
+{
+	char path[64], line[256];
+	long soft = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	f = fopen(path, "re");
+	cr_assert(f, "%s", path);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Max open files %ld %ld", &soft, ret_hard) == 2)
+			break;
+	fclose(f);
+	return soft;
+}
+
+/*
+ * Found in review: cordond kept the soft RLIMIT_NOFILE it was given (1024 under systemd) while
+ * its limits allow far more fds (two a connection, about six a run, one a session): one
+ * member's idle connections and sessions made every caller's runs fail with EMFILE. cordond
+ * raises the soft limit to the hard one, and its runners set back the one it was started with,
+ * so that no sandbox inherits the raised one.
+ */
+Test(daemon, nofile_limit_raised_for_cordond_only, .timeout = 90)
+{
+	struct rlimit old, low;
+	struct daemon d;
+	struct res r;
+	int acc, ref, fd;
+	long soft, hard = 0;
+	pid_t h, runners[16];
+	char *ids[20];
+
+	ensure_users();
+	ensure_member2();
+	cr_assert(getrlimit(RLIMIT_NOFILE, &old) == 0);
+	if (old.rlim_max < 1024)
+		DAEMON_SKIP("the hard RLIMIT_NOFILE here is under 1024");
+	low = (struct rlimit){ .rlim_cur = 128, .rlim_max = old.rlim_max };
+	cr_assert(setrlimit(RLIMIT_NOFILE, &low) == 0);
+	daemon_start(&d, NULL);
+	cr_assert(setrlimit(RLIMIT_NOFILE, &old) == 0);
+	soft = nofile_soft_of(d.pid, &hard);
+	cr_assert_eq(soft, (long)old.rlim_max, "cordond's soft limit is %ld", soft);
+	/* One member: 100 idle connections and 20 sessions, over 128 fds in all. */
+	h = hold_conns(MEMBER, d.sock, 100, &acc, &ref, &fd);
+	cr_assert_eq(acc, 100);
+	for (int i = 0; i < 20; i++)
+		ids[i] = session_create(d.sock, MEMBER, "{}", NULL);
+	cr_assert_gt(count_fds(d.pid), 128);
+	cr_assert(http_as(MEMBER2, d.sock, "POST", "/v1/run", "{\"command\":\"ulimit -Sn\"}", &r) ==
+		  0);
+	EXPECT(&r, 200, "\"exit_code\": 0");
+	res_free(&r);
+	/* Its runners, and so its sandboxes, have the limit cordond was started with. */
+	cr_assert_gt(children_of(d.pid, true, NULL, runners), 0);
+	cr_assert_eq(nofile_soft_of(runners[0], &hard), 128);
+	release(h, fd);
+	for (int i = 0; i < 20; i++) {
+		char path[80];
+
+		snprintf(path, sizeof(path), "/v1/sessions/%s", ids[i]);
+		cr_assert(http_as(MEMBER, d.sock, "DELETE", path, NULL, &r) == 0);
+		EXPECT(&r, 200, "");
+		res_free(&r);
+		free(ids[i]);
+	}
+	cr_assert_eq(daemon_stop(&d), 0);
 }
 
 Test(daemon, disconnect_kills_run, .timeout = 60)
