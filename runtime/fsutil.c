@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int fsutil_mkdir_p(const char *path, cordon_error *e)
@@ -96,6 +98,33 @@ int fsutil_walk_nofollow(const char *path, bool create, int *ret_fd, cordon_erro
 	if (ret_fd)
 		*ret_fd = TAKE_FD(dfd);
 	return 0;
+}
+
+int fsutil_open_workdir(const char *path, int given_fd, struct stat *ret_st, cordon_error *e)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (given_fd >= 0) {
+		fd = fcntl(given_fd, F_DUPFD_CLOEXEC, 3);
+	} else if (geteuid() == 0) {
+		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+		if (fd < 0 && errno == ELOOP)
+			return cordon_err(
+				e, 0,
+				"workdir '%s': a symlink on the way, which cordon as root "
+				"does not follow; give the real path",
+				path);
+	} else {
+		fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0 || fstat(fd, ret_st) < 0)
+		return cordon_err(e, errno, "workdir '%s'", path);
+	if (!S_ISDIR(ret_st->st_mode))
+		return cordon_err(e, ENOTDIR, "workdir '%s'", path);
+	return TAKE_FD(fd);
 }
 
 /*

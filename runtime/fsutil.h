@@ -4,6 +4,9 @@
 
 #include <cordon/cordon.h>
 
+#include <stdbool.h>
+#include <sys/stat.h>
+
 /* mkdir -p with mode 0755 for missing components. */
 int fsutil_mkdir_p(const char *path, cordon_error *e);
 /*
@@ -13,6 +16,13 @@ int fsutil_mkdir_p(const char *path, cordon_error *e);
  * ret_fd (may be NULL): the directory walked to (O_PATH), -1 when the walk ended early.
  */
 int fsutil_walk_nofollow(const char *path, bool create, int *ret_fd, cordon_error *e);
+/*
+ * The workdir a backend works in, as an O_PATH directory fd (*ret_st its stat): a dup of
+ * given_fd when the caller opened and checked it (cordond as the client, the CLI's walk as
+ * root), else path opened here, as root without following any symlink on the way (the path
+ * was resolved already: one there now was swapped in since). -1 with *e otherwise.
+ */
+int fsutil_open_workdir(const char *path, int given_fd, struct stat *ret_st, cordon_error *e);
 /*
  * mkdtemp (tmpl ends in XXXXXX), but the directory is made 01700: marked as a removable temp dir
  * (fsutil_temp_hold) from its first instant, so one whose maker dies before holding it is still

@@ -13,6 +13,7 @@
 #include "backends/http.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
+#include "runtime/fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -576,36 +577,15 @@ static int check_workdir(struct docker *d, pid_t pid, const char *when, cordon_e
 
 /*
  * The workdir to mount, opened once: the directory whose owner decides the user and which
- * check_workdir() compares the container's with. A caller that opened (and checked) it
- * passes dirfd (cordond, as the client); else the canonical path is opened here, as root
- * without following any symlink on the way (the path was resolved already: one there now
- * was swapped in since, as in backends/local/sandbox.c).
+ * check_workdir() compares the container's with: dirfd when the caller opened and checked
+ * it, else the path, as the local sandbox opens it (fsutil_open_workdir).
  */
 static int open_workdir(struct docker *d, const char *workdir, int dirfd, cordon_error *e)
 {
 	if (!(d->workdir = strdup(workdir)))
 		return cordon_err(e, ENOMEM, "out of memory");
-	if (dirfd >= 0) {
-		d->wd_fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	} else if (geteuid() == 0) {
-		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-					.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-
-		d->wd_fd = (int)syscall(SYS_openat2, AT_FDCWD, workdir, &how, sizeof(how));
-		if (d->wd_fd < 0 && errno == ELOOP)
-			return cordon_err(
-				e, 0,
-				"docker: workdir '%s': a symlink on the way, which cordon as "
-				"root does not follow; give the real path",
-				workdir);
-	} else {
-		d->wd_fd = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	}
-	if (d->wd_fd < 0 || fstat(d->wd_fd, &d->wd_st) < 0)
-		return cordon_err(e, errno, "docker: workdir '%s'", workdir);
-	if (!S_ISDIR(d->wd_st.st_mode))
-		return cordon_err(e, ENOTDIR, "docker: workdir '%s'", workdir);
-	return 0;
+	d->wd_fd = fsutil_open_workdir(workdir, dirfd, &d->wd_st, e);
+	return d->wd_fd < 0 ? cordon_err_prefix(e, "docker") : 0;
 }
 
 /*

@@ -329,36 +329,13 @@ static int prep_workdir(struct prep *x, const struct local_spec *s, struct stat 
 		return 0;
 	}
 	/*
-	 * A caller that already opened (and checked) the directory passes its fd: the daemon
-	 * opens a client's workdir with the client's identity, and a path re-walked here, as
-	 * root, could lead elsewhere if a symlink were swapped in meanwhile. Then the fd is
-	 * what gets mounted, and the path is only its name.
+	 * A caller that already opened (and checked) the directory passes its fd (cordond as the
+	 * client, the CLI's walk as root): that fd is what gets mounted, and the path is only
+	 * its name. Else the path is opened here, as root without symlinks (fsutil.h).
 	 */
-	if (s->workdir_fd >= 0) {
-		x->wd_fd = fcntl(s->workdir_fd, F_DUPFD_CLOEXEC, 3);
-	} else if (geteuid() == 0) {
-		/*
-		 * As root, no symlink on the way: cordon_run checked the path had none
-		 * (fsutil_walk_nofollow), and names its temp workdirs by their real path; one
-		 * there now was swapped in since.
-		 */
-		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-					.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-
-		x->wd_fd = (int)syscall(SYS_openat2, AT_FDCWD, given, &how, sizeof(how));
-		if (x->wd_fd < 0 && errno == ELOOP)
-			return cordon_err(
-				e, ELOOP,
-				"sandbox: workdir '%s': a symlink on the way, which cordon "
-				"as root does not follow; give the real path",
-				given);
-	} else {
-		x->wd_fd = open(given, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	}
-	if (x->wd_fd < 0 || fstat(x->wd_fd, ret_st) < 0)
-		return cordon_err(e, errno, "sandbox: workdir '%s'", given);
-	if (!S_ISDIR(ret_st->st_mode))
-		return cordon_err(e, ENOTDIR, "sandbox: workdir '%s'", given);
+	x->wd_fd = fsutil_open_workdir(given, s->workdir_fd, ret_st, e);
+	if (x->wd_fd < 0)
+		return cordon_err_prefix(e, "sandbox");
 	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", x->wd_fd);
 	n = readlink(proc, x->workdir, sizeof(x->workdir) - 1);
 	if (n < 0)
