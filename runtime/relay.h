@@ -22,6 +22,13 @@
 #include <sys/types.h>
 
 #define RELAY_BOUNCE_SIZE (1 << 20)
+/*
+ * Once a run is over (the command's end final, or killed), how long its output pipes may take
+ * to reach EOF: dockerd's own rule for exec streams (2 s). What the run's processes wrote is in
+ * the pipes by then; a write end still open after that lives outside the run (a background job,
+ * or an end passed to another run) and is not waited for. Both backends drain this long.
+ */
+#define RELAY_DRAIN_MS 2000
 
 struct relay_src {
 	int fd;	       /* the command's pipe, ours to read; not owned */

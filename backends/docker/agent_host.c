@@ -45,9 +45,6 @@
 #define RELAY_BUF_SIZE (256 * 1024)
 #define PIPE_SIZE (1 << 20) /* fs.pipe-max-size's default: fewer wake-ups per MB */
 #define CANCEL_POLL_MS 20
-/* After the command's exit, what still holds its pipes (a background job) gets this long to
- * finish writing: dockerd's own rule for exec streams (2 s). */
-#define DRAIN_MS 2000
 /* How long a killed command may take to be reported dead before the container is restarted. */
 #define KILL_WAIT_MS 2000
 
@@ -601,7 +598,7 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 			agent_host_disconnect(a);
 			exited = true;
 			r->code = 137;
-			drain_end = now_ms() + (killing ? 0 : DRAIN_MS);
+			drain_end = now_ms() + (killing ? 0 : RELAY_DRAIN_MS);
 			continue;
 		}
 		have += (size_t)n;
@@ -625,7 +622,7 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 			return AGENT_STUCK;
 		}
 		exited = true;
-		drain_end = now_ms() + (killing ? 0 : DRAIN_MS);
+		drain_end = now_ms() + (killing ? 0 : RELAY_DRAIN_MS);
 	}
 	/* The readers' EOF: every writer gone, which a process left behind may delay. */
 	relay_thread_finish(&out_thread, exited ? (int)(drain_end - now_ms()) : 0);

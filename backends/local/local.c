@@ -31,13 +31,6 @@
 #define RELAY_BUF_SIZE (256 * 1024)
 /* While cancellation is possible, poll wakes at least this often to look at the flag. */
 #define CANCEL_POLL_MS 20
-/*
- * Once the run is over (its end final, or killed), how long its output pipes may take to reach
- * EOF. The run's own processes are gone or have SIGKILL pending by then, so what is left to
- * read is at most what the pipes hold; a write end still open after that lives outside the
- * run (see local_exec), and is not waited for. The Docker backend's agent drains as long.
- */
-#define DRAIN_MS 2000
 
 static double now_ms(void)
 {
@@ -134,7 +127,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	 * Read through runtime/relay.h: a flood's bounce pipe, then its reader thread. EOF is
 	 * how reading normally ends: the run's processes hold the write ends, and the poll loop
 	 * makes sure they are all gone (the command's end, the timeout and cancellation all kill
-	 * the run). But EOF is not waited for past DRAIN_MS after that: a write end can leave the
+	 * the run). But EOF is not waited for past RELAY_DRAIN_MS after that: a write end can leave the
 	 * run (SCM_RIGHTS over a socket in a workdir that another run shares: found in review),
 	 * and its holder would then decide when this run ends, past its timeout, and what it
 	 * reports as the command's output.
@@ -271,7 +264,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 			local_proc_kill(proc);
 		}
 		if (exited && drain_end == 0)
-			drain_end = now_ms() + DRAIN_MS;
+			drain_end = now_ms() + RELAY_DRAIN_MS;
 	}
 	local_proc_trace(proc, reported ? "teardown: the command's end reported"
 					: "teardown: the command's end");
@@ -285,7 +278,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	 * a write end left the run; then they stop at the end of the drain.
 	 */
 	if (drain_end == 0)
-		drain_end = now_ms() + DRAIN_MS; /* killed: its processes die meanwhile */
+		drain_end = now_ms() + RELAY_DRAIN_MS; /* killed: its processes die meanwhile */
 	relay_thread_finish(&out_thread, drain_left(drain_end));
 	relay_thread_finish(&err_thread, drain_left(drain_end));
 	capture_end(cap_out);
@@ -322,7 +315,7 @@ out:
 	if (out_thread.running || err_thread.running) {
 		/* An error after the hand-over: the run must end for the readers to see EOF. */
 		local_proc_kill(proc);
-		drain_end = now_ms() + DRAIN_MS;
+		drain_end = now_ms() + RELAY_DRAIN_MS;
 		relay_thread_finish(&out_thread, drain_left(drain_end));
 		relay_thread_finish(&err_thread, drain_left(drain_end));
 	}
