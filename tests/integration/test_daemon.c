@@ -4295,3 +4295,24 @@ Test(daemon, cli_client_signal_stops_the_run, .timeout = 60)
 	cr_expect(!process_alive("sleep 33.75"), "the run outlived its client");
 	cr_expect_eq(daemon_stop(&d), 0);
 }
+
+/*
+ * The soft NOFILE limit cordond hands its runners to restore (CORDON_RUNNER_NOFILE): a value
+ * that is not a number makes the runner refuse to start (exit 1), never run with the raised
+ * limit; a good one is restored and gone from the runner's environment.
+ */
+Test(daemon, runner_nofile_value_is_checked, .timeout = 30)
+{
+	static const char *const bad[] = { "abc", "", "12x", "-1x", "99999999999999999999999" };
+	int sv[2], st = 0;
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(setenv("CORDON_RUNNER_NOFILE", bad[i], 1), 0);
+		pid = start_runner(sv);
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "'%s': status %#x", bad[i], st);
+		close(sv[0]);
+	}
+	unsetenv("CORDON_RUNNER_NOFILE");
+}
