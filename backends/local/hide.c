@@ -28,10 +28,18 @@
  * when that resolves inside the workdir (`.env -> config/real.env` hides both). A matching
  * regular file with other hard links: the walk is repeated with an lstat of every regular
  * file and each other name of that inode found in the workdir is hidden too.
+ *
+ * With HIDE_SETID (a root caller's run in an idmapped workdir that is not read-only) the
+ * first pass of the walk is also setid.c's scan: every file it passes that setid_privileged
+ * says the command must not change goes to out->ro, exactly what setid_scan would list, so the
+ * workdir is read once for both (it was read twice, by each walk in turn). That walk goes on
+ * into the directories it hides (with setid_scan's bounds and nothing matched there), for the
+ * reason given at walk_entry, and fails on a directory it cannot read, as setid_scan does.
  */
 #define _GNU_SOURCE
 #include "backends/local/cpus.h"
 #include "backends/local/sandbox.h"
+#include "backends/local/setid.h"
 #include "policy/internal.h"
 #include "runtime/cleanup.h"
 #include "runtime/grow.h"
@@ -99,6 +107,7 @@ struct walk {
 	struct inode_id *links;
 	size_t nlinks, links_cap;
 	bool link_pass;
+	bool setid; /* HIDE_SETID: the first pass also lists what setid_scan would */
 	cordon_error *e;
 	/*
 	 * The patterns compiled once per scan (one automaton each, policy/pyglobset.c): rel_globs
@@ -118,17 +127,32 @@ struct walk {
 	size_t taken; /* entries taken from the bound this pass, by every thread (atomic) */
 };
 
+/* What a record of the walk is (struct rec). */
+enum rec_kind {
+	REC_HIDE, /* a match, to hide (hide_found) */
+	REC_RO,	  /* a file the command must not change (HIDE_SETID), for out->ro */
+	REC_DIR,  /* a top-level subdirectory, walked apart */
+	/* a top-level subdirectory hidden whole, walked apart for HIDE_SETID alone (covered) */
+	REC_COVERED_DIR,
+};
+
 /*
- * A match the walk found, recorded rather than hidden at once (walk_shared), or a top-level
- * subdirectory walked apart: dir, and then sub holds, in walk order, what its walk found.
+ * What the walk found, recorded rather than kept at once (walk_shared), or a top-level
+ * subdirectory walked apart: a directory, and then sub holds, in walk order, what its walk
+ * found.
  */
 struct rec {
 	char *rel;
 	struct stat st;
-	bool dir;
+	enum rec_kind kind;
 	struct rec *sub;
 	size_t nsub, subcap;
 };
+
+static bool rec_is_dir(const struct rec *r)
+{
+	return r->kind == REC_DIR || r->kind == REC_COVERED_DIR;
+}
 
 /*
  * What one thread of the walk writes: rel_globs' state at each depth (rel_state: its state
@@ -139,10 +163,11 @@ struct walker {
 	struct walk *w;
 	cordon_error *e;
 	uint64_t *rel_state, *scratch, *name_scratch;
-	char *dents; /* HIDE_MAX_DEPTH buffers of DENTS_SIZE */
+	char *dents; /* HIDE_MAX_DEPTH + 1 buffers of DENTS_SIZE (walk_fd's depth indexes them) */
 	/* NULL: hide each match at once (hide_found); else record it in rec->sub */
 	struct rec *rec;
 	bool defer;	/* the top level of a shared walk: record its subdirectories, walk none */
+	bool covered;	/* below a directory it hid: nothing matched, only HIDE_SETID's checks */
 	bool truncated; /* the depth bound, or this thread's share of the entry bound, was hit */
 	bool stop; /* the entry bound, or a bound of a shared walk's records, was hit: no further */
 	size_t rec_bytes; /* what this thread's records hold (HIDE_SHARE_MAX_BYTES) */
@@ -181,6 +206,16 @@ int hide_match_ignore(const char *pattern, const char *rel, const char *name, co
 bool hide_wanted(const struct cordon_profile *p)
 {
 	return p && (p->ignore.n > 0 || p->mask.n > 0);
+}
+
+bool hide_walks(const struct cordon_profile *p)
+{
+	if (!p)
+		return false;
+	for (size_t i = 0; i < p->mask.n; i++)
+		if (has_glob(p->mask.v[i]))
+			return true;
+	return p->ignore.n > 0;
 }
 
 void hide_list_free(struct sb_hide_list *l)
@@ -846,7 +881,7 @@ static int walker_init(struct walker *t, struct walk *w, cordon_error *e)
 	t->scratch = calloc(words + 1, sizeof(uint64_t));
 	t->name_scratch = calloc(pyglobset_words(w->name_globs) + 1, sizeof(uint64_t));
 	/* One block (touched a page at a time): no allocation in a thread that walks. */
-	t->dents = malloc((size_t)HIDE_MAX_DEPTH * DENTS_SIZE);
+	t->dents = malloc((size_t)(HIDE_MAX_DEPTH + 1) * DENTS_SIZE);
 	if (!t->rel_state || !t->scratch || !t->name_scratch || !t->dents) {
 		walker_free(t);
 		return cordon_err(e, ENOMEM, "out of memory");
@@ -867,7 +902,7 @@ static void rec_free(struct rec *r)
 	r->nsub = r->subcap = 0;
 }
 
-static int rec_push(struct rec *into, const char *rel, const struct stat *st, bool dir,
+static int rec_push(struct rec *into, const char *rel, const struct stat *st, enum rec_kind kind,
 		    cordon_error *e)
 {
 	struct rec *r;
@@ -875,7 +910,7 @@ static int rec_push(struct rec *into, const char *rel, const struct stat *st, bo
 	if (array_grow(&into->sub, into->nsub, &into->subcap, 16, e) < 0)
 		return -1;
 	r = &into->sub[into->nsub];
-	*r = (struct rec){ .rel = strdup(rel), .dir = dir };
+	*r = (struct rec){ .rel = strdup(rel), .kind = kind };
 	if (!r->rel)
 		return cordon_err(e, ENOMEM, "out of memory");
 	if (st)
@@ -890,8 +925,16 @@ static int hide_found(struct walk *w, const char *rel, const struct stat *st)
 	return w->link_pass ? add(w->out, rel, st, w->e) : hide_one(w, rel, st);
 }
 
-/* An entry found: hidden now, or recorded to be hidden later in the serial walk's order. */
-static int found(struct walker *t, const char *rel, const struct stat *st, bool dir)
+/* What the walk found (REC_HIDE or REC_RO), into the list. */
+static int keep(struct walk *w, const char *rel, const struct stat *st, enum rec_kind kind)
+{
+	if (kind == REC_RO)
+		return push(&w->out->ro, &w->out->nro, &w->out->rocap, rel, st, w->e);
+	return hide_found(w, rel, st);
+}
+
+/* An entry found: kept now, or recorded to be kept later in the serial walk's order. */
+static int found(struct walker *t, const char *rel, const struct stat *st, enum rec_kind kind)
 {
 	if (t->rec) {
 		/* Too much to record: walk_shared walks the pass again, on one thread. */
@@ -901,9 +944,9 @@ static int found(struct walker *t, const char *rel, const struct stat *st, bool 
 			t->stop = true;
 			return 0;
 		}
-		return rec_push(t->rec, rel, st, dir, t->e);
+		return rec_push(t->rec, rel, st, kind, t->e);
 	}
-	return hide_found(t->w, rel, st);
+	return keep(t->w, rel, st, kind);
 }
 
 /* Compare the first len bytes of a, as a string of its own, with the string b. */
@@ -1085,19 +1128,69 @@ static void enter(struct walker *t, int depth, const char *name, size_t nlen)
 
 static int walk_dir(struct walker *t, int dfd, char *rel, size_t rlen, int depth);
 
-/* One entry of a directory (dfd): hidden, walked into, or passed by. */
+/*
+ * A directory the walk cannot open is passed by (unreadable to the command as well), and one
+ * gone meanwhile always is. A walk for HIDE_SETID fails instead, as setid_scan does: it runs
+ * as root, to whom nothing is unreadable, and a directory passed by could hold a program the
+ * command would own.
+ */
+static int open_failed(struct walker *t, const char *rel)
+{
+	if (!t->w->setid || t->w->link_pass || errno == ENOENT || errno == ENOTDIR ||
+	    errno == ELOOP)
+		return 0;
+	return cordon_err(t->e, errno, "setuid scan: open '%s'", rel);
+}
+
+/* The directory fd (the caller's, closed here) walked, below a hidden one when covered. */
+static int walk_sub(struct walker *t, int fd, char *rel, size_t rlen, int depth, bool covered)
+{
+	bool was = t->covered;
+	int r;
+
+	t->covered = covered;
+	r = walk_dir(t, fd, rel, rlen, depth);
+	t->covered = was;
+	return r;
+}
+
+/*
+ * One entry of a directory (dfd): hidden, walked into, or passed by; with HIDE_SETID, listed
+ * too when setid_privileged says so.
+ *
+ * With HIDE_SETID a directory the walk hides is still walked into (covered: nothing is matched
+ * there, nothing hidden, no entry of it pinned), for the setid checks alone. Inside the sandbox
+ * the files below it cannot be reached: mounts.c makes the pins, then the read-only binds of
+ * out->ro (protect_all), then the covers (hide_all), so a bind below a hidden directory ends
+ * up under its cover, unseen, and unneeded there. They are listed all the same, because
+ * leaving them out would change three things:
+ *  - a bind is on the file's dentry and moves with it: renamed out of the hidden directory
+ *    into a visible one during the run, by a host user or by another run that sees it (a
+ *    mount in this namespace does not stop a rename in another one), the file is still
+ *    read-only here (checked on this kernel); one never bound would be the command's to
+ *    rewrite through a shared mapping;
+ *  - the bounds: setid_scan counted every entry, hidden or not, and refused a workdir past
+ *    HIDE_MAX_ENTRIES of them or HIDE_MAX_DEPTH levels; skipping hidden directories would
+ *    run workdirs it refused;
+ *  - the list: out->ro stays exactly setid_scan's (tests/unit/test_setid.c compares them).
+ * What this costs is what setid_scan cost: it read those directories too. Below a hidden
+ * directory the bounds on depth and name length are setid_scan's, which allow one level (and
+ * one byte) more than the hide walk's: those directories were walked by it alone.
+ */
 static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char *rel, size_t rlen,
 		      int depth)
 {
 	struct walk *w = t->w;
+	bool setid = w->setid && !w->link_pass, covered = t->covered;
 	const char *name = de->d_name;
 	size_t nlen = strlen(name), len = rlen + nlen + (rlen ? 1 : 0);
 	struct stat st;
 	bool have_st = false, is_dir;
 	int fd;
 
-	if (rlen + nlen + 2 >= PATH_MAX) {
-		t->truncated = true; /* a name too long to record: the walk is bounded here too */
+	/* A name too long to record: the walk is bounded here too. */
+	if (covered ? len >= PATH_MAX : rlen + nlen + 2 >= PATH_MAX) {
+		t->truncated = true;
 		return 0;
 	}
 	if (rlen)
@@ -1117,7 +1210,7 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 			if (!have_st && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				return 0;
 			if (st.st_nlink > 1 && is_hidden_inode(w, &st))
-				return found(t, rel, &st, false);
+				return found(t, rel, &st, REC_HIDE);
 		} else if (is_dir &&
 			   matches(t, rel, len, name,
 				   t->rel_state + depth * pyglobset_words(w->rel_globs))) {
@@ -1127,32 +1220,49 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 			 */
 			return 0;
 		}
-	} else if (matches(t, rel, len, name,
-			   t->rel_state + depth * pyglobset_words(w->rel_globs))) {
+	} else if (!covered && matches(t, rel, len, name,
+				       t->rel_state + depth * pyglobset_words(w->rel_globs))) {
 		if (!have_st && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return 0;
-		return found(t, rel, &st, false);
+		if (found(t, rel, &st, REC_HIDE) < 0)
+			return -1;
+		if (!setid || t->stop)
+			return 0;
+		have_st = true;
+		is_dir = S_ISDIR(st.st_mode);
+		covered = true;
+	}
+	/* setid_scan's checks: a stat of everything but directories and symlinks. */
+	if (setid && !is_dir && de->d_type != DT_LNK) {
+		if (!have_st && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0; /* gone meanwhile: nothing to protect */
+		if (!S_ISDIR(st.st_mode))
+			return setid_privileged(dfd, name, &st) ? found(t, rel, &st, REC_RO) : 0;
+		is_dir = true; /* a directory since it was listed: walked, as setid_scan would */
 	}
 	if (!is_dir)
 		return 0;
 	/* Too deep: not walked into, and the walk goes on elsewhere. */
-	if (depth + 1 >= HIDE_MAX_DEPTH) {
+	if (covered ? depth + 1 > HIDE_MAX_DEPTH : depth + 1 >= HIDE_MAX_DEPTH) {
 		t->truncated = true;
 		return 0;
 	}
 	/* The top level of a shared walk: the subdirectory is walked later, by either thread. */
 	if (t->defer)
-		return found(t, rel, NULL, true);
-	enter(t, depth, name, nlen);
+		return found(t, rel, NULL, covered ? REC_COVERED_DIR : REC_DIR);
+	if (!covered)
+		enter(t, depth, name, nlen);
 	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd >= 0 ? walk_dir(t, fd, rel, len, depth + 1) : 0;
+	if (fd < 0)
+		return open_failed(t, rel);
+	return walk_sub(t, fd, rel, len, depth + 1, covered);
 }
 
 /*
  * One directory (fd, the caller's): its entries by getdents64 into the buffer of its depth,
  * reused from directory to directory (no opendir: its fstat, fcntl and allocation a
  * directory add up over a big tree). An unreadable directory is skipped: unreadable to the
- * command as well.
+ * command as well (with HIDE_SETID it fails the walk: open_failed).
  */
 static int walk_fd(struct walker *t, int fd, char *rel, size_t rlen, int depth)
 {
@@ -1175,6 +1285,12 @@ static int walk_fd(struct walker *t, int fd, char *rel, size_t rlen, int depth)
 			if (t->stop)
 				return 0;
 		}
+	if (got < 0 && t->w->setid && !t->w->link_pass) {
+		int err = errno;
+
+		rel[rlen] = '\0';
+		return cordon_err(t->e, err, "setuid scan: read '%s'", rlen ? rel : ".");
+	}
 	return 0;
 }
 
@@ -1232,9 +1348,11 @@ static int walk_dirs(struct walker *t, struct share *q, bool one)
 		memcpy(rel, d->rel, len + 1);
 		t->rec = d;
 		t->dirs++;
-		enter(t, 0, rel, len);
+		if (d->kind == REC_DIR)
+			enter(t, 0, rel, len);
 		fd = openat(q->top_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && walk_dir(t, fd, rel, len, 1) < 0) {
+		if (fd < 0 ? open_failed(t, rel) < 0
+			   : walk_sub(t, fd, rel, len, 1, d->kind == REC_COVERED_DIR) < 0) {
 			__atomic_store_n(&q->failed, true, __ATOMIC_RELAXED);
 			return -1;
 		}
@@ -1355,7 +1473,7 @@ static int walk_shared_pass(struct walker *t0, int fd, bool force, unsigned *ret
 		if (!q.dirs)
 			r = cordon_err(t0->e, ENOMEM, "out of memory");
 		for (size_t i = 0; r == 0 && i < top.nsub; i++)
-			if (top.sub[i].dir)
+			if (rec_is_dir(&top.sub[i]))
 				q.dirs[q.ndirs++] = &top.sub[i];
 	}
 	if (r == 0 && !t0->stop && q.ndirs > 0) {
@@ -1412,10 +1530,10 @@ static int walk_shared_pass(struct walker *t0, int fd, bool force, unsigned *ret
 	for (size_t i = 0; r == 0 && !t0->stop && i < top.nsub; i++) {
 		const struct rec *d = &top.sub[i];
 
-		if (!d->dir)
-			r = hide_found(t0->w, d->rel, &d->st);
-		for (size_t j = 0; r == 0 && d->dir && j < d->nsub; j++)
-			r = hide_found(t0->w, d->sub[j].rel, &d->sub[j].st);
+		if (!rec_is_dir(d))
+			r = keep(t0->w, d->rel, &d->st, d->kind);
+		for (size_t j = 0; r == 0 && rec_is_dir(d) && j < d->nsub; j++)
+			r = keep(t0->w, d->sub[j].rel, &d->sub[j].st, d->sub[j].kind);
 	}
 	free(q.dirs);
 	rec_free(&top);
@@ -1536,25 +1654,23 @@ static int walk_pass(struct walker *t, int threads)
 }
 
 int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profile *p,
-		      bool placeholders, int threads, struct sb_hide_list *ret, cordon_error *e)
+		      unsigned flags, int threads, struct sb_hide_list *ret, cordon_error *e)
 {
 	struct sb_hide_list out = { 0 };
+	bool need_walk = hide_walks(p);
 	struct walk w = { .p = p,
 			  .wd_fd = wd_fd,
 			  .workdir = workdir,
 			  .out = &out,
 			  .e = e,
-			  .placeholders = placeholders };
+			  .placeholders = flags & HIDE_PLACEHOLDERS,
+			  .setid = need_walk && (flags & HIDE_SETID) };
 	struct walker t0 = { 0 };
-	bool need_walk = p->ignore.n > 0;
 	int r = 0;
 
-	for (size_t i = 0; i < p->mask.n && r == 0; i++) {
-		if (has_glob(p->mask.v[i]))
-			need_walk = true;
-		else
+	for (size_t i = 0; i < p->mask.n && r == 0; i++)
+		if (!has_glob(p->mask.v[i]))
 			r = mask_literal(&w, p->mask.v[i]);
-	}
 	if (r == 0 && need_walk)
 		r = compile_patterns(&w);
 	if (r == 0 && (need_walk || w.nlinks > 0))
@@ -1566,6 +1682,9 @@ int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profil
 		w.link_pass = true;
 		r = walk_pass(&t0, threads);
 	}
+	/* No walk to find them in: setid_scan's own. */
+	if (r == 0 && (flags & HIDE_SETID) && !w.setid)
+		r = setid_scan(wd_fd, &out, e);
 	if (r == 0)
 		r = dedup_list(&out, e);
 	if (r == 0)
@@ -1598,10 +1717,10 @@ int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profil
 	return 0;
 }
 
-int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bool placeholders,
+int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, unsigned flags,
 	      struct sb_hide_list *ret, cordon_error *e)
 {
-	if (hide_scan_threads(wd_fd, workdir, p, placeholders, 0, ret, e) < 0)
+	if (hide_scan_threads(wd_fd, workdir, p, flags, 0, ret, e) < 0)
 		return -1;
 	if (!ret->truncated)
 		return 0;
@@ -1613,6 +1732,14 @@ int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bo
 	ret->ph = NULL;
 	ret->nph = 0;
 	hide_list_free(ret);
+	if (flags & HIDE_SETID)
+		return cordon_err(e, 0,
+				  "the workdir is too big to search for the names to hide and for "
+				  "the setuid, setgid and file-capability programs the command "
+				  "would own (more than %d entries, or %d directory levels): "
+				  "refused rather than run with one of them visible or writable; "
+				  "give the workdir to another user, or run with --readonly",
+				  HIDE_MAX_ENTRIES, HIDE_MAX_DEPTH);
 	return cordon_err(e, 0,
 			  "the workdir is too big to search for the names to hide "
 			  "(more than %d entries, or %d directory levels): refused rather than "

@@ -673,8 +673,8 @@ static int scan_fn(void *arg, cordon_error *e)
 {
 	struct scan_args *a = arg;
 
-	return hide_scan(a->x->wd_fd, a->x->workdir, a->p, !policy_workdir_readonly(a->p),
-			 &a->x->hides, e);
+	return hide_scan(a->x->wd_fd, a->x->workdir, a->p,
+			 policy_workdir_readonly(a->p) ? 0 : HIDE_PLACEHOLDERS, &a->x->hides, e);
 }
 
 /*

@@ -223,8 +223,20 @@ struct sb_plan {
 	const char *ll_rw[6];
 };
 
+/* What hide_scan does besides finding the names to hide (flags, or'ed). */
+enum {
+	/* Make absent literal masks (hide.c: placeholder); not under a read-only workdir. */
+	HIDE_PLACEHOLDERS = 1 << 0,
+	/*
+	 * Also list in ret->ro what setid_scan would (setid.c: an idmapped workdir's privileged
+	 * programs and special files), in the same walk of the workdir when the profile needs
+	 * one (hide_walks), with setid_scan's bounds; by setid_scan itself when it does not.
+	 */
+	HIDE_SETID = 1 << 1,
+};
+
 /* hide.c: find what profile->ignore and profile->mask hide in the workdir (parent side). */
-int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bool placeholders,
+int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, unsigned flags,
 	      struct sb_hide_list *ret, cordon_error *e);
 /*
  * hide_scan with the walk's threads chosen: 1, the serial walk (the reference the tests
@@ -233,7 +245,7 @@ int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, bo
  * The result is the same (hide.c: walk_shared).
  */
 int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profile *p,
-		      bool placeholders, int threads, struct sb_hide_list *ret, cordon_error *e);
+		      unsigned flags, int threads, struct sb_hide_list *ret, cordon_error *e);
 /* Tests only: the walk's second thread fails (ENOMEM) as it starts; the entry bound (0: 100,000). */
 extern bool hide_test_worker_fails;
 extern size_t hide_test_max_entries;
@@ -246,6 +258,8 @@ void hide_placeholders_remove(int wd_fd, struct sb_placeholder *v, size_t n);
 void hide_list_free(struct sb_hide_list *l);
 /* True when the profile hides anything at all (no walk otherwise). */
 bool hide_wanted(const struct cordon_profile *p);
+/* True when hiding takes a walk of the workdir: an ignore pattern, or a glob mask. */
+bool hide_walks(const struct cordon_profile *p);
 /* The matching rule of AG2's check_ignore (ag2-behaviour.md §4.7) for one path. */
 int hide_match_ignore(const char *pattern, const char *rel, const char *name, cordon_error *e);
 

@@ -28,8 +28,11 @@
  *
  * The walk reads each directory once and stats its files (getxattr only for regular files with
  * an execute bit): about 1 us a file on the reference VM, paid only by a root caller's run in a
- * root-owned workdir that is not read-only; a big workdir is walked on two threads (below). It has the hide walk's bounds, and a workdir past
- * one is refused, never run with a program left unprotected.
+ * root-owned workdir that is not read-only; a big workdir is walked on two threads (below). It
+ * has the hide walk's bounds, and a workdir past one is refused, never run with a program left
+ * unprotected. When the profile's ignore patterns or glob masks make the hide walk read the
+ * workdir anyway, that walk makes the same checks (hide.c: HIDE_SETID, with setid_privileged
+ * below) and lists the same files, and this one is not run: the workdir is read once.
  */
 #define _GNU_SOURCE
 #include "backends/local/setid.h"
@@ -68,7 +71,7 @@ static bool has_file_caps(int dfd, const char *name)
  * socket or FIFO (its mode: a chmod 0666 of root's dev/sda is a chmod on the host, where its
  * path has no nodev).
  */
-static bool privileged(int dfd, const char *name, const struct stat *st)
+bool setid_privileged(int dfd, const char *name, const struct stat *st)
 {
 	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) || S_ISSOCK(st->st_mode) ||
 	    S_ISFIFO(st->st_mode))
@@ -238,7 +241,8 @@ static int walk_dir(struct walker *w, const char *top)
 			stack[++depth].rel_len = len;
 			continue;
 		}
-		if (privileged(dfd, de->d_name, &st) && record(&w->found, rel, &st, &w->e) < 0)
+		if (setid_privileged(dfd, de->d_name, &st) &&
+		    record(&w->found, rel, &st, &w->e) < 0)
 			rc = fail(w, -1);
 		rel[cur->rel_len] = '\0';
 	}
@@ -344,7 +348,7 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
 				break;
 			}
 			s.ndirs++;
-		} else if (privileged(dirfd(d), de->d_name, &st) &&
+		} else if (setid_privileged(dirfd(d), de->d_name, &st) &&
 			   record(&me.found, de->d_name, &st, &me.e) < 0) {
 			rc = fail(&me, -1);
 		}

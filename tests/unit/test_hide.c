@@ -125,7 +125,7 @@ static void check_same(struct cordon_profile *p, const char *wd)
 	size_t nwant = 0;
 	cordon_error e;
 
-	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "hide_scan: %s", e.msg);
+	cr_assert_eq(hide_scan(fd, wd, p, 0, &got, &e), 0, "hide_scan: %s", e.msg);
 	ref_walk(p, wd, "", &want, &nwant);
 	have = calloc(got.n + 1, sizeof(*have));
 	for (size_t i = 0; i < got.n; i++)
@@ -193,7 +193,7 @@ static void scan(int fd, const char *wd, const struct cordon_profile *p, struct 
 	cordon_error e;
 
 	*l = (struct sb_hide_list){ 0 };
-	cr_assert_eq(hide_scan(fd, wd, p, true, l, &e), 0, "hide_scan: %s", e.msg);
+	cr_assert_eq(hide_scan(fd, wd, p, HIDE_PLACEHOLDERS, l, &e), 0, "hide_scan: %s", e.msg);
 }
 
 /* What the run does once its sandbox is gone. */
@@ -258,8 +258,8 @@ Test(hide, too_deep_is_pruned_not_the_end_of_the_walk)
 	for (int threads = 0; threads <= 2; threads++) {
 		struct sb_hide_list got = { 0 };
 
-		cr_assert_eq(hide_scan_threads(fd, wd, p, false, threads, &got, &e), 0,
-			     "hide_scan: %s", e.msg);
+		cr_assert_eq(hide_scan_threads(fd, wd, p, 0, threads, &got, &e), 0, "hide_scan: %s",
+			     e.msg);
 		cr_expect_eq(got.threads, threads == 2 ? 2 : 1, "threads %d: walked on %u", threads,
 			     got.threads);
 		cr_expect(got.truncated,
@@ -532,7 +532,7 @@ Test(hide, shared_walk_is_the_serial_walk, .init = wide_setup, .fini = wide_tear
 	bool linked = false;
 
 	make_wide_tree(wd);
-	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &serial, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, 0, 1, &serial, &e), 0, "%s", e.msg);
 	cr_assert_eq(serial.threads, 1);
 	cr_assert(serial.truncated, "the chain deeper than the bound was not noticed");
 	cr_assert_gt(serial.n, 25, "only %zu hidden", serial.n);
@@ -559,8 +559,7 @@ Test(hide, shared_walk_is_the_serial_walk, .init = wide_setup, .fini = wide_tear
 		char what[64];
 
 		(void)snprintf(what, sizeof(what), "round %d, threads %d", round, threads);
-		cr_assert_eq(hide_scan_threads(fd, wd, p, false, threads, &got, &e), 0, "%s",
-			     e.msg);
+		cr_assert_eq(hide_scan_threads(fd, wd, p, 0, threads, &got, &e), 0, "%s", e.msg);
 		/* Forced, the second thread takes a directory at least; on its own, maybe none. */
 		if (threads == 2)
 			cr_expect_eq(got.threads, 2, "%s: walked on %u thread(s)", what,
@@ -583,7 +582,7 @@ Test(hide, small_tree_is_walked_on_one_thread, .init = wide_setup, .fini = wide_
 	mkdirs(wd, "b");
 	mkdirs(wd, "c");
 	touch(wd, "b/x.key");
-	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_scan(fd, wd, p, 0, &got, &e), 0, "%s", e.msg);
 	cr_expect_eq(got.threads, 1, "walked on %u threads", got.threads);
 	cr_expect_eq(got.n, 1);
 	hide_list_free(&got);
@@ -615,7 +614,7 @@ Test(hide, parents_of_hidden_names_are_pinned, .init = wide_setup, .fini = wide_
 	touch(wd, "top.pem");
 	(void)snprintf(path, sizeof(path), "%s/link.pem", wd);
 	cr_assert_eq(symlink("secrets/real.txt", path), 0);
-	cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_scan(fd, wd, p, 0, &got, &e), 0, "%s", e.msg);
 	cr_expect_eq(got.n, ARRAY_SIZE(want_hidden), "%zu hidden", got.n);
 	for (size_t i = 0; i < ARRAY_SIZE(want_hidden); i++) {
 		bool in = false;
@@ -658,7 +657,7 @@ Test(hide, ignore_patterns_written_as_paths, .init = wide_setup, .fini = wide_te
 
 		cordon_list_free(&p->ignore);
 		add(&p->ignore, pats[i]);
-		cr_assert_eq(hide_scan(fd, wd, p, false, &got, &e), 0, "%s", e.msg);
+		cr_assert_eq(hide_scan(fd, wd, p, 0, &got, &e), 0, "%s", e.msg);
 		cr_expect(got.n == 1 && strcmp(got.v[0].rel, want[i]) == 0,
 			  "'%s': %zu hidden, the first '%s'", pats[i], got.n,
 			  got.n ? got.v[0].rel : "");
@@ -685,13 +684,14 @@ Test(hide, past_the_bound_is_refused, .init = wide_setup, .fini = wide_teardown)
 	touch(wd, "z.pem");
 	(void)snprintf(path, sizeof(path), "%s/.bashrc", wd);
 	hide_test_max_entries = 20;
-	cr_expect_eq(hide_scan(fd, wd, p, true, &got, &e), -1, "a bounded walk was accepted");
+	cr_expect_eq(hide_scan(fd, wd, p, HIDE_PLACEHOLDERS, &got, &e), -1,
+		     "a bounded walk was accepted");
 	hide_test_max_entries = 0;
 	cr_expect(strstr(e.msg, "too big"), "%s", e.msg);
 	cr_expect_eq(got.n, 0);
 	cr_expect_eq(access(path, F_OK), -1, "the refused scan left its placeholder");
 	/* Within the bound, the same workdir is scanned (and the placeholder made). */
-	cr_assert_eq(hide_scan(fd, wd, p, true, &got, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_scan(fd, wd, p, HIDE_PLACEHOLDERS, &got, &e), 0, "%s", e.msg);
 	cr_expect(!got.truncated);
 	cr_expect_eq(access(path, F_OK), 0, "no placeholder made");
 	hide_placeholders_remove(fd, got.ph, got.nph);
@@ -730,7 +730,7 @@ Test(hide, a_failing_second_thread_fails_the_scan_and_leaks_nothing, .init = wid
 	fds = count_dir("/proc/self/fd");
 	tasks = count_dir("/proc/self/task");
 	hide_test_worker_fails = true;
-	cr_expect_eq(hide_scan_threads(fd, wd, p, true, 2, &got, &e), -1);
+	cr_expect_eq(hide_scan_threads(fd, wd, p, HIDE_PLACEHOLDERS, 2, &got, &e), -1);
 	hide_test_worker_fails = false;
 	cr_expect_eq(e.code, ENOMEM, "error %d: %s", e.code, e.msg);
 	cr_expect_eq(count_dir("/proc/self/fd"), fds, "an fd was left open");
@@ -738,7 +738,7 @@ Test(hide, a_failing_second_thread_fails_the_scan_and_leaks_nothing, .init = wid
 	cr_expect_eq(count_dir(wd), entries, "a placeholder was left in the workdir");
 	cr_expect_eq(got.n, 0);
 	/* And the next scan works. */
-	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 2, &got, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, 0, 2, &got, &e), 0, "%s", e.msg);
 	cr_expect_eq(got.threads, 2);
 	hide_list_free(&got);
 }
@@ -771,7 +771,7 @@ Test(hide, no_second_thread_falls_back_to_one, .init = wide_setup, .fini = wide_
 	cordon_error e;
 
 	make_wide_tree(wd);
-	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &serial, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, 0, 1, &serial, &e), 0, "%s", e.msg);
 	/* Every new thread's stack: 64 MiB, of which the limit leaves 16 MiB. */
 	cr_assert_eq(pthread_attr_init(&attr), 0);
 	cr_assert_eq(pthread_attr_setstacksize(&attr, 64 << 20), 0);
@@ -780,7 +780,7 @@ Test(hide, no_second_thread_falls_back_to_one, .init = wide_setup, .fini = wide_
 	lim = old;
 	lim.rlim_cur = vm_size() + (16 << 20);
 	cr_assert_eq(setrlimit(RLIMIT_AS, &lim), 0);
-	r = hide_scan_threads(fd, wd, p, false, 2, &got, &e);
+	r = hide_scan_threads(fd, wd, p, 0, 2, &got, &e);
 	cr_assert_eq(setrlimit(RLIMIT_AS, &old), 0);
 	cr_assert_eq(r, 0, "%s", e.msg);
 	cr_expect_eq(got.threads, 1, "a thread was made under the limit");
@@ -858,8 +858,8 @@ Test(hide, entry_bound_covers_the_first_entries_in_walk_order, .init = wide_setu
 			size_t hits = 0;
 
 			hide_test_max_entries = max;
-			cr_assert_eq(hide_scan_threads(fd, wd, p, false, threads, &got, &e), 0,
-				     "%s", e.msg);
+			cr_assert_eq(hide_scan_threads(fd, wd, p, 0, threads, &got, &e), 0, "%s",
+				     e.msg);
 			hide_test_max_entries = 0;
 			cr_expect_eq(got.truncated, ref.seen > max, "bound %zu, threads %d", max,
 				     threads);
@@ -896,9 +896,9 @@ Test(hide, too_wide_a_top_level_is_walked_on_one_thread, .init = wide_setup, .fi
 			touch(wd, rel);
 	}
 	touch(wd, "n0005/inner.key");
-	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &serial, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, 0, 1, &serial, &e), 0, "%s", e.msg);
 	cr_assert_eq(serial.n, 43, "%zu hidden", serial.n);
-	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 2, &got, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, 0, 2, &got, &e), 0, "%s", e.msg);
 	cr_expect_eq(got.threads, 1, "walked on %u threads", got.threads);
 	expect_same_list(&serial, &got, "wide");
 	hide_list_free(&got);
@@ -935,8 +935,7 @@ Test(hide, link_pass_skips_what_the_first_pass_hid_whole, .init = wide_setup, .f
 		size_t copies = 0;
 
 		hide_test_max_entries = 200;
-		cr_assert_eq(hide_scan_threads(fd, wd, p, false, threads, &got, &e), 0, "%s",
-			     e.msg);
+		cr_assert_eq(hide_scan_threads(fd, wd, p, 0, threads, &got, &e), 0, "%s", e.msg);
 		hide_test_max_entries = 0;
 		for (size_t i = 0; i < got.n; i++)
 			copies += strstr(got.v[i].rel, "/copy.txt") != NULL;
@@ -964,11 +963,11 @@ Test(hide, symlinks_past_their_budget_fail_the_scan, .init = wide_setup, .fini =
 	(void)snprintf(link, sizeof(link), "%s/alias.key", wd);
 	cr_assert_eq(symlink("real.txt", link), 0);
 	hide_test_symlink_budget_ns = 1;
-	r = hide_scan_threads(fd, wd, p, false, 1, &got, &e);
+	r = hide_scan_threads(fd, wd, p, 0, 1, &got, &e);
 	hide_test_symlink_budget_ns = 0;
 	cr_assert_eq(r, -1);
 	cr_assert(strstr(e.msg, "symlinks take too long to resolve (1 followed"), "%s", e.msg);
-	cr_assert_eq(hide_scan_threads(fd, wd, p, false, 1, &got, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, 0, 1, &got, &e), 0, "%s", e.msg);
 	cr_assert_eq(got.n, 2);
 	cr_expect_str_eq(got.v[0].rel, "alias.key");
 	cr_expect_str_eq(got.v[1].rel, "real.txt");

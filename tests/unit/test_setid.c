@@ -3,22 +3,28 @@
  * backends/local/setid.c: the walk that finds the privileged programs of an idmapped workdir
  * (setuid, setgid, file capabilities) and its device nodes, sockets and FIFOs, every name of
  * them at any depth, and nothing else; and
- * that refuses a workdir past its bounds rather than return part of the list.
+ * that refuses a workdir past its bounds rather than return part of the list. And the same
+ * scan done by the hide walk (hide.c, HIDE_SETID) when the profile has globs: the same list
+ * and the same bounds as the two walks it replaces.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "backends/local/setid.h"
+#include "runtime/cleanup.h"
 #include "tests/lib/testutil.h"
 
 static void make_file(const char *dir, const char *rel, mode_t mode)
@@ -204,4 +210,355 @@ Test(setid, a_bound_hit_late_in_a_big_workdir_is_refused)
 	hide_list_free(&l);
 	tu_rmtree(wd);
 	free(wd);
+}
+
+/*
+ * The hide walk with HIDE_SETID (hide.c) against the two walks it replaces, hide_scan alone and
+ * then setid_scan: the same names hidden and pinned, in the same order, and the same files
+ * listed in ro, at the top level, in subdirectories, below directories the walk hides whole
+ * (walked for the setid checks alone: hide.c, walk_entry) and among hidden files; on one thread
+ * and on two (the tree is past the 2,048 entries that make a second thread worth it), with the
+ * same ro list whichever thread found what.
+ */
+static void make_special(const char *wd, const char *rel, mode_t type)
+{
+	char p[4096];
+
+	(void)snprintf(p, sizeof(p), "%s/%s", wd, rel);
+	if (type == S_IFIFO) {
+		cr_assert_eq(mkfifo(p, 0600), 0, "mkfifo %s: %s", p, strerror(errno));
+	} else if (type == S_IFSOCK) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		cr_assert(fd >= 0 && strlen(p) < sizeof(a.sun_path), "socket path %s", p);
+		strcpy(a.sun_path, p);
+		cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0, "bind %s: %s", p,
+			     strerror(errno));
+		(void)close(fd);
+	} else {
+		cr_assert_eq(mknod(p, type | 0600, makedev(1, 3)), 0, "mknod %s: %s", p,
+			     strerror(errno));
+	}
+}
+
+static void make_link(const char *wd, const char *from, const char *to, bool sym)
+{
+	char a[4096], b[4096];
+
+	(void)snprintf(a, sizeof(a), "%s/%s", wd, from);
+	(void)snprintf(b, sizeof(b), "%s/%s", wd, to);
+	cr_assert_eq(sym ? symlink(from, b) : link(a, b), 0, "link %s: %s", b, strerror(errno));
+}
+
+static bool set_caps(const char *wd, const char *rel)
+{
+	/* struct vfs_cap_data, revision 2, effective: cap_net_raw permitted */
+	static const uint32_t caps[5] = { 0x02000001, 1u << 13, 0, 0, 0 };
+	char p[4096];
+
+	(void)snprintf(p, sizeof(p), "%s/%s", wd, rel);
+	return setxattr(p, "security.capability", caps, sizeof(caps), 0) == 0;
+}
+
+/*
+ * The privileged files and special files of the tree below (on top of big_tree), and which
+ * of them the walk hides (below a hidden directory, or hidden by name).
+ */
+static const char *const PRIVILEGED[] = {
+	"top-su",	  "top-fifo",	      "d00/f00",	 "d20/f05",
+	"d05/ping",	  "d38/fifo",	      "d10/null",	 "d11/sock",
+	"d12/blk",	  "d07/su.key",	      "build/bin/su",	 "build/dev/null",
+	"d15/build/sgid", "d15/build/x/fifo", "d30/sub/link-su", "build/bin/link-d00",
+};
+
+static void make_privileged_tree(const char *wd)
+{
+	make_file(wd, "top-su", 04755);
+	make_special(wd, "top-fifo", S_IFIFO);
+	make_file(wd, "d00/f00", 04755);
+	make_file(wd, "d20/f05", 02755);
+	make_file(wd, "d05/ping", 0755);
+	if (!set_caps(wd, "d05/ping"))
+		cr_skip_test("setxattr security.capability: %s (needs root)", strerror(errno));
+	make_special(wd, "d38/fifo", S_IFIFO);
+	make_special(wd, "d10/null", S_IFCHR);
+	make_special(wd, "d11/sock", S_IFSOCK);
+	make_special(wd, "d12/blk", S_IFBLK);
+	/* Hidden by name (*.key): still listed, as setid_scan lists it. */
+	make_file(wd, "d07/su.key", 04755);
+	/* Below directories hidden whole: at the top level and deeper. */
+	make_dir(wd, "build");
+	make_dir(wd, "build/bin");
+	make_dir(wd, "build/dev");
+	make_file(wd, "build/bin/su", 04711);
+	make_special(wd, "build/dev/null", S_IFCHR);
+	make_dir(wd, "d15/build");
+	make_dir(wd, "d15/build/x");
+	make_file(wd, "d15/build/sgid", 02711);
+	make_special(wd, "d15/build/x/fifo", S_IFIFO);
+	make_file(wd, "d15/build/x/plain", 0755);
+	/* Other names: a hard link listed under each name, a symlink never. */
+	make_dir(wd, "d30/sub");
+	make_link(wd, "top-su", "d30/sub/link-su", false);
+	make_link(wd, "d00/f00", "build/bin/link-d00", false);
+	make_link(wd, "top-su", "d31/sym-su", true);
+	make_file(wd, "d31/f00.key", 0644);
+}
+
+static struct cordon_profile *merged_profile(void)
+{
+	struct cordon_profile *p = NULL;
+	cordon_error e;
+
+	cr_assert_eq(cordon_profile_load("default", &p, &e), 0, "%s", e.msg);
+	cordon_list_free(&p->mask);
+	cordon_list_free(&p->ignore);
+	cr_assert_eq(cordon_list_add(&p->ignore, "*.key", &e), 0);
+	cr_assert_eq(cordon_list_add(&p->ignore, "build", &e), 0);
+	cr_assert_eq(cordon_list_add(&p->mask, "d2?/f1?", &e), 0);
+	cr_assert_eq(cordon_list_add(&p->mask, "d01/f03", &e), 0);
+	return p;
+}
+
+static int cmp_ro(const void *a, const void *b)
+{
+	return strcmp(((const struct sb_hide *)a)->rel, ((const struct sb_hide *)b)->rel);
+}
+
+/* a and b (of n entries each) the same, in that order. */
+static void expect_same_entries(const struct sb_hide *a, const struct sb_hide *b, size_t n,
+				const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_str_eq(b[i].rel, a[i].rel, "%s: entry %zu", what, i);
+		cr_expect(a[i].dev == b[i].dev && a[i].ino == b[i].ino && a[i].dir == b[i].dir,
+			  "%s: %s differs", what, a[i].rel);
+	}
+}
+
+/* A sorted copy of l's ro list (setid_scan's order depends on its threads). */
+static struct sb_hide *sorted_ro(const struct sb_hide_list *l)
+{
+	struct sb_hide *v = calloc(l->nro + 1, sizeof(*v));
+
+	cr_assert(v);
+	memcpy(v, l->ro, l->nro * sizeof(*v));
+	qsort(v, l->nro, sizeof(*v), cmp_ro);
+	return v;
+}
+
+/* Every entry below dir, as a walk counts them. */
+static size_t count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0;
+
+	cr_assert(d, "opendir %s", dir);
+	while ((de = readdir(d))) {
+		char p[4096];
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		n++;
+		(void)snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			n += count_entries(p);
+	}
+	closedir(d);
+	return n;
+}
+
+Test(setid, the_hide_walk_finds_what_setid_scan_finds)
+{
+	char *wd = big_tree();
+	struct cordon_profile *p;
+	struct sb_hide_list hides = { 0 }, setid = { 0 }, serial = { 0 };
+	_cleanup_free_ struct sb_hide *want = NULL;
+	cordon_error e = { 0 };
+	size_t entries;
+	int fd;
+
+	make_privileged_tree(wd);
+	p = merged_profile();
+	entries = count_entries(wd);
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	/* The two walks as they were. */
+	cr_assert_eq(hide_scan_threads(fd, wd, p, 0, 1, &hides, &e), 0, "%s", e.msg);
+	cr_assert_eq(setid_scan(fd, &setid, &e), 0, "%s", e.msg);
+	cr_assert_eq(setid.nro, ARRAY_SIZE(PRIVILEGED), "setid_scan listed %zu", setid.nro);
+	for (size_t i = 0; i < ARRAY_SIZE(PRIVILEGED); i++)
+		cr_expect(listed(&setid, PRIVILEGED[i]), "setid_scan missed %s", PRIVILEGED[i]);
+	cr_assert_gt(hides.n, 40, "%zu hidden", hides.n);
+	want = sorted_ro(&setid);
+	/* One walk for both: serially (the reference order), then forced on two threads. */
+	cr_assert_eq(hide_scan_threads(fd, wd, p, HIDE_SETID, 1, &serial, &e), 0, "%s", e.msg);
+	for (int round = 0; round < 12; round++) {
+		struct sb_hide_list got = { 0 };
+		_cleanup_free_ struct sb_hide *have = NULL;
+		int threads = round == 0 ? 1 : round % 2 ? 2 : 0;
+		char what[64];
+
+		(void)snprintf(what, sizeof(what), "round %d, threads %d", round, threads);
+		cr_assert_eq(hide_scan_threads(fd, wd, p, HIDE_SETID, threads, &got, &e), 0,
+			     "%s: %s", what, e.msg);
+		if (threads == 2)
+			cr_expect_eq(got.threads, 2, "%s: walked on %u thread(s)", what,
+				     got.threads);
+		cr_expect(!got.truncated, "%s: bounded", what);
+		/* Every entry counts towards the bound, those below hidden directories too. */
+		cr_expect_eq(got.visited, entries, "%s: %zu seen of %zu", what, got.visited,
+			     entries);
+		/* The names hidden and pinned: the hide walk's own, in its order. */
+		cr_assert_eq(got.n, hides.n, "%s: %zu hidden, alone %zu", what, got.n, hides.n);
+		expect_same_entries(hides.v, got.v, hides.n, what);
+		cr_assert_eq(got.npin, hides.npin, "%s: %zu pinned, alone %zu", what, got.npin,
+			     hides.npin);
+		expect_same_entries(hides.pin, got.pin, hides.npin, what);
+		/* The files protected: setid_scan's, and in the serial walk's order every time. */
+		cr_assert_eq(got.nro, setid.nro, "%s: %zu listed, setid_scan %zu", what, got.nro,
+			     setid.nro);
+		expect_same_entries(serial.ro, got.ro, serial.nro, what);
+		have = sorted_ro(&got);
+		expect_same_entries(want, have, setid.nro, what);
+		hide_list_free(&got);
+	}
+	hide_list_free(&serial);
+	hide_list_free(&hides);
+	hide_list_free(&setid);
+	(void)close(fd);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/*
+ * HIDE_SETID with a profile that needs no walk (literal masks only): setid_scan's list all
+ * the same, found by setid_scan itself.
+ */
+Test(setid, hide_setid_without_a_walk_is_setid_scan)
+{
+	char *wd = tu_tmpdir();
+	struct cordon_profile *p = NULL;
+	struct sb_hide_list got = { 0 };
+	cordon_error e = { 0 };
+	int fd;
+
+	make_dir(wd, "bin");
+	make_file(wd, "bin/su", 04755);
+	make_special(wd, "fifo", S_IFIFO);
+	cr_assert_eq(cordon_profile_load("default", &p, &e), 0, "%s", e.msg);
+	cr_assert(!hide_walks(p), "the default profile walks the workdir");
+	fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(hide_scan_threads(fd, wd, p, HIDE_SETID, 0, &got, &e), 0, "%s", e.msg);
+	cr_expect_eq(got.nro, 2, "%zu listed", got.nro);
+	cr_expect(listed(&got, "bin/su") && listed(&got, "fifo"));
+	hide_list_free(&got);
+	(void)close(fd);
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/* A chain of n directories below wd/top ("top" itself the first). */
+static void make_chain(const char *wd, const char *top, int n)
+{
+	char rel[4096];
+	size_t len = (size_t)snprintf(rel, sizeof(rel), "%s", top);
+
+	make_dir(wd, rel);
+	for (int i = 1; i < n; i++) {
+		len += (size_t)snprintf(rel + len, sizeof(rel) - len, "/d");
+		make_dir(wd, rel);
+	}
+}
+
+/*
+ * One walk refuses what either walk refused, and nothing else: a chain HIDE_MAX_DEPTH levels
+ * deep below a directory the walk hides is within setid_scan's bound (and below the hide
+ * walk's notice), one level more is past it; a chain HIDE_MAX_DEPTH deep that is not hidden
+ * is past the hide walk's bound; and entries below a hidden directory count towards the
+ * entry bound, as setid_scan counted them. Nothing is listed when the scan is refused.
+ */
+Test(setid, the_hide_walk_has_setid_scans_bounds)
+{
+	static const struct {
+		const char *top;
+		int levels;
+		bool hide_refuses, setid_refuses;
+	} cases[] = {
+		{ "build", HIDE_MAX_DEPTH, false, false },
+		{ "build", HIDE_MAX_DEPTH + 1, false, true },
+		{ "plain", HIDE_MAX_DEPTH, true, false },
+	};
+	struct cordon_profile *p = merged_profile();
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *wd = tu_tmpdir();
+		struct sb_hide_list got = { 0 };
+		bool refused = cases[i].hide_refuses || cases[i].setid_refuses;
+		cordon_error e = { 0 };
+		int fd, r;
+
+		make_chain(wd, cases[i].top, cases[i].levels);
+		make_file(wd, "su", 04755);
+		fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cr_assert_geq(fd, 0);
+		/* The two walks alone, to show what each one refuses. */
+		r = hide_scan(fd, wd, p, 0, &got, &e);
+		cr_expect_eq(r < 0, cases[i].hide_refuses, "case %zu: hide_scan %d: %s", i, r,
+			     e.msg);
+		hide_list_free(&got);
+		r = setid_scan(fd, &got, &e);
+		cr_expect_eq(r < 0, cases[i].setid_refuses, "case %zu: setid_scan %d: %s", i, r,
+			     e.msg);
+		hide_list_free(&got);
+		for (int threads = 1; threads <= 2; threads++) {
+			e = (cordon_error){ 0 };
+			r = hide_scan_threads(fd, wd, p, HIDE_SETID, threads, &got, &e);
+			cr_assert_eq(r, 0, "case %zu: %s", i, e.msg);
+			cr_expect_eq(got.truncated, refused, "case %zu, threads %d", i, threads);
+			hide_list_free(&got);
+		}
+		r = hide_scan(fd, wd, p, HIDE_SETID, &got, &e);
+		cr_expect_eq(r < 0, refused, "case %zu: %d: %s", i, r, e.msg);
+		if (refused)
+			cr_expect(strstr(e.msg, "too big") && strstr(e.msg, "setuid"), "%s", e.msg);
+		else
+			cr_expect_eq(got.nro, 1, "case %zu: %zu listed", i, got.nro);
+		hide_list_free(&got);
+		(void)close(fd);
+		tu_rmtree(wd);
+		free(wd);
+	}
+	/* The entry bound: 300 entries, 200 of them below a hidden directory. */
+	{
+		char *wd = tu_tmpdir(), rel[64];
+		struct sb_hide_list got = { 0 };
+		cordon_error e = { 0 };
+		int fd, r;
+
+		make_dir(wd, "build");
+		for (int i = 0; i < 300; i++) {
+			(void)snprintf(rel, sizeof(rel), i < 200 ? "build/f%03d" : "f%03d", i);
+			make_file(wd, rel, 0644);
+		}
+		fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		cr_assert_geq(fd, 0);
+		hide_test_max_entries = 250;
+		r = hide_scan(fd, wd, p, 0, &got, &e);
+		cr_expect_eq(r, 0, "the hide walk alone: %s", e.msg);
+		hide_list_free(&got);
+		r = hide_scan(fd, wd, p, HIDE_SETID, &got, &e);
+		hide_test_max_entries = 0;
+		cr_expect_eq(r, -1, "entries below a hidden directory were not counted");
+		cr_expect_eq(got.nro, 0);
+		(void)close(fd);
+		tu_rmtree(wd);
+		free(wd);
+	}
+	cordon_profile_free(p);
 }
