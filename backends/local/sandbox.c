@@ -667,14 +667,14 @@ static int check_mount_max(const struct sb_hide_list *h, cordon_error *e)
 struct scan_args {
 	struct prep *x;
 	const struct cordon_profile *p;
+	unsigned flags;
 };
 
 static int scan_fn(void *arg, cordon_error *e)
 {
 	struct scan_args *a = arg;
 
-	return hide_scan(a->x->wd_fd, a->x->workdir, a->p,
-			 policy_workdir_readonly(a->p) ? 0 : HIDE_PLACEHOLDERS, &a->x->hides, e);
+	return hide_scan(a->x->wd_fd, a->x->workdir, a->p, a->flags, &a->x->hides, e);
 }
 
 /*
@@ -686,9 +686,11 @@ static int scan_fn(void *arg, cordon_error *e)
  * its /proc/self/mountinfo (found in review). The placeholders it makes are then the
  * caller's, as in a direct run.
  */
-static int scan_hides(struct prep *x, const struct local_spec *s, cordon_error *e)
+static int scan_hides(struct prep *x, const struct local_spec *s, bool setid, cordon_error *e)
 {
-	struct scan_args a = { x, s->profile };
+	struct scan_args a = { x, s->profile,
+			       (policy_workdir_readonly(s->profile) ? 0 : HIDE_PLACEHOLDERS) |
+				       (setid ? HIDE_SETID : 0) };
 
 	if (!s->run_as)
 		return scan_fn(&a, e);
@@ -700,6 +702,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	const struct cordon_profile *p = s->profile;
 	struct sb_plan *pl = &x->pl;
 	struct stat wd;
+	bool setid, hide, both;
 	size_t k = 0;
 
 	if (!p)
@@ -716,27 +719,39 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 				       "bound as it is), identity, ro_bind"
 				     : "prepare: workdir, identity, ro_bind",
 		   now_ms());
-	/* A fresh temp workdir that becomes a tmpfs inside holds nothing to hide. */
-	if (hide_wanted(p) && !s->workdir_tmpfs) {
-		if (scan_hides(x, s, e) < 0)
-			return cordon_err_prefix(e, "sandbox: hide");
-		if (x->trace) {
-			char what[128];
-
-			(void)snprintf(what, sizeof(what),
-				       "prepare: hide scan (%zu hidden, %zu seen%s%s)", x->hides.n,
-				       x->hides.visited, x->hides.truncated ? ", bounded" : "",
-				       x->hides.threads > 1 ? ", 2 threads" : "");
-			trace_line(x, what, now_ms());
-		}
-	}
 	/*
 	 * An idmapped workdir makes root's files the command's own: its privileged programs are
 	 * bound read-only, or the command could rewrite one through a shared mapping, which keeps
 	 * the bit (setid.c). Not under readonly (nothing is writable there) nor for a workdir that
 	 * is not idmapped (the command then owns only its own files, or the caller's).
 	 */
-	if (x->idmap && !policy_workdir_readonly(p)) {
+	setid = x->idmap && !policy_workdir_readonly(p);
+	/* A fresh temp workdir that becomes a tmpfs inside holds nothing to hide. */
+	hide = hide_wanted(p) && !s->workdir_tmpfs;
+	/*
+	 * When hiding walks the workdir, that walk does the setuid scan's checks too, and the
+	 * workdir is read once (hide.c: HIDE_SETID). It runs as root then: an idmapped workdir
+	 * is a root caller's own run, never one on another user's behalf (prep_identity), and a
+	 * directory it could not read would fail it (open_failed), not be passed by.
+	 */
+	both = setid && hide && hide_walks(p);
+	if (hide) {
+		if (scan_hides(x, s, both, e) < 0)
+			return cordon_err_prefix(e, "sandbox: hide");
+		if (x->trace) {
+			char what[160], ro[48] = "";
+
+			if (both)
+				(void)snprintf(ro, sizeof(ro), "%zu protected, ", x->hides.nro);
+			(void)snprintf(what, sizeof(what),
+				       "prepare: %s (%zu hidden, %s%zu seen%s%s)",
+				       both ? "hide and setuid scan" : "hide scan", x->hides.n, ro,
+				       x->hides.visited, x->hides.truncated ? ", bounded" : "",
+				       x->hides.threads > 1 ? ", 2 threads" : "");
+			trace_line(x, what, now_ms());
+		}
+	}
+	if (setid && !both) {
 		if (setid_scan(x->wd_fd, &x->hides, e) < 0)
 			return cordon_err_prefix(e, "sandbox");
 		trace_line(x, "prepare: setuid scan", now_ms());

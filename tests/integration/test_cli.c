@@ -1365,6 +1365,70 @@ Test(cli, workdir_without_idmapped_mounts, .timeout = 60)
 	free(top);
 }
 
+/*
+ * A root caller's run in its root-owned (idmapped) workdir, whose root setuid program the
+ * command would own: with an ignore glob, one walk of the workdir both finds the names to hide
+ * and the privileged files (hide.c, HIDE_SETID), one step in the setup trace; with the default
+ * profile's literal masks there is no hide walk, and the setuid scan is a step of its own.
+ * Either way the program, two levels down, cannot be opened for writing (EROFS).
+ */
+Test(cli, one_walk_hides_and_finds_setuid_programs, .timeout = 60)
+{
+	char *wd = tu_tmpdir(), p[4200], data[64];
+	int fd;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root (a root-owned workdir is idmapped for root's runs only)");
+	cr_assert_eq(chmod(wd, 0755), 0);
+	snprintf(p, sizeof(p), "%s/sub", wd);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/sub/deep", wd);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	tu_write_file(wd, "sub/deep/prog", "#!/bin/sh\n");
+	tu_write_file(wd, "x.o", "");
+	snprintf(p, sizeof(p), "%s/sub/deep/prog", wd);
+	cr_assert_eq(chmod(p, 04755), 0);
+	for (int globs = 1; globs >= 0; globs--) {
+		const char *argv[] = {
+			tu_cordon(), "run",	 "--via", "direct", "-w",
+			wd,	     "--ignore", "*.o",	  "--",	    "echo pwned > sub/deep/prog",
+			NULL
+		};
+		const char *what = globs ? "--ignore '*.o'" : "the default profile";
+		struct tu_run r;
+		ssize_t n;
+
+		if (!globs)
+			memmove(&argv[6], &argv[8], 3 * sizeof(argv[0]));
+		tu_exec(&r, NULL, (char *[]){ "CORDON_TRACE_SETUP=1", NULL }, (char *const *)argv);
+		cr_expect(r.status != 0 && strstr(r.out, "Read-only file system"),
+			  "%s: status %d:\n%s", what, r.status, r.out);
+		if (globs) {
+			/* Hidden: x.o, and the default profile's absent masks (placeholders). */
+			cr_expect(strstr(r.err, "prepare: hide and setuid scan (") &&
+					  strstr(r.err, " hidden, 1 protected, "),
+				  "no single walk:\n%s", r.err);
+			cr_expect(!strstr(r.err, "prepare: hide scan") &&
+					  !strstr(r.err, "prepare: setuid scan"),
+				  "two walks:\n%s", r.err);
+		} else {
+			cr_expect(strstr(r.err, "prepare: hide scan (") &&
+					  strstr(r.err, "prepare: setuid scan\n"),
+				  "the literal masks' scan and the setuid scan:\n%s", r.err);
+			cr_expect(!strstr(r.err, "hide and setuid scan"), "%s", r.err);
+		}
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		cr_assert_geq(fd, 0);
+		n = read(fd, data, sizeof(data) - 1);
+		close(fd);
+		data[n > 0 ? n : 0] = '\0';
+		cr_expect_str_eq(data, "#!/bin/sh\n", "%s: the program was written", what);
+		tu_run_free(&r);
+	}
+	tu_rmtree(wd);
+	free(wd);
+}
+
 static bool find_cmdline(pid_t pid, const char *cmdline, void *arg)
 {
 	struct {
