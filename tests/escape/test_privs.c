@@ -158,6 +158,58 @@ ESC_CASE(escape_privs, setid_bits_in_workdir)
 }
 
 /*
+ * The two cases below run their attack twice: with the default profile (its masks are literal
+ * names: the privileged files are found by setid.c's own walk), and with ignore globs, which
+ * make the hide walk find them in the same walk (hide.c, HIDE_SETID). Their files are at the
+ * top, two levels down, and below a directory the globs hide whole (covered then, but bound
+ * read-only all the same: the run must still set up), in a workdir of 2,400 more files in 30
+ * top-level directories, which is enough for that walk to take a second thread. The commands
+ * name the deeper ones by a shell glob, not by path: a path below an ignored directory in the
+ * command line is refused by the policy check before anything runs, and under the globs that
+ * directory is covered in the sandbox, where the glob finds nothing.
+ */
+static const char *const glob_args[] = { "--ignore", "*.o", "--ignore", "build", NULL };
+static const char *const setid_dirs[] = { "", "sub/deep/", "build/bin/" };
+#define N_SETID_RUNS 2
+#define N_SETID_PATHS (3 * sizeof(setid_dirs) / sizeof(setid_dirs[0]))
+
+static void setid_tree(struct esc *e)
+{
+	static const char *const dirs[] = { "sub", "sub/deep", "build", "build/bin" };
+	char rel[64];
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char *p = esc_wpath(e, dirs[i]);
+
+		cr_assert(mkdir(p, 0755) == 0, "mkdir %s: %s", p, strerror(errno));
+		free(p);
+	}
+	for (int d = 0; d < 30; d++) {
+		char *p;
+
+		snprintf(rel, sizeof(rel), "t%02d", d);
+		p = esc_wpath(e, rel);
+		cr_assert(mkdir(p, 0755) == 0);
+		free(p);
+		for (int f = 0; f < 80; f++) {
+			snprintf(rel, sizeof(rel), "t%02d/f%02d.%s", d, f, f % 8 ? "c" : "o");
+			p = esc_wpath(e, rel);
+			esc_write(p, "", 0644, 0, 0);
+			free(p);
+		}
+	}
+}
+
+/* names[i] in each of setid_dirs: path k of N_SETID_PATHS (malloc'd, workdir-relative). */
+static char *setid_rel(const char *const *names, size_t k)
+{
+	char *rel;
+
+	cr_assert(asprintf(&rel, "%s%s", setid_dirs[k / 3], names[k % 3]) > 0);
+	return rel;
+}
+
+/*
  * Root's privileged programs already in the workdir: a setuid-root copy, a setgid one and one
  * with a file capability (cap_net_raw), all root's, as an extracted root file system or
  * `cp -a` of /usr/bin leaves them. In a root-owned workdir under a root caller the idmapped
@@ -172,46 +224,57 @@ ESC_CASE(escape_privs, setid_program_rewritten_through_mapping)
 	static const char *const names[] = { "p_setuid", "p_setgid", "p_caps" };
 	/* struct vfs_cap_data, revision 2, effective: cap_net_raw (13) permitted */
 	static const uint32_t caps[5] = { 0x02000001, 1u << 13, 0, 0, 0 };
+	const struct esc_opts globbed = { .args = glob_args };
 	char marker[40];
-	struct tu_run r;
 
 	snprintf(marker, sizeof(marker), "ESC_%s", e->tag);
 	esc_put_helper(e);
-	for (size_t i = 0; i < 3; i++) {
-		char *p = esc_wpath(e, names[i]);
+	setid_tree(e);
+	for (size_t k = 0; k < N_SETID_PATHS; k++) {
+		char *rel = setid_rel(names, k), *p = esc_wpath(e, rel);
 
 		esc_copy("/usr/bin/true", p, 0755);
 		cr_assert(chown(p, 0, 0) == 0);
-		if (i == 0)
+		if (k % 3 == 0)
 			cr_assert(chmod(p, 04755) == 0);
-		else if (i == 1)
+		else if (k % 3 == 1)
 			cr_assert(chmod(p, 02755) == 0);
 		else
 			cr_assert(setxattr(p, "security.capability", caps, sizeof(caps), 0) == 0,
 				  "setxattr security.capability: %s", strerror(errno));
 		free(p);
+		free(rel);
 	}
-	esc_run(&r, NULL, "for p in p_setuid p_setgid p_caps; do ./h mmapwrite $p %s; done; true",
-		marker);
-	cr_expect(strstr(r.out, "mmapwrite"), "the helper did not run:\n%s\n%s", r.out, r.err);
-	for (size_t i = 0; i < 3; i++) {
-		char *p = esc_wpath(e, names[i]), *data = esc_read(p, NULL);
-		bool changed = data && !strncmp(data, marker, strlen(marker));
-		bool privileged = false;
-		struct stat st;
+	for (int run = 0; run < N_SETID_RUNS; run++) {
+		struct tu_run r;
 
-		cr_assert(stat(p, &st) == 0);
-		if (i < 2)
-			privileged = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
-		else
-			privileged = getxattr(p, "security.capability", NULL, 0) > 0;
-		cr_expect(!(changed && privileged),
-			  "%s: rewritten by the command and still privileged (mode %o)\n%s",
-			  names[i], st.st_mode & 07777, r.out);
-		free(data);
-		free(p);
+		esc_run(&r, run ? &globbed : NULL,
+			"for p in p_* */*/p_*; do ./h mmapwrite $p %s; done; true", marker);
+		cr_expect(strstr(r.out, "mmapwrite"), "the helper did not run:\n%s\n%s", r.out,
+			  r.err);
+		for (size_t k = 0; k < N_SETID_PATHS; k++) {
+			char *rel = setid_rel(names, k), *p = esc_wpath(e, rel);
+			char *data = esc_read(p, NULL);
+			bool changed = data && !strncmp(data, marker, strlen(marker));
+			bool privileged = false;
+			struct stat st;
+
+			cr_assert(stat(p, &st) == 0);
+			if (k % 3 < 2)
+				privileged = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
+			else
+				privileged = getxattr(p, "security.capability", NULL, 0) > 0;
+			cr_expect(!(changed && privileged),
+				  "%s (%s): rewritten by the command and still privileged (mode "
+				  "%o)\n%s",
+				  rel, run ? "ignore globs" : "default profile", st.st_mode & 07777,
+				  r.out);
+			free(data);
+			free(p);
+			free(rel);
+		}
+		tu_run_free(&r);
 	}
-	tu_run_free(&r);
 }
 
 /* A socket file at path, its listener gone (a socket inode is what matters here). */
@@ -238,33 +301,42 @@ static void make_socket_file(const char *path)
 ESC_CASE(escape_privs, root_special_files_keep_their_mode)
 {
 	static const char *const names[] = { "dev_node", "sock", "fifo" };
-	struct tu_run r;
+	const struct esc_opts globbed = { .args = glob_args };
+	const char *all = "dev_node sock fifo */*/dev_node */*/sock */*/fifo";
 
-	for (size_t i = 0; i < 3; i++) {
-		char *p = esc_wpath(e, names[i]);
+	setid_tree(e);
+	for (size_t k = 0; k < N_SETID_PATHS; k++) {
+		char *rel = setid_rel(names, k), *p = esc_wpath(e, rel);
 
-		if (i == 0)
+		if (k % 3 == 0)
 			cr_assert(mknod(p, S_IFCHR | 0600, makedev(1, 3)) == 0, "mknod: %s",
 				  strerror(errno));
-		else if (i == 1)
+		else if (k % 3 == 1)
 			make_socket_file(p);
 		else
 			cr_assert(mkfifo(p, 0600) == 0);
 		cr_assert(chown(p, 0, 0) == 0 && chmod(p, 0600) == 0);
 		free(p);
+		free(rel);
 	}
-	esc_run(&r, NULL, "chmod 0666 dev_node sock fifo; ls -l dev_node sock fifo; true");
-	for (size_t i = 0; i < 3; i++) {
-		char *p = esc_wpath(e, names[i]);
-		struct stat st;
+	for (int run = 0; run < N_SETID_RUNS; run++) {
+		struct tu_run r;
 
-		cr_assert(lstat(p, &st) == 0);
-		cr_expect_eq(st.st_mode & 07777, 0600,
-			     "%s: root's 0600 %s is %o on the host now\n%s", names[i], names[i],
-			     st.st_mode & 07777, r.out);
-		free(p);
+		esc_run(&r, run ? &globbed : NULL, "chmod 0666 %s; ls -l %s; true", all, all);
+		for (size_t k = 0; k < N_SETID_PATHS; k++) {
+			char *rel = setid_rel(names, k), *p = esc_wpath(e, rel);
+			struct stat st;
+
+			cr_assert(lstat(p, &st) == 0);
+			cr_expect_eq(st.st_mode & 07777, 0600,
+				     "%s (%s): root's 0600 file is %o on the host now\n%s", rel,
+				     run ? "ignore globs" : "default profile", st.st_mode & 07777,
+				     r.out);
+			free(p);
+			free(rel);
+		}
+		tu_run_free(&r);
 	}
-	tu_run_free(&r);
 }
 
 /*
