@@ -466,6 +466,10 @@ static int resolve_profile(const struct cli_opts *o, struct cordon_profile **ret
 		if (set_string(&p->docker_image, o->image, e) < 0 ||
 		    set_string(&p->daytona_image, o->image, e) < 0)
 			goto fail;
+		/* Daytona: --image replaces the profile's snapshot (docs/daytona.md), as
+		 * cordond's session "image" does. */
+		free(p->daytona_snapshot);
+		p->daytona_snapshot = NULL;
 	}
 	*ret = p;
 	return 0;

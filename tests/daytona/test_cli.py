@@ -263,6 +263,16 @@ class Requests(CliCase):
         self.assertEqual(c.get("snapshot"), "cordon-snap")
         self.assertNotIn("buildInfo", c)
 
+    def test_image_option_replaces_the_profiles_snapshot(self):
+        # docs/daytona.md: "--image replaces the profile's snapshot" (the command line wins, SPEC
+        # §2); it was refused as "the profile sets both snapshot ... and image".
+        p = self.profile("[daytona]\nsnapshot = cordon-snap\n")
+        r = self.run_cordon(["-p", p, "--image", "debian:12", "--", "true"])
+        self.assertEqual(r.rc, 0, r)
+        c = self.creates()[0]["json"]
+        self.assertEqual(c.get("buildInfo"), {"dockerfileContent": "FROM debian:12\n"})
+        self.assertNotIn("snapshot", c)
+
     def test_snapshot_with_resources_is_one_line(self):
         # cordon may refuse it before any request, or pass on the server's 400: one line.
         p = self.profile("[daytona]\nsnapshot = cordon-snap\ncpu = 2\n")
