@@ -339,11 +339,11 @@ void http_watch_once(int timeout_ms)
 /* AG2: an empty argv gives ExecResult("", 2) in every backend. */
 static json_t *empty_argv_result(void)
 {
-	return json_pack("{s:s,s:s,s:s,s:i,s:n,s:b,s:n,s:b,s:i,s:i,s:f,s:f,s:i,s:b,s:s,s:n}",
+	return json_pack("{s:s,s:s,s:s,s:i,s:n,s:b,s:n,s:b,s:i,s:i,s:f,s:f,s:n,s:b,s:s,s:n}",
 			 "output", "[exit code: 2]", "stdout", "", "stderr", "", "exit_code", 2,
 			 "signal", "timed_out", 0, "refused", "truncated", 0, "stdout_bytes", 0,
 			 "stderr_bytes", 0, "duration_ms", 0.0, "cpu_ms", 0.0, "peak_memory_bytes",
-			 -1, "oom_killed", 0, "backend", "local", "workdir");
+			 "oom_killed", 0, "backend", "local", "workdir");
 }
 
 /* The end of a run after its answer: reap the sandbox, remove the temp workdir. */

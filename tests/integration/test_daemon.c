@@ -585,6 +585,8 @@ Test(daemon, endpoints_as_root, .timeout = 60)
 	http(d.sock, "POST", "/v1/run", "{\"argv\":[]}", &r);
 	cr_expect_eq(r.status, 200);
 	EXPECT_FIELD(&r, "output", "[exit code: 2]");
+	/* Unknown, as in every other result that ran nothing (it said -1). */
+	EXPECT_FIELD(&r, "peak_memory_bytes", "null");
 	res_free(&r);
 	/* argv is judged as the joined command AG2 would have judged. */
 	http(d.sock, "POST", "/v1/run", "{\"argv\":[\"rm\",\"-rf\",\"a b\"],\"blocked\":[\"rm\"]}",
