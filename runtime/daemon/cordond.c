@@ -388,6 +388,24 @@ static const struct option options[] = {
 	{ 0 },
 };
 
+/* "FILE:LINE" while a --config line is applied: its errors name it rather than the option. */
+static const char *opt_where;
+
+/* One line on stderr: what is wrong with option NAME (a --config line names FILE:LINE, key). */
+static void __attribute__((format(printf, 2, 3))) opt_error(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (opt_where)
+		fprintf(stderr, "cordond: %s: %s: ", opt_where, name);
+	else
+		fprintf(stderr, "cordond: --%s: ", name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 static int parse_uint(const char *name, const char *s, unsigned long long max,
 		      unsigned long long *ret)
 {
@@ -403,8 +421,7 @@ static int parse_uint(const char *name, const char *s, unsigned long long max,
 	*ret = v;
 	return 0;
 bad:
-	fprintf(stderr, "cordond: --%s: expected an integer between 1 and %llu, got '%s'\n", name,
-		max, s);
+	opt_error(name, "expected an integer between 1 and %llu, got '%s'", max, s);
 	return -1;
 }
 
@@ -416,8 +433,7 @@ static int parse_secs(const char *name, const char *s, double *ret)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || !*s || *end || !(v > 0) || v > 31536000) {
-		fprintf(stderr, "cordond: --%s: expected a number of seconds > 0, got '%s'\n", name,
-			s);
+		opt_error(name, "expected a number of seconds > 0, got '%s'", s);
 		return -1;
 	}
 	*ret = v;
@@ -435,15 +451,19 @@ static int apply_option(int id, const char *name, const char *val)
 	switch (id) {
 	case O_SOCKET:
 		cfg.socket_path = strdup(val);
+		if (!cfg.socket_path)
+			opt_error(name, "out of memory");
 		return cfg.socket_path ? 0 : -1;
 	case O_CONFIG:
 		return load_config(val);
 	case O_GROUP:
 		if (!*val) {
-			fprintf(stderr, "cordond: --group: empty name\n");
+			opt_error(name, "empty name");
 			return -1;
 		}
 		cfg.group = strdup(val);
+		if (!cfg.group)
+			opt_error(name, "out of memory");
 		return cfg.group ? 0 : -1;
 	case O_MAX_RUNS:
 	case O_MAX_RUNS_PC:
@@ -542,9 +562,16 @@ static int load_config(const char *path)
 			fprintf(stderr, "cordond: %s:%d: unknown key '%s'\n", path, lineno, k);
 			return -1;
 		}
-		if (apply_option(o->val, o->name, v) < 0) {
-			fprintf(stderr, "cordond: %s:%d: bad value for '%s'\n", path, lineno, k);
-			return -1;
+		{
+			char where[PATH_MAX + 16];
+			int rc;
+
+			(void)snprintf(where, sizeof(where), "%s:%d", path, lineno);
+			opt_where = where;
+			rc = apply_option(o->val, o->name, v);
+			opt_where = NULL;
+			if (rc < 0)
+				return -1;
 		}
 	}
 	return 0;
@@ -562,7 +589,8 @@ int main(int argc, char **argv)
 	unsigned last_runs = (unsigned)-1, last_sessions = (unsigned)-1;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	/* "+:": stop at the first operand; ':' for an option without its value. */
+	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage, stdout);
 			return 0;
@@ -571,9 +599,20 @@ int main(int argc, char **argv)
 			printf("cordond %s\n", CORDON_VERSION);
 			return 0;
 		}
-		if (c == '?' || c == ':') {
-			fprintf(stderr, "cordond: unknown option or missing value: '%s'\n",
-				argv[optind - 1]);
+		if (c == ':') {
+			fprintf(stderr, "cordond: option '%s' needs a value\n", argv[optind - 1]);
+			return 2;
+		}
+		if (c == '?') {
+			/* optopt: the letter of an unknown short option, 0 for a long one. */
+			if (optopt)
+				fprintf(stderr,
+					"cordond: unknown option '-%c' (see cordond --help)\n",
+					optopt);
+			else
+				fprintf(stderr,
+					"cordond: unknown option '%s' (see cordond --help)\n",
+					argv[optind - 1]);
 			return 2;
 		}
 		const char *name = "";

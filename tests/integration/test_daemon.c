@@ -3533,6 +3533,50 @@ Test(daemon, stale_socket_and_refusals, .timeout = 60)
 	tu_rmtree(d.dir);
 }
 
+/*
+ * Bad options and --config lines: exit 2 and one line naming what is wrong. Before, a missing
+ * value and an unknown option were the same "unknown option or missing value", and a bad value
+ * in a --config file was two lines (the option's, then "FILE:N: bad value for 'KEY'").
+ */
+static void expect_cordond_error(const char *const *args, const char *want)
+{
+	const char *argv[8] = { cordond_bin() };
+	struct tu_run run;
+
+	for (int i = 0; args[i] && i < 6; i++)
+		argv[i + 1] = args[i];
+	tu_exec(&run, NULL, NULL, (char *const *)argv);
+	cr_expect_eq(run.status, 2, "%s: status %d", args[0], run.status);
+	cr_expect_str_eq(run.err, want, "%s", args[0]);
+	tu_run_free(&run);
+}
+
+Test(daemon, option_errors_are_one_line, .timeout = 30)
+{
+	char *dir = tu_tmpdir(), conf[300], want[400];
+
+	expect_cordond_error((const char *const[]){ "--bogus", NULL },
+			     "cordond: unknown option '--bogus' (see cordond --help)\n");
+	expect_cordond_error((const char *const[]){ "-x", NULL },
+			     "cordond: unknown option '-x' (see cordond --help)\n");
+	expect_cordond_error((const char *const[]){ "--socket", NULL },
+			     "cordond: option '--socket' needs a value\n");
+	expect_cordond_error((const char *const[]){ "--max-runs", "abc", NULL },
+			     "cordond: --max-runs: expected an integer between 1 and 100000, "
+			     "got 'abc'\n");
+	tu_write_file(dir, "c.conf", "# limits\nmax-runs = abc\n");
+	snprintf(conf, sizeof(conf), "%s/c.conf", dir);
+	snprintf(want, sizeof(want),
+		 "cordond: %s:2: max-runs: expected an integer between 1 and 100000, got 'abc'\n",
+		 conf);
+	expect_cordond_error((const char *const[]){ "--config", conf, NULL }, want);
+	tu_write_file(dir, "c.conf", "group =\n");
+	snprintf(want, sizeof(want), "cordond: %s:1: group: empty name\n", conf);
+	expect_cordond_error((const char *const[]){ "--config", conf, NULL }, want);
+	tu_rmtree(dir);
+	free(dir);
+}
+
 Test(daemon, socket_activation, .timeout = 60)
 {
 	char dir[] = "/tmp/cordond-act-XXXXXX", sock[128];
