@@ -340,7 +340,8 @@ static const char usage[] =
 	"  --max-output-cap N            largest max_output a request may ask (default 4194304)\n"
 	"  --request-timeout SECONDS     to send a whole request; idle keep-alive (default 10)\n"
 	"  --session-idle SECONDS        idle sessions are removed after (default 3600)\n"
-	"  --runner-idle SECONDS         idle runners beyond the recent load go after (30..60)\n"
+	"  --runner-idle SECONDS         idle runners beyond the busiest of the last SECONDS to\n"
+	"                                twice that stop (default 30)\n"
 	"  --grace SECONDS               SIGTERM waits this long for runs (default 10)\n"
 	"  -h, --help, --version\n";
 
