@@ -1092,7 +1092,8 @@ int local_proc_start(const struct local_spec *s, struct local_proc **ret, cordon
 		trace_line(&x, "parent: network namespace made", now_ms());
 	}
 	if (stage_take_cgroup(s->profile, &x.cg, e) < 0) {
-		cordon_err_prefix(e, "sandbox: cgroup");
+		/* backends/local/cgroup.c's messages start with "cgroup: " themselves. */
+		cordon_err_prefix(e, "sandbox");
 		goto out_kill_report;
 	}
 	/* 'c': memory is limited by the cgroup; 'n': no cgroup, RLIMIT_AS instead. */

@@ -1839,3 +1839,40 @@ Test(cli, workdir_the_sandbox_builds_is_not_made)
 	cr_expect(access("/dev/shm/cordon-test-notmade", F_OK) != 0, "the directory was made");
 	tu_run_free(&run);
 }
+
+/*
+ * `require = cgroup` where the caller gets no cgroup (nobody, on a root-owned hierarchy): one
+ * line, exit 125, that says "cgroup" once (it said "sandbox: cgroup: cgroup: required ...").
+ */
+Test(cli, required_cgroup_missing_is_one_clear_line)
+{
+	char *tmp = tu_tmpdir(), conf[400];
+	struct tu_run r;
+
+	if (geteuid() != 0)
+		cr_skip("needs root (to run cordon as nobody)");
+	if (access("/usr/sbin/runuser", X_OK) != 0 && access("/sbin/runuser", X_OK) != 0)
+		cr_skip("no runuser");
+	chmod(tmp, 0755);
+	tu_write_file(tmp, "req.conf", "[sandbox]\nrequire = cgroup\n");
+	snprintf(conf, sizeof(conf), "%s/req.conf", tmp);
+	chmod(conf, 0644);
+	tu_exec(&r, NULL, NULL,
+		(char *[]){ "runuser", "-u", "nobody", "--", (char *)tu_cordon(), "run", "--via",
+			    "direct", "-p", conf, "--", "echo hi", NULL });
+	if (r.status == 0) {
+		tu_run_free(&r);
+		tu_rmtree(tmp);
+		free(tmp);
+		cr_skip("nobody gets a cgroup of its own on this host");
+	}
+	cr_expect_eq(r.status, 125, "status %d: %s%s", r.status, r.out, r.err);
+	cr_expect_str_eq(r.out, "");
+	cr_expect(!strncmp(r.err, "cordon: sandbox: cgroup: required by the profile but ",
+			   strlen("cordon: sandbox: cgroup: required by the profile but ")),
+		  "%s", r.err);
+	cr_expect(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+	tu_run_free(&r);
+	tu_rmtree(tmp);
+	free(tmp);
+}
