@@ -2,7 +2,8 @@
 #   make            build/cordon (and the library, tests' binaries on demand)
 #   make check      install missing build deps, build, run every test (CI=true: a skip fails)
 #   make demo       install missing build deps, build, run cordon on real examples
-#   make install    PREFIX=/usr/local DESTDIR=...: the binary and the profiles, nothing else
+#   make install    PREFIX=/usr/local DESTDIR=...: the programs, profiles, man pages, Python
+#                   module, systemd units and sysusers file
 #   make bench      benchmarks against bare fork+exec, bubblewrap and the docker CLI (bench/RESULTS.md)
 #   make format / format-check
 
