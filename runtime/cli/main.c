@@ -139,7 +139,9 @@ static int option_error(const struct subcommand *sc, int c, char **argv)
 	"      --network none|host      private network namespace, or the host's (default none)\n" \
 	"      --image IMAGE            docker image / daytona image or snapshot\n"                \
 	"      --format text|json       output format (default text)\n"                            \
-	"      --via auto|daemon|direct through cordond's socket, or in this process\n"            \
+	"      --via auto|daemon|direct\n"                                                         \
+	"                               through cordond's socket, or in this process (default\n"   \
+	"                               auto: the daemon when its socket answers)\n"               \
 	"      --stdin                  pass stdin to the command (default: /dev/null)\n"          \
 	"  -h, --help                   show this help\n"
 
