@@ -137,7 +137,8 @@ static int option_error(const struct subcommand *sc, int c, char **argv)
 	"  -t, --timeout SECONDS        wall-clock limit, decimal > 0 (default 60)\n"              \
 	"      --max-output N           output cap in characters, integer >= 0 (default 100000)\n" \
 	"      --network none|host      private network namespace, or the host's (default none)\n" \
-	"      --image IMAGE            docker image / daytona image or snapshot\n"                \
+	"      --image IMAGE            docker image / daytona image (built FROM it; replaces\n"   \
+	"                               the profile's snapshot)\n"                                 \
 	"      --format text|json       output format (default text)\n"                            \
 	"      --via auto|daemon|direct\n"                                                         \
 	"                               through cordond's socket, or in this process (default\n"   \
