@@ -266,11 +266,23 @@ int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 		break;
 	}
 
-	err = probe(P_IDMAP, 0);
-	strbuf_addf(&b, "  idmapped mounts:    kernel %s; use: %s\n", err ? strerror(err) : "yes",
-		    geteuid() == 0 ? "for a root-owned workdir (its files stay root's on the host; "
-				     "setuid/setgid bits refused by seccomp)"
-				   : "no (an ordinary caller's command runs as itself)");
+	/*
+	 * Only root's runs idmap a workdir, and only root can probe the kernel for it: probed from
+	 * an ordinary caller's user namespace it said "kernel Invalid argument" on a kernel that
+	 * has them.
+	 */
+	if (geteuid() != 0)
+		strbuf_addf(&b,
+			    "  idmapped mounts:    not probed (only root's runs use them); use: "
+			    "no (an ordinary caller's command runs as itself)\n");
+	else {
+		err = probe(P_IDMAP, 0);
+		strbuf_addf(
+			&b,
+			"  idmapped mounts:    kernel %s; use: for a root-owned workdir (its "
+			"files stay root's on the host; setuid/setgid bits refused by seccomp)\n",
+			err ? strerror(err) : "yes");
+	}
 	if (geteuid() == 0) {
 		/* The real test, on the workdir's own file system: the kernel's answer alone said
 		 * "yes" for an overlayfs /tmp that then refused the mount. */
