@@ -379,6 +379,20 @@ static int rmtree_fd(int top, dev_t dev, cordon_error *e)
 	return rc;
 }
 
+/*
+ * The walk takes fds; an empty directory (a temp workdir made for a request that then failed,
+ * a runner's unused TMPDIR) needs none to go. Without an fd to spare (EMFILE, ENFILE) or the
+ * memory for the walk, rmdir it by name: the failure is reported only if it was not empty.
+ */
+static int rmtree_short(const char *path, cordon_error *e)
+{
+	if (e->code != EMFILE && e->code != ENFILE && e->code != ENOMEM)
+		return -1;
+	if (rmdir(path) == 0 || errno == ENOENT)
+		return 0;
+	return -1;
+}
+
 int fsutil_rmtree(const char *path, cordon_error *e)
 {
 	_cleanup_close_ int fd = -1;
@@ -388,13 +402,14 @@ int fsutil_rmtree(const char *path, cordon_error *e)
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return cordon_err(e, errno, "remove '%s'", path);
+		cordon_err(e, errno, "remove '%s'", path);
+		return rmtree_short(path, e);
 	}
 	if (fstat(fd, &st) < 0)
 		return cordon_err(e, errno, "remove '%s'", path);
 	(void)fchmod(fd, 0700);
 	if (rmtree_fd(fd, st.st_dev, e) < 0)
-		return -1;
+		return rmtree_short(path, e);
 	if (rmdir(path) < 0 && errno != ENOENT)
 		return cordon_err(e, errno, "remove '%s'", path);
 	return 0;

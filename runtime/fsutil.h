@@ -32,6 +32,7 @@ int fsutil_mkdtemp_marked(char *tmpl);
 /*
  * Remove `path` and everything under it without following symlinks and without leaving the
  * file system it is on: a command may have planted symlinks or mount points in its workdir.
+ * An empty directory goes even with no fd to spare (EMFILE): a failed request leaves none.
  */
 int fsutil_rmtree(const char *path, cordon_error *e);
 /*

@@ -180,6 +180,17 @@ struct job {
  */
 int job_run(const struct job *j, struct cordon_result *res, struct cordon_teardown **td,
 	    int *status, cordon_error *e);
+/*
+ * Is err a shortage on the server's side (no fd, memory, process or thread to be had: EMFILE,
+ * ENFILE, ENOMEM, EAGAIN) rather than anything the request did?
+ */
+bool job_shortage(int err);
+/*
+ * The HTTP status of a failed request: status, unless e's cause is a shortage (job_shortage),
+ * which is no fault of the request's and passes: then 503 (with Retry-After), and *e becomes
+ * one line naming it, "busy: <what failed>: <the shortage>; try again" (code 0).
+ */
+int job_error_status(int status, cordon_error *e);
 
 /* ---- frame.c: cordond <-> runner messages ---- */
 
@@ -290,6 +301,8 @@ struct conn {
 	int fd; /* our dup of the connection's socket: poll for HUP, shutdown on timeout */
 	struct caller caller;
 	bool ident_ok;
+	int ident_errno;  /* why not ident_ok: our dup of the socket or ident_from_socket failed */
+	bool close_after; /* not identified for a shortage (job_shortage): answer once, close */
 	double request_started; /* monotonic seconds; reset for every request */
 	bool request_complete;
 	bool in_run;

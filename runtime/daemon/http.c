@@ -85,6 +85,9 @@ struct req {
 static enum MHD_Result send_buf(struct MHD_Connection *c, int status, char *buf, size_t len,
 				const char *type, const char *allow)
 {
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const struct conn *cn = ci ? ci->socket_context : NULL;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
@@ -94,6 +97,8 @@ static enum MHD_Result send_buf(struct MHD_Connection *c, int status, char *buf,
 		return MHD_NO;
 	}
 	(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (cn && cn->close_after)
+		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (status == 429 || status == 503)
 		(void)MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	if (allow)
@@ -149,11 +154,14 @@ static enum MHD_Result send_error_allow(struct MHD_Connection *c, int status, co
 	return send_json_allow(c, status, json_pack("{s:s}", "error", msg), allow);
 }
 
+/* e's cause decides between status and a 503 (job_error_status: a shortage of cordond's). */
 static enum MHD_Result send_error(struct MHD_Connection *c, int status, const cordon_error *e)
 {
+	cordon_error copy = *e;
 	char buf[512];
 
-	return send_error_allow(c, status, cordon_err_str(e, buf, sizeof(buf)), NULL);
+	status = job_error_status(status, &copy);
+	return send_error_allow(c, status, cordon_err_str(&copy, buf, sizeof(buf)), NULL);
 }
 
 static enum MHD_Result send_msg(struct MHD_Connection *c, int status, const char *msg)
@@ -450,7 +458,8 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		}
 	} else if (b.workdir) {
 		if (ident_open_workdir(&rq->caller, b.workdir, true, &wdfd, &workdir, &e) < 0) {
-			status = e.code == ENOMEM ? 500 : 400;
+			/* The caller's path, unless cordond is short of fds or memory (send_error). */
+			status = 400;
 			cordon_err_prefix(&e, "workdir");
 			goto fail;
 		}
@@ -550,7 +559,8 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	run_body_free(&b);
 	return send_json_text(c, 200, TAKE_PTR(js), NULL);
 fail:
-	if (status >= 500)
+	status = job_error_status(status, &e);
+	if (status == 500)
 		atomic_fetch_add(&metrics.errors, 1);
 	runner_put(runner);
 	finish_teardown(cn, td, temp && workdir ? TAKE_PTR(workdir) : NULL, hold);
@@ -1005,12 +1015,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq->cn = cn;
 		*con_cls = rq;
 		/* The peer as it is now (ident.c caches it while the group database is unchanged). */
-		rq->ident_ok = cn->ident_ok && ident_from_socket(cn->fd, cordon_gid, have_group,
-								 &rq->caller, &rq->err) == 0;
+		if (!cn->ident_ok)
+			cordon_err(&rq->err, cn->ident_errno,
+				   "cannot identify the caller (when it connected)");
+		else if (ident_from_socket(cn->fd, cordon_gid, have_group, &rq->caller, &rq->err) ==
+			 0)
+			rq->ident_ok = true;
+		else
+			cordon_err_prefix(&rq->err, "cannot identify the caller");
 		/* Authorisation first: an unauthorised caller learns nothing else. */
 		if (!rq->ident_ok) {
-			rq->status = 500;
-			cordon_err(&rq->err, 0, "cannot identify the caller");
+			/* A shortage of cordond's (no fd for our dup, or for NSS) is a 503. */
+			rq->status = job_error_status(500, &rq->err);
 		} else if (!rq->caller.authorised) {
 			rq->status = 403;
 			cordon_err(
@@ -1252,9 +1268,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		 */
 		if (ci)
 			cn->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 3);
-		if (cn->fd >= 0 &&
-		    ident_from_socket(cn->fd, cordon_gid, have_group, &cn->caller, &e) == 0)
+		if (cn->fd < 0)
+			cn->ident_errno = ci ? errno : 0;
+		else if (ident_from_socket(cn->fd, cordon_gid, have_group, &cn->caller, &e) == 0)
 			cn->ident_ok = true;
+		else
+			cn->ident_errno = e.code;
+		/*
+		 * Not identified for want of an fd or memory: every request on it would fail, so
+		 * its one answer (a 503) closes it, and the client's retry comes on a new one.
+		 */
+		cn->close_after = !cn->ident_ok && job_shortage(cn->ident_errno);
 		pthread_mutex_lock(&conns_lock);
 		cn->refused = conn_over_limit(cn, &e);
 		cn->next = conns;

@@ -169,6 +169,22 @@ static void ident_store(const struct caller *c, const struct file_sig sig[3], do
 	pthread_mutex_unlock(&ident_lock);
 }
 
+/*
+ * EMFILE or ENFILE when this process cannot open an fd now, else 0. glibc's NSS reports a
+ * source it could not open as no entry at all (getpwuid_r: 0 and no result, errno untouched,
+ * once its modules are loaded), so a "no passwd entry" is checked against this.
+ */
+static int fd_shortage(void)
+{
+	int fd = open("/", O_PATH | O_CLOEXEC);
+
+	if (fd >= 0) {
+		(void)close(fd);
+		return 0;
+	}
+	return errno == EMFILE || errno == ENFILE ? errno : 0;
+}
+
 int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *ret,
 		      cordon_error *e)
 {
@@ -202,7 +218,20 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 	 * connection, whatever their old processes still carry (a primary gid of cordon from
 	 * `newgrp cordon` or `sg cordon` included). The run's gid is the passwd entry's as well.
 	 */
-	if (getpwuid_r(c.uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp) {
+	/*
+	 * A lookup that failed for want of an fd or memory (NSS opens /etc/passwd, a socket...)
+	 * says nothing about the uid: an error, never "no passwd entry", which would make a
+	 * member an outsider (403), cached as such.
+	 */
+	int pr = getpwuid_r(c.uid, &pw, buf, sizeof(buf), &pwp);
+
+	if (pr == 0 && !pwp)
+		pr = fd_shortage();
+	if (pr != 0 && job_shortage(pr)) {
+		caller_free(&c);
+		return cordon_err(e, pr, "the passwd entry of uid %u", (unsigned)c.uid);
+	}
+	if (pr == 0 && pwp) {
 		int n = 64;
 
 		c.gid = pw.pw_gid;
@@ -217,7 +246,21 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 			if (!g)
 				goto oom;
 			c.groups = g;
+			/*
+			 * getgrouplist reports no error: an NSS source it could not read (no fd
+			 * left) just gives no groups, and the member would be an outsider. What
+			 * that left in errno is the only sign of it (not EAGAIN: a non-blocking
+			 * NSS socket may leave that behind on success).
+			 */
+			errno = 0;
 			if (getgrouplist(pw.pw_name, c.gid, c.groups, &want) >= 0) {
+				if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) {
+					int err = errno;
+
+					caller_free(&c);
+					return cordon_err(e, err, "the groups of uid %u",
+							  (unsigned)c.uid);
+				}
 				c.ngroups = want;
 				break;
 			}
@@ -243,7 +286,9 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 		if (!c.home)
 			goto oom;
 	}
-	ident_store(&c, sig, now);
+	/* Not a "no entry": a shortage that fd_shortage() missed must not last a second. */
+	if (c.name)
+		ident_store(&c, sig, now);
 decide:
 	c.authorised = c.uid == 0 || (c.name && have_group && has_group(&c, cordon_gid));
 	*ret = c;

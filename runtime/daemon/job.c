@@ -102,6 +102,31 @@ fail:
 	return -1;
 }
 
+bool job_shortage(int err)
+{
+	switch (err) {
+	case EMFILE: /* cordond's (or the runner's) RLIMIT_NOFILE */
+	case ENFILE: /* the system's file table */
+	case ENOMEM:
+	case EAGAIN: /* fork, clone, pthread_create: no process or thread to be had */
+		return true;
+	default:
+		return false;
+	}
+}
+
+int job_error_status(int status, cordon_error *e)
+{
+	char what[sizeof(e->msg)], buf[sizeof(e->msg) + 64];
+
+	if (!job_shortage(e->code))
+		return status;
+	(void)snprintf(what, sizeof(what), "%s", e->msg);
+	(void)snprintf(buf, sizeof(buf), "%s: %s", what, strerror(e->code));
+	cordon_err(e, 0, "busy: %s; try again", buf);
+	return 503;
+}
+
 int job_run(const struct job *j, struct cordon_result *res, struct cordon_teardown **td,
 	    int *status, cordon_error *e)
 {

@@ -173,6 +173,9 @@ static int serve_one(int fd, const char *header, const char *body, size_t n, int
 	if (cordon_result_to_json(&res, &js, &e) < 0)
 		status = 500;
 reply:
+	/* A shortage here (fds, memory, processes) is the server's, not the request's: 503. */
+	if (status != 200)
+		status = job_error_status(status, &e);
 	r = answer(fd, status, ran ? &res : NULL, status == 200 ? js : NULL, &e);
 	if (ran)
 		cordon_result_free(&res);

@@ -4362,3 +4362,230 @@ Test(daemon, runner_nofile_value_is_checked, .timeout = 30)
 	}
 	unsetenv("CORDON_RUNNER_NOFILE");
 }
+
+/* ---- shortages: no fd to spare ---- */
+
+/*
+ * The k-th lowest fd number (from 1) that pid does not have open: the numbers its next k fds
+ * get end there, and a RLIMIT_NOFILE of that plus one lets it open exactly k more.
+ */
+static int free_fd(pid_t pid, int k)
+{
+	char path[64];
+	struct stat st;
+
+	for (int fd = 0;; fd++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+		if (lstat(path, &st) != 0 && --k == 0)
+			return fd;
+	}
+}
+
+/* pid's soft RLIMIT_NOFILE (its hard one is left as it is); 0: back up to the hard one. */
+static void set_nofile(pid_t pid, rlim_t soft)
+{
+	struct rlimit rl;
+
+	cr_assert_eq(prlimit(pid, RLIMIT_NOFILE, NULL, &rl), 0);
+	rl.rlim_cur = soft ? soft : rl.rlim_max;
+	cr_assert_eq(prlimit(pid, RLIMIT_NOFILE, &rl, NULL), 0, "prlimit %d: %s", (int)pid,
+		     strerror(errno));
+}
+
+/*
+ * Leave cordond (pid) room for one more connection and nothing else: two fds, the socket
+ * libmicrohttpd accepts and cordond's dup of it, so that whatever the request needs besides
+ * fails with EMFILE, as at a real RLIMIT_NOFILE. Once its fds are back to quiet (the last
+ * connection gone).
+ */
+static void starve(pid_t pid, int quiet)
+{
+	for (int i = 0; i < 300 && count_fds(pid) > quiet; i++)
+		usleep(10000);
+	set_nofile(pid, (rlim_t)free_fd(pid, 2) + 1);
+}
+
+/*
+ * The same, but first the caller's identity (user's, or root's) is looked up afresh, so that
+ * cordond has it cached (ident.c) for the next second and needs no fd for it: the request
+ * gets as far as it can.
+ */
+static void starve_known(const struct daemon *d, const char *user, int quiet)
+{
+	struct res r;
+
+	usleep(1050 * 1000); /* the cached entry, if any, is stale: the next lookup stores one */
+	if (user)
+		cr_assert(http_as(user, d->sock, "GET", "/v1/health", NULL, &r) == 0);
+	else
+		cr_assert(http(d->sock, "GET", "/v1/health", NULL, &r) == 0);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	res_free(&r);
+	starve(d->pid, quiet);
+}
+
+/* The temp workdirs (/tmp/cordon-XXXXXX) uid owns. */
+static int temp_dirs_of(uid_t uid)
+{
+	char *names = tmp_entries("cordon-"), *save = NULL;
+	int n = 0;
+
+	for (char *l = strtok_r(names, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		struct stat st;
+
+		if (strlen(l) == strlen("/tmp/cordon-XXXXXX") && lstat(l, &st) == 0 &&
+		    S_ISDIR(st.st_mode) && st.st_uid == uid)
+			n++;
+	}
+	free(names);
+	return n;
+}
+
+#define EXPECT_BUSY(r, what)                                                                       \
+	do {                                                                                       \
+		EXPECT((r), 503, "\"error\":\"busy: " what);                                       \
+		cr_expect(body_has((r), "Too many open files; try again\"}"), "%s", (r)->body);    \
+	} while (0)
+
+/*
+ * A request that finds cordond out of file descriptors (EMFILE: its RLIMIT_NOFILE reached, here
+ * for real, with prlimit on the running daemon) is answered 503 with Retry-After and one line
+ * naming the shortage, "busy: <what failed>: Too many open files; try again": the server's
+ * shortage, not the client's mistake. It was a 400 ("workdir: open /: Too many open files"),
+ * a 500 for a session's file, a 403 for a member whose passwd entry could not be read (cached
+ * as an outsider's). Client errors under the same shortage stay 400, and nothing is left: no
+ * fd, no process, no temp workdir (a member's, made before the shortage struck, is removed).
+ */
+Test(daemon, fd_shortage_in_cordond_is_a_503, .timeout = 90)
+{
+	char wd[] = "/tmp/cordon-test-short-XXXXXX", body[300], url[160], *id;
+	struct passwd *pw;
+	struct daemon d;
+	struct res r;
+	int quiet, temps0;
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	cr_assert(pw);
+	cr_assert(mkdtemp(wd));
+	daemon_start(&d, NULL);
+	id = session_create(d.sock, NULL, NULL, NULL);
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	EXPECT(&r, 200, "\"exit_code\": 0");
+	res_free(&r);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	EXPECT(&r, 200, "\"exit_code\": 0");
+	res_free(&r);
+	usleep(300 * 1000);
+	quiet = count_fds(d.pid);
+	temps0 = temp_dirs_of(pw->pw_uid);
+
+	/* A workdir to open: 503, and its Retry-After. */
+	snprintf(body, sizeof(body), "{\"command\":\"touch ran\",\"workdir\":\"%s\"}", wd);
+	starve_known(&d, NULL, quiet);
+	cr_assert(http(d.sock, "POST", "/v1/run", body, &r) == 0);
+	set_nofile(d.pid, 0);
+	EXPECT_BUSY(&r, "workdir: ");
+	cr_expect(strstr(r.head, "\r\nRetry-After: 1"), "%s", r.head);
+	res_free(&r);
+	/* A session's workdir, and a session's file. */
+	snprintf(body, sizeof(body), "{\"workdir\":\"%s\"}", wd);
+	starve_known(&d, NULL, quiet);
+	cr_assert(http(d.sock, "POST", "/v1/sessions", body, &r) == 0);
+	set_nofile(d.pid, 0);
+	EXPECT_BUSY(&r, "profile: "); /* loaded first, before the workdir */
+	res_free(&r);
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/f", id);
+	starve_known(&d, NULL, quiet);
+	cr_assert(http(d.sock, "PUT", url, "data", &r) == 0);
+	set_nofile(d.pid, 0);
+	EXPECT_BUSY(&r, "path: ");
+	res_free(&r);
+	/* The client's mistakes are still theirs: 400, named as ever. */
+	starve_known(&d, NULL, quiet);
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":", &r) == 0);
+	set_nofile(d.pid, 0);
+	EXPECT(&r, 400, "\"error\":\"body: invalid JSON");
+	res_free(&r);
+	starve_known(&d, NULL, quiet);
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"true\",\"workdir\":\"rel\"}",
+		       &r) == 0);
+	set_nofile(d.pid, 0);
+	EXPECT(&r, 400, "\"error\":\"workdir: must be an absolute path\"");
+	res_free(&r);
+	/* A member's temp workdir is made (mkdir needs no fd), cannot be opened, and goes. */
+	starve_known(&d, MEMBER, quiet);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	set_nofile(d.pid, 0);
+	EXPECT_BUSY(&r, "workdir: ");
+	res_free(&r);
+	cr_expect_eq(temp_dirs_of(pw->pw_uid), temps0, "a member's temp workdir was left");
+	/* A member whose passwd entry cannot be read now (not cached: a second old): not 403. */
+	usleep(1050 * 1000);
+	starve(d.pid, quiet);
+	cr_assert(http_as(MEMBER, d.sock, "GET", "/v1/health", NULL, &r) == 0);
+	set_nofile(d.pid, 0);
+	EXPECT_BUSY(&r, "cannot identify the caller");
+	res_free(&r);
+	/* ... nor cached as an outsider: with fds again, the member is served. */
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run", "{\"command\":\"echo back\"}", &r) ==
+		  0);
+	EXPECT_FIELD(&r, "output", "back");
+	res_free(&r);
+	cr_assert(http(d.sock, "GET", "/metrics", NULL, &r) == 0);
+	cr_expect(body_has(&r, "cordond_http_responses_total{code=\"503\"} 5\n"), "%s", r.body);
+	res_free(&r);
+
+	/* Nothing ran, nothing is left. */
+	snprintf(url, sizeof(url), "%s/ran", wd);
+	cr_expect_neq(access(url, F_OK), 0, "a starved request ran");
+	for (int i = 0; i < 300 && count_fds(d.pid) > quiet; i++)
+		usleep(10000);
+	cr_expect_eq(count_fds(d.pid), quiet, "cordond's fds: %d, %d before", count_fds(d.pid),
+		     quiet);
+	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
+	cr_expect_eq(temp_dirs_of(pw->pw_uid), temps0, "a member's temp workdir was left");
+	snprintf(url, sizeof(url), "/v1/sessions/%s", id);
+	cr_assert(http(d.sock, "DELETE", url, NULL, &r) == 0);
+	EXPECT(&r, 200, "");
+	res_free(&r);
+	free(id);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(wd);
+}
+
+/*
+ * The same in a runner: one out of fds (its RLIMIT_NOFILE reached) cannot open the profile,
+ * which was a 400 ("profile: cannot open profile ...: Too many open files"); it is a 503 named
+ * as such, and the runner serves the next run once it has fds again.
+ */
+Test(daemon, fd_shortage_in_a_runner_is_a_503, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	pid_t runners[16];
+	int n;
+
+	daemon_start(&d, NULL);
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"true\"}", &r) == 0);
+	EXPECT(&r, 200, "\"exit_code\": 0");
+	res_free(&r);
+	usleep(200 * 1000);
+	n = children_of(d.pid, true, NULL, runners);
+	cr_assert(n > 0 && n <= 16);
+	for (int i = 0; i < n; i++)
+		set_nofile(runners[i], (rlim_t)free_fd(runners[i], 1));
+	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo no\"}", &r) == 0);
+	EXPECT_BUSY(&r, "profile: ");
+	cr_expect(strstr(r.head, "\r\nRetry-After: 1"), "%s", r.head);
+	res_free(&r);
+	for (int i = 0; i < n; i++)
+		set_nofile(runners[i], 0);
+	for (int i = 0; i < n; i++) {
+		cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo yes\"}", &r) == 0);
+		EXPECT_FIELD(&r, "output", "yes");
+		res_free(&r);
+	}
+	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
+	cr_expect_eq(daemon_stop(&d), 0);
+}
