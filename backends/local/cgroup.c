@@ -908,14 +908,18 @@ static int cg_v2_enable(const char *dir, cordon_error *e)
  */
 static int cg_reap(const char *parent, bool v2, pid_t dead, time_t min_age)
 {
-	int left = 0;
+	int left = 0, failed = 0;
 
 	_cleanup_closedir_ DIR *d = opendir(parent);
 	struct dirent *de;
 	time_t now = time(NULL);
 
+	/*
+	 * A parent that cannot be listed (no fd left: EMFILE) is not one with nothing to reap:
+	 * -1, so that the caller tries again later rather than forget the dead creator's cgroups.
+	 */
 	if (!d)
-		return 0;
+		return errno == ENOENT ? 0 : -1;
 	while ((de = readdir(d))) {
 		struct cgroup_run probe = { .mode = v2 ? CGROUP_V2 : CGROUP_V1 };
 		struct cg_dir cd = { .fd = -1 };
@@ -935,12 +939,19 @@ static int cg_reap(const char *parent, bool v2, pid_t dead, time_t min_age)
 		    !S_ISDIR(st.st_mode) || (dead <= 0 && now - st.st_mtime < min_age))
 			continue;
 		cd.fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (cd.fd < 0)
+		if (cd.fd < 0) {
+			if (errno != ENOENT)
+				failed = errno;
 			continue;
+		}
 		if (!cg_dir_empty(&probe, &cd) ||
 		    (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT))
 			left++;
 		(void)close(cd.fd);
+	}
+	if (failed) {
+		errno = failed;
+		return -1;
 	}
 	return left;
 }
@@ -1237,26 +1248,43 @@ int cgroup_reap_dead(pid_t pid)
 	return cgroup_reap_stale(pid, 0);
 }
 
-/* fn(parent, v2, arg) for the `cordon/` parent of each hierarchy in use; the sum of its results. */
+/*
+ * fn(parent, v2, arg) for the `cordon/` parent of each hierarchy in use; the sum of its results,
+ * or -1 (errno from the last failure) when fn failed for any of them.
+ */
 static int cg_each_parent(int (*fn)(const char *parent, bool v2, void *arg), void *arg)
 {
 	struct cg_plan pl;
 	char why[256], *parent;
 	bool cached;
-	int sum = 0;
+	int sum = 0, failed = 0, r;
 
 	switch (cg_plan_reuse(&pl, true, &cached, why, sizeof(why))) {
 	case CGROUP_V2:
-		if (asprintf(&parent, "%s/" CG_PARENT, pl.v2_base) >= 0) {
-			sum += fn(parent, true, arg);
+		if (asprintf(&parent, "%s/" CG_PARENT, pl.v2_base) < 0) {
+			failed = ENOMEM;
+		} else {
+			r = fn(parent, true, arg);
+			if (r < 0)
+				failed = errno;
+			else
+				sum += r;
 			free(parent);
 		}
 		break;
 	case CGROUP_V1:
 		for (int c = 0; c < V1_N; c++) {
-			if (!pl.v1_base[c] || asprintf(&parent, "%s/" CG_PARENT, pl.v1_base[c]) < 0)
+			if (!pl.v1_base[c])
 				continue;
-			sum += fn(parent, false, arg);
+			if (asprintf(&parent, "%s/" CG_PARENT, pl.v1_base[c]) < 0) {
+				failed = ENOMEM;
+				continue;
+			}
+			r = fn(parent, false, arg);
+			if (r < 0)
+				failed = errno;
+			else
+				sum += r;
 			free(parent);
 		}
 		break;
@@ -1264,6 +1292,10 @@ static int cg_each_parent(int (*fn)(const char *parent, bool v2, void *arg), voi
 		break;
 	}
 	cg_plan_free(&pl);
+	if (failed) {
+		errno = failed;
+		return -1;
+	}
 	return sum;
 }
 

@@ -27,13 +27,14 @@ int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, c
 /*
  * pid, a process that made runs, is dead (a zombie still, or reaped by the caller just now):
  * remove the empty run directories it left behind (a staged cgroup, a run it could not tear
- * down). Returns how many are not empty yet (a run whose processes are still dying). Best
- * effort. Without this they go once they are a minute old (see cg_reap).
+ * down). Returns how many are not empty yet (a run whose processes are still dying), or -1
+ * (errno) when they could not all be looked at (no fd left, say): try again later. Without
+ * this they go once they are a minute old (see cg_reap).
  */
 int cgroup_reap_dead(pid_t pid);
 /*
  * pid > 0: as cgroup_reap_dead. pid 0: the run directories of every dead creator, empty and
- * at least min_age seconds old. Returns how many of those looked at are not empty yet.
+ * at least min_age seconds old. Returns how many of those looked at are not empty yet, or -1.
  */
 int cgroup_reap_stale(pid_t pid, unsigned min_age);
 void cgroup_remove_parents(void);

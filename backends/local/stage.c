@@ -138,8 +138,11 @@ void cordon_unstage(void)
 	pthread_mutex_unlock(&stage_lock);
 }
 
-/* Is pid a zombie, or gone? A live process's cgroups are its own business. */
-static bool dead(pid_t pid)
+/*
+ * Is pid a zombie, or gone (1)? A live process's cgroups are its own business (0). -1 (errno):
+ * cannot tell now (no fd left to read /proc with).
+ */
+static int dead(pid_t pid)
 {
 	char path[32], buf[512], *p;
 	_cleanup_close_ int fd = -1;
@@ -148,10 +151,10 @@ static bool dead(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT || errno == ESRCH;
+		return errno == ENOENT || errno == ESRCH ? 1 : -1;
 	n = read(fd, buf, sizeof(buf) - 1);
 	if (n <= 0)
-		return false;
+		return 0;
 	buf[n] = '\0';
 	/* "pid (comm) S ...": comm may hold anything, so the state follows the last ')'. */
 	p = strrchr(buf, ')');
@@ -173,24 +176,28 @@ void cordon_remove_cgroup_parents(void)
 	cgroup_remove_parents();
 }
 
-void cordon_reap_after(pid_t pid)
+int cordon_reap_after(pid_t pid)
 {
 	struct timespec ts = { 0, 0 };
 	long waited_ms = 0, step_ms = 1;
+	int r;
 
-	if (pid <= 0 || !dead(pid))
-		return;
+	if (pid <= 0 || (r = dead(pid)) == 0)
+		return 0;
+	if (r < 0)
+		return -1;
 	/*
 	 * A run the process was killed in dies with it (its init has PR_SET_PDEATHSIG, and the pid
 	 * namespace goes with init), but not at once: give its cgroup up to REAP_WAIT_MS to empty.
 	 */
-	while (cgroup_reap_dead(pid) > 0 && waited_ms < REAP_WAIT_MS) {
+	while ((r = cgroup_reap_dead(pid)) > 0 && waited_ms < REAP_WAIT_MS) {
 		ts.tv_nsec = step_ms * 1000000L;
 		(void)nanosleep(&ts, NULL);
 		waited_ms += step_ms;
 		if (step_ms < 64)
 			step_ms *= 2;
 	}
+	return r < 0 ? -1 : 0;
 }
 
 int stage_take_netns(void)

@@ -275,9 +275,10 @@ CORDON_PUBLIC int cordon_prebuild_from(const struct cordon_profile *p, cordon_er
  * remove the cgroups it left (what it staged, a run it could not tear down), waiting up to 2 s
  * for a killed run's processes to be gone. Call it while pid is still an unreaped zombie, so
  * that no other process can have that pid. A pid that is not dead (or is 0 or negative) is
- * left alone.
+ * left alone. 0; -1 (errno) when its cgroups could not be looked at (no fd left: EMFILE): keep
+ * pid unreaped and call it again later.
  */
-CORDON_PUBLIC void cordon_reap_after(pid_t pid);
+CORDON_PUBLIC int cordon_reap_after(pid_t pid);
 /*
  * The run cgroups of every creator that is gone (a SIGKILLed cordon or cordond and its
  * runners), at least min_age_s seconds old and empty, waiting up to 2 s for them to empty.

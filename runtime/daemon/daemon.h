@@ -216,8 +216,12 @@ struct runner;
 /* Find the runner binary and start the pool; runs stay in cordond when there is none. */
 void runners_start(void);
 void runners_stop(void);
-/* An idle runner, or NULL: none can be had (the run then happens in cordond itself). */
-struct runner *runner_get(void);
+/*
+ * 0 with *ret: an idle runner, or NULL when runs happen in cordond itself (no runner binary, or
+ * one that can no longer be run). -1 with *e (a 503): runners are on, but none could be had
+ * within a few seconds (none could be started, for a shortage: the spawner keeps trying).
+ */
+int runner_get(struct runner **ret, cordon_error *e);
 /*
  * Hand j (and the request body) to r and wait for the result. 0: *ret_status is the HTTP
  * status; with 200, *ret_json is the result (one line, malloc'd) and *ret_refused,
@@ -229,7 +233,10 @@ int runner_run(struct runner *r, const struct job *j, bool session, const char *
 	       cordon_error *e);
 /* After the answer: wait until r has torn its run down, then keep it for the next (NULL-safe). */
 void runner_put(struct runner *r);
-/* Once a second: let idle runners beyond what the recent load needed go, a few at a time. */
+/*
+ * Once a second: let idle runners beyond what the recent load needed go, a few at a time, and
+ * remove what dead runners left that could not be removed before (no fd to spare, say).
+ */
 void runners_trim(void);
 
 /* ---- session.c ---- */
@@ -281,9 +288,10 @@ struct metrics {
 	atomic_ulong http[16]; /* by status, see metrics.c */
 	atomic_ulong hist[16]; /* run duration buckets */
 	atomic_ulong dur_sum_us;
-	atomic_ulong runners_started; /* runners.c: processes started */
-	atomic_ulong runner_waits;    /* runs that found no idle runner and waited for one */
-	atomic_long runners_idle;     /* idle runners now */
+	atomic_ulong runners_started;	    /* runners.c: processes started */
+	atomic_ulong runner_waits;	    /* runs that found no idle runner and waited for one */
+	atomic_ulong runner_spawn_failures; /* attempts to start a runner that failed */
+	atomic_long runners_idle;	    /* idle runners now */
 };
 
 extern struct metrics metrics;

@@ -507,9 +507,16 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	};
 	double t0 = now_s();
 
-	/* In a runner (runners.c), or, without one, here. A Docker or Daytona session's runs are
-	 * API calls on its container or sandbox, made here: the handle lives in this process. */
-	runner = j.backend_handle ? NULL : runner_get();
+	/*
+	 * In a runner (runners.c), or, without a runner binary, here. A Docker or Daytona
+	 * session's runs are API calls on its container or sandbox, made here: the handle lives
+	 * in this process. Runners on but none to be had (none could be started): 503, not a
+	 * run here (docs/daemon.md, "When no runner can be started").
+	 */
+	if (!j.backend_handle && runner_get(&runner, &e) < 0) {
+		status = 503;
+		goto fail;
+	}
 	if (runner) {
 		if (runner_run(runner, &j, s != NULL, rq->body ? rq->body : "", rq->len, &status,
 			       &js, &refused, &timed_out, &e) < 0) {

@@ -71,6 +71,9 @@ char *metrics_render(size_t *ret_len)
 	counter(&b, "cordond_runner_waits_total",
 		"Runs that found no idle runner and waited for one to start or come back.",
 		atomic_load(&metrics.runner_waits));
+	counter(&b, "cordond_runner_spawn_failures_total",
+		"Attempts to start a runner that failed (each retried, 10 ms to 1 s later).",
+		atomic_load(&metrics.runner_spawn_failures));
 	strbuf_addf(&b,
 		    "# HELP cordond_runners_idle Runners waiting for a run, each with the next run "
 		    "staged.\n# TYPE cordond_runners_idle gauge\ncordond_runners_idle %ld\n",

@@ -5,8 +5,11 @@
  * fires when the thread that created it ends, and connection threads end with their
  * connection; it keeps one spare ready, so that a request normally finds an idle runner
  * waiting. Runners are reused; one that breaks the protocol, dies or takes too long is killed
- * and replaced. With no runner binary (or none that will start), runs happen in cordond
- * itself, as before runners existed.
+ * and replaced. With no runner binary (or one that can no longer be run: no longer trusted,
+ * or refused by execve), runs happen in cordond itself, as before runners existed. A runner
+ * that cannot be started for a shortage that passes (no fd, memory or process to be had) is
+ * tried again, 10 ms to a second apart, while requests wait for one, and get a 503 if none
+ * comes (docs/daemon.md, "When no runner can be started").
  *
  * The pool follows the load. A runner is busy from the moment a run takes it until the end of
  * that run's teardown (after the answer), so a client sending run after run keeps two or
@@ -47,6 +50,9 @@
 #define RUNNER_DONE_S 60
 /* While a run is in progress, how often the cancel flag is looked at. */
 #define RUNNER_POLL_MS 20
+/* After a runner failed to start, the next try: 10 ms later, doubling up to a second. */
+#define RUNNER_RETRY_MIN_MS 10
+#define RUNNER_RETRY_MAX_MS 1000
 
 extern char **environ;
 
@@ -72,6 +78,9 @@ static pthread_cond_t spawn_cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t avail_cv = PTHREAD_COND_INITIALIZER;
 static struct runner *idle;
 static unsigned n_idle, n_waiting;
+/* The spawner's last attempts failed (a shortage, it tries again): why, for the 503s. */
+static bool spawn_failing;
+static cordon_error spawn_err;
 /* Runners taken for a run and not yet back (their run, then its teardown); the most at once. */
 static unsigned n_busy, busy_peak, busy_peak_before;
 static double window_start;
@@ -83,6 +92,13 @@ static char exe[PATH_MAX]; /* for messages, and the runners' argv[0] */
  */
 static int exe_fd = -1;
 static pthread_t spawner;
+/*
+ * Runners killed whose leftovers (cgroups, TMPDIR) could not all be removed yet, for want of an
+ * fd to list them with (EMFILE): kept as unreaped zombies, so that their pids, which name
+ * their cgroups, cannot be anyone else's, and tried again at each runners_trim(), once a second.
+ */
+static pthread_mutex_t dead_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct runner *dead_list;
 
 /* With lock held: wake the spawner if it has a runner to start. */
 static void poke_spawner(void)
@@ -110,6 +126,29 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CLOCK_MONOTONIC, ms from now (for pthread_cond_clockwait). */
+static struct timespec mono_after_ms(long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+static bool mono_reached(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
 /* How many idle runners to keep: the most that were busy at once lately. With lock held. */
 static unsigned idle_cap(void)
 {
@@ -120,79 +159,189 @@ static unsigned idle_cap(void)
 	return cap < RUNNERS_IDLE_MIN ? RUNNERS_IDLE_MIN : cap;
 }
 
+/*
+ * r is dead (killed), not yet reaped: remove the cgroups named after it (what it had staged,
+ * or a run it was killed in) and its TMPDIR, then reap and free it. false with *e: not all of
+ * it could be removed for a shortage (no fd to list a cgroup or a directory with), try again
+ * later; r is left as it was. final: there is no later (cordond stops): what is left is logged.
+ */
+static bool runner_bury(struct runner *r, bool final, cordon_error *e)
+{
+	char buf[512];
+
+	if (cordon_reap_after(r->pid) < 0) {
+		cordon_err(e, errno, "runner %d: its cgroups", (int)r->pid);
+		if (!final)
+			return false;
+		daemon_log("%s", cordon_err_str(e, buf, sizeof(buf)));
+	}
+	if (r->tmp[0] && fsutil_rmtree(r->tmp, e) < 0) {
+		if (!final && job_shortage(e->code))
+			return false;
+		daemon_log("removing %s: %s", r->tmp, cordon_err_str(e, buf, sizeof(buf)));
+	}
+	fsutil_temp_release(r->tmp_hold, false);
+	while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	free(r);
+	return true;
+}
+
+/* Try again to bury the runners that could not be (final: for the last time). */
+static void bury_dead(bool final)
+{
+	struct runner *list, *left = NULL;
+
+	pthread_mutex_lock(&dead_lock);
+	list = TAKE_PTR(dead_list);
+	pthread_mutex_unlock(&dead_lock);
+	while (list) {
+		struct runner *r = list;
+		cordon_error e;
+
+		list = r->next;
+		if (!runner_bury(r, final, &e)) {
+			r->next = left;
+			left = r;
+		}
+	}
+	pthread_mutex_lock(&dead_lock);
+	while (left) {
+		struct runner *r = left;
+
+		left = r->next;
+		r->next = dead_list;
+		dead_list = r;
+	}
+	pthread_mutex_unlock(&dead_lock);
+}
+
 static void runner_discard(struct runner *r)
 {
+	cordon_error e;
+	char buf[512];
+
 	if (!r)
 		return;
 	(void)close(r->fd); /* EOF: an idle runner exits by itself */
 	(void)kill(r->pid, SIGKILL);
-	/*
-	 * Dead but not reaped (WNOWAIT): its pid cannot be anyone else's yet while the cgroups
-	 * named after it are removed (what it had staged, or a run it was killed in).
-	 */
+	/* Dead but not reaped (WNOWAIT): its pid cannot be anyone else's yet (runner_bury). */
 	{
 		siginfo_t si;
 
 		while (waitid(P_PID, (id_t)r->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
 			;
 	}
-	cordon_reap_after(r->pid);
-	while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	if (r->tmp[0]) {
-		cordon_error e;
-		char buf[512];
-
-		if (fsutil_rmtree(r->tmp, &e) < 0)
-			daemon_log("removing %s: %s", r->tmp, cordon_err_str(&e, buf, sizeof(buf)));
-	}
-	fsutil_temp_release(r->tmp_hold, false);
-	free(r);
+	if (runner_bury(r, false, &e))
+		return;
+	daemon_log("%s: cannot be removed now; trying again each second",
+		   cordon_err_str(&e, buf, sizeof(buf)));
+	pthread_mutex_lock(&dead_lock);
+	r->next = dead_list;
+	dead_list = r;
+	pthread_mutex_unlock(&dead_lock);
 }
 
-static struct runner *runner_spawn(void)
+/*
+ * Is the file behind fd one cordond may run as root: a regular, executable file of root's that
+ * no one else can write? Checked on the file, not a path.
+ */
+static bool trusted(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH)) && (st.st_mode & S_IXUSR);
+}
+
+/* An execve error that trying again cannot cure: the runner binary itself will not run. */
+static bool exec_err_permanent(int err)
+{
+	switch (err) {
+	case ENOENT:
+	case EACCES:
+	case EPERM:
+	case ENOEXEC:
+	case ELOOP:
+	case ENOTDIR:
+	case EISDIR:
+	case ENAMETOOLONG:
+	case ELIBBAD:
+	case EBADF:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Start a runner. NULL with *e when it cannot be, and *ret_permanent true when trying again is
+ * pointless: the binary can no longer be run (no longer trusted, or execve refuses it), rather
+ * than a shortage that passes (no fd, memory or process to be had, /tmp full). Nothing of a
+ * failed start is left.
+ */
+static struct runner *runner_spawn(bool *ret_permanent, cordon_error *e)
 {
 	posix_spawn_file_actions_t fa;
 	char *argv[] = { exe, "__cordond-runner", NULL };
-	struct runner *r = calloc(1, sizeof(*r));
+	struct runner *r = NULL;
 	char self_path[64];
 	_cleanup_free_ char **envp = NULL;
 	char tmpdir_env[80], nofile_env[64];
 	size_t n = 0;
-	int sv[2], err;
+	int sv[2] = { -1, -1 }, err;
 
-	if (!r)
+	*ret_permanent = false;
+	/*
+	 * Checked again at every start: the file exe_fd holds may have been made writable by
+	 * others (or someone else's) since cordond opened it, and a runner runs as root.
+	 */
+	if (!trusted(exe_fd)) {
+		*ret_permanent = true;
+		cordon_err(e, 0, "%s is no longer an executable of root's that only root may write",
+			   exe);
 		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		cordon_err(e, ENOMEM, "out of memory");
+		return NULL;
+	}
+	r->fd = r->tmp_hold = -1;
 	snprintf(r->tmp, sizeof(r->tmp), "/tmp/cordond-runner-XXXXXX");
 	if (!mkdtemp(r->tmp)) {
-		free(r);
-		return NULL;
+		cordon_err(e, errno, "mkdtemp %s", r->tmp);
+		r->tmp[0] = '\0';
+		goto fail;
 	}
 	/* 0711: the runs' workdirs inside are reached by path; the list of them is root's. */
 	if (chmod(r->tmp, 0711) < 0) {
-		(void)rmdir(r->tmp);
-		free(r);
-		return NULL;
+		cordon_err(e, errno, "chmod %s", r->tmp);
+		goto fail;
 	}
-	{
-		cordon_error he;
-
-		r->tmp_hold = fsutil_temp_hold(r->tmp, &he);
-	}
+	/*
+	 * Held from now on (a killed cordond's runner dirs are swept at start): one that cannot
+	 * be is a failed start, not a runner whose directory a killed cordond would leave.
+	 */
+	r->tmp_hold = fsutil_temp_hold(r->tmp, e);
+	if (r->tmp_hold < 0)
+		goto fail;
 	/* cordond's environment (sanitized), and the runner's own TMPDIR. */
 	while (environ[n])
 		n++;
 	envp = calloc(n + 3, sizeof(char *));
-	if (!envp || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		fsutil_temp_release(r->tmp_hold, false);
-		(void)rmdir(r->tmp);
-		free(r);
-		return NULL;
+	if (!envp) {
+		cordon_err(e, ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		cordon_err(e, errno, "socketpair");
+		goto fail;
 	}
 	n = 0;
-	for (char **e = environ; *e; e++)
-		if (strncmp(*e, "TMPDIR=", 7) != 0)
-			envp[n++] = *e;
+	for (char **v = environ; *v; v++)
+		if (strncmp(*v, "TMPDIR=", 7) != 0)
+			envp[n++] = *v;
 	snprintf(tmpdir_env, sizeof(tmpdir_env), "TMPDIR=%s", r->tmp);
 	envp[n++] = tmpdir_env;
 	/* The soft RLIMIT_NOFILE cordond was started with, for the runner to restore. */
@@ -207,39 +356,85 @@ static struct runner *runner_spawn(void)
 	if (!err)
 		err = posix_spawn(&r->pid, self_path, &fa, NULL, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
-	(void)close(sv[1]);
+	closep(&sv[1]);
 	if (err) {
-		(void)close(sv[0]);
-		fsutil_temp_release(r->tmp_hold, false);
-		(void)rmdir(r->tmp);
-		free(r);
-		errno = err;
-		return NULL;
+		*ret_permanent = exec_err_permanent(err);
+		cordon_err(e, err, "start %s", exe);
+		goto fail;
 	}
 	r->fd = sv[0];
 	return r;
+fail:
+	closep(&sv[0]);
+	closep(&sv[1]);
+	fsutil_temp_release(r->tmp_hold, false);
+	if (r->tmp[0])
+		(void)rmdir(r->tmp);
+	free(r);
+	return NULL;
 }
 
 static void *spawner_main(void *arg)
 {
+	unsigned failed = 0; /* attempts in a row that failed: the streak going on */
+	long delay_ms = 0;
+	struct timespec retry_at = { 0 };
+
 	(void)arg;
 	pthread_mutex_lock(&lock);
 	while (!stopping) {
 		struct runner *r;
+		cordon_error e = { 0 };
+		bool permanent;
+		char buf[512];
+		const char *why;
 
 		if (n_idle >= RUNNERS_SPARE && n_idle >= n_waiting) {
 			pthread_cond_wait(&spawn_cv, &lock);
 			continue;
 		}
+		/* After a failure, the next try waits its turn: a request's poke does not hurry it. */
+		if (failed && !mono_reached(&retry_at)) {
+			(void)pthread_cond_clockwait(&spawn_cv, &lock, CLOCK_MONOTONIC, &retry_at);
+			continue;
+		}
 		pthread_mutex_unlock(&lock);
-		r = runner_spawn();
+		r = runner_spawn(&permanent, &e);
 		pthread_mutex_lock(&lock);
-		if (!r) {
-			daemon_log("cannot start a runner (%s: %s): runs go on in cordond itself",
-				   exe, strerror(errno));
+		why = cordon_err_str(&e, buf, sizeof(buf));
+		if (!r && permanent) {
+			daemon_log("cannot start a runner: %s; from now on "
+				   "runs go on in cordond itself",
+				   why);
 			enabled = false;
+			spawn_failing = false;
 			pthread_cond_broadcast(&avail_cv);
 			break;
+		}
+		if (!r) {
+			/*
+			 * A shortage (EMFILE, ENOMEM, EAGAIN...) passes: try again, 10 ms later,
+			 * then twice as long each time up to a second, for as long as it lasts.
+			 * Logged once a streak; every attempt is counted in /metrics.
+			 */
+			atomic_fetch_add(&metrics.runner_spawn_failures, 1);
+			if (failed++ == 0)
+				daemon_log("cannot start a runner (%s): trying again, "
+					   "at most a second apart, until one starts",
+					   why);
+			spawn_failing = true;
+			spawn_err = e;
+			delay_ms = delay_ms ? delay_ms * 2 : RUNNER_RETRY_MIN_MS;
+			if (delay_ms > RUNNER_RETRY_MAX_MS)
+				delay_ms = RUNNER_RETRY_MAX_MS;
+			retry_at = mono_after_ms(delay_ms);
+			continue;
+		}
+		if (failed) {
+			daemon_log("a runner started again, after %u failed attempts", failed);
+			failed = 0;
+			delay_ms = 0;
+			spawn_failing = false;
 		}
 		atomic_fetch_add(&metrics.runners_started, 1);
 		add_idle(r);
@@ -249,19 +444,16 @@ static void *spawner_main(void *arg)
 }
 
 /*
- * Open path as the runner binary if it is trusted as much as cordond itself: a regular,
- * executable file of root's that no one else can write (checked on the opened file, not the
- * path). The fd, or -1.
+ * Open path as the runner binary if it is trusted as much as cordond itself (trusted()). The
+ * fd, or -1.
  */
 static int open_trusted(const char *path)
 {
 	int fd = open(path, O_PATH | O_CLOEXEC);
-	struct stat st;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
-	    !(st.st_mode & (S_IWGRP | S_IWOTH)) && (st.st_mode & S_IXUSR))
+	if (trusted(fd))
 		return fd;
 	(void)close(fd);
 	return -1;
@@ -325,15 +517,21 @@ void runners_stop(void)
 		runner_discard(r);
 	}
 	pthread_mutex_unlock(&lock);
+	bury_dead(true);
 }
 
-static struct runner *runner_take(void)
+/*
+ * 0 with *ret: an idle runner, or NULL when runs go on in cordond itself (runners are off: no
+ * runner binary, or one that can no longer be run). -1 with *e: runners are on, but none came
+ * free within RUNNER_WAIT_S (none could be started: the spawner's last reason is given).
+ */
+static int runner_take(struct runner **ret, cordon_error *e)
 {
 	struct runner *r = NULL;
-	struct timespec deadline;
+	struct timespec deadline = mono_after_ms(RUNNER_WAIT_S * 1000L);
+	char buf[512];
+	int rc = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += RUNNER_WAIT_S;
 	pthread_mutex_lock(&lock);
 	n_waiting++;
 	if (enabled && !stopping && !idle) {
@@ -341,7 +539,8 @@ static struct runner *runner_take(void)
 		poke_spawner();
 	}
 	while (enabled && !stopping && !idle)
-		if (pthread_cond_timedwait(&avail_cv, &lock, &deadline) == ETIMEDOUT)
+		if (pthread_cond_clockwait(&avail_cv, &lock, CLOCK_MONOTONIC, &deadline) ==
+		    ETIMEDOUT)
 			break;
 	n_waiting--;
 	if (enabled && !stopping && idle) {
@@ -353,9 +552,18 @@ static struct runner *runner_take(void)
 		if (++n_busy > busy_peak)
 			busy_peak = n_busy;
 		poke_spawner(); /* it keeps a spare ready */
+	} else if (stopping) {
+		rc = cordon_err(e, 0, "cordond is stopping");
+	} else if (enabled && spawn_failing) {
+		rc = cordon_err(e, 0, "busy: no runner could be started in %d s (%s); try again",
+				RUNNER_WAIT_S, cordon_err_str(&spawn_err, buf, sizeof(buf)));
+	} else if (enabled) {
+		rc = cordon_err(e, 0, "busy: no runner came free in %d s; try again",
+				RUNNER_WAIT_S);
 	}
 	pthread_mutex_unlock(&lock);
-	return r;
+	*ret = r;
+	return rc;
 }
 
 /* A runner taken by runner_take is discarded (it died, or failed). */
@@ -367,26 +575,38 @@ static void runner_lost(struct runner *r)
 	runner_discard(r);
 }
 
-struct runner *runner_get(void)
+int runner_get(struct runner **ret, cordon_error *e)
 {
+	unsigned tries;
+
 	/*
 	 * An idle runner says nothing: anything to read on its socket is its EOF (it died, or was
-	 * killed). Not that one, then: the next, or a new one; after a few, none (the run then
-	 * happens in cordond itself).
+	 * killed). Not that one, then: the next, or a new one. Every idle one may be dead (killed
+	 * together); past them, a few new ones that die at once are enough.
 	 */
-	for (int tries = 0; tries < 3; tries++) {
-		struct runner *r = runner_take();
+	pthread_mutex_lock(&lock);
+	tries = n_idle + 3;
+	pthread_mutex_unlock(&lock);
+	for (unsigned i = 0; i < tries; i++) {
+		struct runner *r;
 		struct pollfd pfd;
 
+		if (runner_take(&r, e) < 0)
+			return -1;
 		if (!r)
-			return NULL;
+			break;
 		pfd = (struct pollfd){ .fd = r->fd, .events = POLLIN };
-		if (poll(&pfd, 1, 0) == 0)
-			return r;
+		if (poll(&pfd, 1, 0) == 0) {
+			*ret = r;
+			return 0;
+		}
 		daemon_log("runner %d: gone while idle; replaced", (int)r->pid);
 		runner_lost(r);
+		if (i + 1 == tries)
+			return cordon_err(e, 0, "busy: the runners taken had died; try again");
 	}
-	return NULL;
+	*ret = NULL;
+	return 0;
 }
 
 /* Wait until fd is readable; the cancel flag, when given, is passed on to the runner once. */
@@ -523,13 +743,15 @@ void runners_trim(void)
 {
 	double now = mono_s();
 
+	bury_dead(false);
 	pthread_mutex_lock(&lock);
 	if (now - window_start >= cfg.runner_idle) {
 		busy_peak_before = busy_peak;
 		busy_peak = n_busy;
 		window_start = now;
 	}
-	for (int k = 0; k < RUNNERS_TRIM_STEP && n_idle > idle_cap() && idle; k++) {
+	/* Runners off (their binary can no longer be run): the idle ones go too. */
+	for (int k = 0; k < RUNNERS_TRIM_STEP && n_idle > (enabled ? idle_cap() : 0) && idle; k++) {
 		struct runner **last = &idle, *r;
 
 		/* The one idle longest: runner_take takes the newest. */

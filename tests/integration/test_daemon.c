@@ -150,6 +150,20 @@ done:
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* How many lines of d's log hold needle. */
+static int log_lines(const struct daemon *d, const char *needle)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen(d->log, "re");
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
 /* ---- a small HTTP client ---- */
 
 /*
@@ -2701,31 +2715,46 @@ Test(daemon, no_leaks, .timeout = 120)
 }
 
 /*
- * One reply on a keep-alive connection: the head, then Content-Length bytes of body. The body
- * (malloc'd) or NULL.
+ * One reply on a keep-alive connection: the head, then Content-Length bytes of body, into *r.
+ * false when the connection ended first.
  */
-static char *read_one_reply(int fd)
+static bool read_one_res(int fd, struct res *r)
 {
-	char head[8192], *cl, *body;
+	char head[8192], *cl;
 	size_t n = 0, len;
 
+	memset(r, 0, sizeof(*r));
 	while (n < sizeof(head) - 1) {
 		if (read(fd, head + n, 1) != 1)
-			return NULL;
+			return false;
 		head[++n] = '\0';
 		if (n >= 4 && !memcmp(head + n - 4, "\r\n\r\n", 4))
 			break;
 	}
 	cl = strcasestr(head, "Content-Length:");
 	if (!cl)
-		return NULL;
+		return false;
 	len = strtoul(cl + 15, NULL, 10);
-	body = calloc(1, len + 1);
-	if (body && !read_full(fd, body, len)) {
-		free(body);
-		return NULL;
+	r->body = calloc(1, len + 1);
+	r->head = strdup(head);
+	r->len = len;
+	sscanf(head, "HTTP/1.1 %d", &r->status);
+	if (!r->body || !r->head || !read_full(fd, r->body, len)) {
+		res_free(r);
+		return false;
 	}
-	return body;
+	return true;
+}
+
+/* The body (malloc'd) of the next reply on a keep-alive connection, or NULL. */
+static char *read_one_reply(int fd)
+{
+	struct res r;
+
+	if (!read_one_res(fd, &r))
+		return NULL;
+	free(r.head);
+	return r.body;
 }
 
 /*
@@ -2918,6 +2947,34 @@ static char *tmp_entries(const char *prefix)
 	return out ? out : strdup("");
 }
 
+/* The kernel's table of file locks, /proc/locks (malloc'd). */
+static char *read_locks(void)
+{
+	char *locks = NULL;
+	size_t n = 0;
+	FILE *f = fopen("/proc/locks", "re");
+
+	cr_assert(f);
+	if (getdelim(&locks, &n, 0, f) < 0 && locks)
+		locks[0] = 0;
+	fclose(f);
+	return locks;
+}
+
+/* Does the lock table show a lock on st's file, held by pid (by anyone: pid 0)? */
+static bool locked(const char *locks, const struct stat *st, pid_t pid)
+{
+	char key[96];
+
+	if (pid > 0)
+		snprintf(key, sizeof(key), " %d %02x:%02x:%lu ", (int)pid, major(st->st_dev),
+			 minor(st->st_dev), (unsigned long)st->st_ino);
+	else
+		snprintf(key, sizeof(key), " %02x:%02x:%lu ", major(st->st_dev), minor(st->st_dev),
+			 (unsigned long)st->st_ino);
+	return locks && strstr(locks, key);
+}
+
 /*
  * The /tmp entries named prefix* that process pid holds an flock on (/proc/locks): cordond holds
  * its runners' directories and its members' temp workdirs. Other tests running meanwhile make
@@ -2925,23 +2982,14 @@ static char *tmp_entries(const char *prefix)
  */
 static char *held_by(pid_t pid, const char *prefix)
 {
-	char *locks = NULL, *out = calloc(1, 1), *names = tmp_entries(prefix), *save = NULL;
-	size_t n = 0, len = 0;
-	FILE *f = fopen("/proc/locks", "re");
+	char *locks = read_locks(), *out = calloc(1, 1), *names = tmp_entries(prefix), *save = NULL;
+	size_t len = 0;
 
-	cr_assert(f && out);
-	if (getdelim(&locks, &n, 0, f) < 0 && locks)
-		locks[0] = 0;
-	fclose(f);
+	cr_assert(out);
 	for (char *l = strtok_r(names, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		struct stat st;
-		char key[96];
 
-		if (lstat(l, &st) < 0 || !S_ISDIR(st.st_mode))
-			continue;
-		snprintf(key, sizeof(key), " %d %02x:%02x:%lu ", (int)pid, major(st.st_dev),
-			 minor(st.st_dev), (unsigned long)st.st_ino);
-		if (!locks || !strstr(locks, key))
+		if (lstat(l, &st) < 0 || !S_ISDIR(st.st_mode) || !locked(locks, &st, pid))
 			continue;
 		out = realloc(out, len + strlen(l) + 2);
 		cr_assert(out);
@@ -3001,15 +3049,30 @@ static long metric(const struct res *r, const char *name)
  */
 #define KEEPER "cordon-tk"
 
-static char *ka_request(int fd, const char *body)
+/* One request on the keep-alive connection fd; its reply into *r. false: the connection ended. */
+static bool ka_call(int fd, const char *method, const char *path, const char *body, struct res *r)
 {
-	char head[256];
+	char head[512];
+	size_t blen = body ? strlen(body) : 0;
 
 	snprintf(head, sizeof(head),
-		 "POST /v1/run HTTP/1.1\r\nHost: c\r\nContent-Length: %zu\r\n\r\n", strlen(body));
+		 "%s %s HTTP/1.1\r\nHost: cordond\r\n%sContent-Length: %zu\r\n\r\n", method, path,
+		 body ? "Content-Type: application/json\r\n" : "", blen);
 	write_all(fd, head, strlen(head));
-	write_all(fd, body, strlen(body));
-	return read_one_reply(fd);
+	if (blen)
+		write_all(fd, body, blen);
+	return read_one_res(fd, r);
+}
+
+/* POST /v1/run on the keep-alive connection fd: the reply's body (malloc'd), or NULL. */
+static char *ka_request(int fd, const char *body)
+{
+	struct res r;
+
+	if (!ka_call(fd, "POST", "/v1/run", body, &r))
+		return NULL;
+	free(r.head);
+	return r.body;
 }
 
 Test(daemon, group_removal_applies_to_open_connections, .timeout = 60)
@@ -3278,6 +3341,45 @@ Test(daemon, runner_killed_mid_run, .timeout = 60)
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
+/*
+ * What a run sees of its sandbox: its identity and privileges, seccomp, the hostname, its pid
+ * (in its own pid namespace), the network (only lo), the mounts and the root. A sandbox made in
+ * cordond itself must show exactly what one made in a runner shows.
+ */
+#define SANDBOX_PROBE                                                                              \
+	"grep -E '^(Uid|Gid|Groups|NoNewPrivs|Seccomp|CapInh|CapPrm|CapEff|CapBnd|CapAmb):' "      \
+	"/proc/self/status; cat /proc/sys/kernel/hostname; echo pid $$; "                          \
+	"tail -n +3 /proc/net/dev | cut -d: -f1; wc -l < /proc/self/mounts; ls /"
+
+static char *sandbox_probe(const char *sock)
+{
+	struct res r;
+	char *out;
+
+	cr_assert(http(sock, "POST", "/v1/run", "{\"command\":\"" SANDBOX_PROBE "\"}", &r) == 0);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	out = jfield(&r, "output");
+	res_free(&r);
+	return out;
+}
+
+/* The probe's output shows a sandbox: no privileges, seccomp, cordon's hostname, only lo. */
+static void expect_sandboxed(const char *probe)
+{
+	static const char *const want[] = { "NoNewPrivs:\t1\n",
+					    "Seccomp:\t2\n",
+					    "CapEff:\t0000000000000000\n",
+					    "CapBnd:\t0000000000000000\n",
+					    "CapAmb:\t0000000000000000\n",
+					    "\ncordon\npid ",
+					    "\n    lo\n" };
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		cr_expect(strstr(probe, want[i]), "no '%s' in: %s", want[i], probe);
+	cr_expect(!strstr(probe, "Uid:\t0\t"), "root in the sandbox: %s", probe);
+	cr_expect(!strstr(probe, "eth") && !strstr(probe, "ens"), "a network: %s", probe);
+}
+
 /* Without a runner binary (cordond alone in a directory), runs happen in cordond itself. */
 Test(daemon, runs_without_a_runner_binary, .timeout = 60)
 {
@@ -3296,6 +3398,13 @@ Test(daemon, runs_without_a_runner_binary, .timeout = 60)
 	cr_assert(http(d.sock, "POST", "/v1/run", "{\"command\":\"echo alone; exit 4\"}", &r) == 0);
 	EXPECT_FIELD(&r, "output", "alone\n[exit code: 4]");
 	res_free(&r);
+	/* Sandboxed all the same. */
+	{
+		char *probe = sandbox_probe(d.sock);
+
+		expect_sandboxed(probe);
+		free(probe);
+	}
 	cr_expect_eq(children_of(d.pid, true, NULL, NULL) > 0, installed,
 		     "runners without a runner binary (or none with one in " CORDON_BINDIR ")");
 	cr_expect_eq(daemon_stop(&d), 0);
@@ -4225,15 +4334,7 @@ Test(daemon, runs_never_share_a_network_namespace, .timeout = 60)
 /* How many times the daemon's log says a run took a pre-built sandbox (CORDON_TRACE_SETUP). */
 static int prebuilt_taken(const struct daemon *d)
 {
-	char line[512];
-	int n = 0;
-	FILE *f = fopen(d->log, "re");
-
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "pre-built sandbox taken") != NULL;
-	fclose(f);
-	return n;
+	return log_lines(d, "pre-built sandbox taken");
 }
 
 /*
@@ -4363,7 +4464,7 @@ Test(daemon, runner_nofile_value_is_checked, .timeout = 30)
 	unsetenv("CORDON_RUNNER_NOFILE");
 }
 
-/* ---- shortages: no fd to spare ---- */
+/* ---- shortages: no fd to spare, runners that cannot be started ---- */
 
 /*
  * The k-th lowest fd number (from 1) that pid does not have open: the numbers its next k fds
@@ -4588,4 +4689,187 @@ Test(daemon, fd_shortage_in_a_runner_is_a_503, .timeout = 60)
 	}
 	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
 	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/*
+ * The /tmp/cordond-runner-* directories made since t0 that nobody holds (fsutil_temp_hold): a
+ * runner's is held from the moment it is made, for its whole life, so an unheld one is left
+ * behind. Other suites' cordonds make and hold theirs meanwhile; those are held.
+ */
+static int unheld_runner_dirs_since(time_t t0)
+{
+	char *names = tmp_entries("cordond-runner-"), *save = NULL, *locks = read_locks();
+	int n = 0;
+
+	for (char *l = strtok_r(names, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		struct stat st;
+
+		if (lstat(l, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_ctime < t0 ||
+		    locked(locks, &st, 0))
+			continue;
+		fprintf(stderr, "unheld runner directory: %s\n", l);
+		n++;
+	}
+	free(locks);
+	free(names);
+	return n;
+}
+
+/*
+ * cordond cannot start a runner for a while (no fd left: its RLIMIT_NOFILE lowered with prlimit
+ * after its runners were killed, so that it must start new ones). It used to say "cannot start
+ * a runner ... runs go on in cordond itself" and never start one again: every run from then on
+ * in cordond, until a restart. Now it tries again, 10 ms then twice as long each time up to a
+ * second, says so once for the streak, counts every attempt; a request meanwhile waits for a
+ * runner, then gets a 503 naming the reason (not a run in cordond); once fds are back, runners
+ * start again and runs happen in them. The killed runners' cgroups and directories, which
+ * could not be removed without an fd, are removed once there are fds again; failed starts
+ * leave no directory, and cordond's fds are back to what they were.
+ */
+Test(daemon, runner_start_failures_are_retried, .timeout = 90)
+{
+	struct daemon d;
+	struct res r;
+	pid_t killed[16];
+	char *dirs;
+	int fd, n, fds0, runners0, fds1, runners1;
+	long started0;
+	time_t t0 = time(NULL);
+
+	daemon_start(&d, NULL);
+	fd = connect_to(d.sock);
+	cr_assert(fd >= 0);
+	cr_assert(ka_call(fd, "POST", "/v1/run", "{\"command\":\"true\"}", &r));
+	EXPECT(&r, 200, "\"exit_code\": 0");
+	res_free(&r);
+	cr_assert(ka_call(fd, "GET", "/metrics", NULL, &r));
+	started0 = metric(&r, "cordond_runners_started_total");
+	res_free(&r);
+	usleep(300 * 1000);
+	fds0 = count_fds(d.pid);
+	runners0 = children_of(d.pid, true, NULL, NULL);
+	dirs = held_by(d.pid, "cordond-runner-");
+
+	/* Its runners killed, then no fd for cordond to start another with. */
+	usleep(1050 * 1000);
+	/* Root's identity looked up afresh: cached for the next second, needing no fd then. */
+	cr_assert(ka_call(fd, "GET", "/v1/health", NULL, &r));
+	res_free(&r);
+	n = children_of(d.pid, true, NULL, killed);
+	cr_assert(n > 0 && n <= 16);
+	for (int i = 0; i < n; i++)
+		kill(killed[i], SIGKILL);
+	usleep(50 * 1000);
+	set_nofile(d.pid, 3);
+	{
+		double t = now();
+
+		cr_assert(ka_call(fd, "POST", "/v1/run",
+				  "{\"command\":\"touch /tmp/cordon-test-ran\"}", &r));
+		cr_expect_geq(now() - t, 4.5, "answered after %.1fs, before the wait", now() - t);
+	}
+	set_nofile(d.pid, 0);
+	EXPECT(&r, 503, "\"error\":\"busy: no runner could be started in 5 s (");
+	cr_expect(body_has(&r, "Too many open files); try again\"}"), "%s", r.body);
+	cr_expect(strstr(r.head, "\r\nRetry-After: 1"), "%s", r.head);
+	res_free(&r);
+	cr_expect_neq(access("/tmp/cordon-test-ran", F_OK), 0, "the run happened in cordond");
+	unlink("/tmp/cordon-test-ran");
+
+	/* fds again: a runner starts within a second or so, and runs happen in runners. */
+	for (int i = 0; i < 300 && children_of(d.pid, true, NULL, NULL) == 0; i++)
+		usleep(10000);
+	cr_assert_gt(children_of(d.pid, true, NULL, NULL), 0, "no runner started again");
+	cr_assert(ka_call(fd, "POST", "/v1/run", "{\"command\":\"echo again\"}", &r));
+	EXPECT_FIELD(&r, "output", "again");
+	res_free(&r);
+	cr_assert(ka_call(fd, "GET", "/metrics", NULL, &r));
+	cr_expect_gt(metric(&r, "cordond_runners_started_total"), started0, "%s", r.body);
+	cr_expect_geq(metric(&r, "cordond_runner_spawn_failures_total"), 3, "%s", r.body);
+	res_free(&r);
+	cr_expect_eq(log_lines(&d, "cannot start a runner"), 1, "not logged once for the streak");
+	cr_expect_eq(log_lines(&d, "a runner started again, after "), 1);
+	cr_expect_eq(log_lines(&d, "in cordond itself"), 0);
+
+	/* Nothing of the killed runners or the failed starts is left. */
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < 300 && tu_run_cgroups(killed[i], NULL, 0) > 0; k++)
+			usleep(10000);
+		cr_expect_eq(tu_run_cgroups(killed[i], NULL, 0), 0,
+			     "cgroups of the killed runner %d are left", (int)killed[i]);
+	}
+	for (int i = 0; i < 300 && count_present(dirs) > 0; i++)
+		usleep(10000);
+	cr_expect_eq(count_present(dirs), 0, "the killed runners' directories are left: %s", dirs);
+	cr_expect_eq(unheld_runner_dirs_since(t0), 0);
+	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
+	/* Each idle runner holds two fds of cordond's (its socket and its directory). */
+	usleep(300 * 1000);
+	fds1 = count_fds(d.pid);
+	runners1 = children_of(d.pid, true, NULL, NULL);
+	cr_expect_eq(fds1 - 2 * runners1, fds0 - 2 * runners0,
+		     "cordond's fds: %d with %d runners, %d with %d before", fds1, runners1, fds0,
+		     runners0);
+	close(fd);
+	free(dirs);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/*
+ * A runner binary that is no longer trusted (made writable by its group after cordond opened
+ * it: the fd cordond holds sees that) is never started again, a permanent failure, not a
+ * shortage to wait out: cordond says so once, in one line, and from then on runs happen in
+ * cordond itself, as without a runner binary. Those are sandboxes all the same: a probe shows
+ * exactly what it showed in a runner, and the run's init is cordond's child.
+ */
+Test(daemon, untrusted_runner_binary_stops_runners, .timeout = 60)
+{
+	char dir[] = "/tmp/cordond-untrusted-XXXXXX", cmd[512], path[128], *in_runner, *here;
+	pid_t client, sleeper;
+	struct daemon d;
+	struct res r;
+	int st;
+
+	cr_assert_not_null(mkdtemp(dir));
+	chmod(dir, 0755);
+	snprintf(cmd, sizeof(cmd), "cp %s %s/cordond && cp %s %s/cordon", cordond_bin(), dir,
+		 tu_cordon(), dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/cordond", dir);
+	daemon_start_bin(&d, path, NULL);
+	in_runner = sandbox_probe(d.sock);
+	expect_sandboxed(in_runner);
+	cr_assert_gt(children_of(d.pid, true, NULL, NULL), 0, "no runner to begin with");
+
+	snprintf(path, sizeof(path), "%s/cordon", dir);
+	cr_assert_eq(chmod(path, 0775), 0);
+	kill_idle_runners(d.pid);
+	here = sandbox_probe(d.sock);
+	cr_expect_str_eq(here, in_runner, "a run in cordond shows another sandbox");
+	expect_sandboxed(here);
+	cr_expect_eq(children_of(d.pid, true, NULL, NULL), 0, "a runner of an untrusted binary");
+	cr_expect_eq(log_lines(&d, "is no longer an executable of root's that only root may write; "
+				   "from now on runs go on in cordond itself"),
+		     1);
+	cr_expect_eq(log_lines(&d, "cannot start a runner"), 1);
+	cr_assert(http(d.sock, "GET", "/metrics", NULL, &r) == 0);
+	cr_expect_eq(metric(&r, "cordond_runner_spawn_failures_total"), 0, "%s", r.body);
+	res_free(&r);
+
+	/* It is cordond's own sandbox: its init is cordond's child, and ends as runs end. */
+	client = run_in_background(d.sock, "{\"command\":\"sleep 76.25\",\"timeout\":30}");
+	sleeper = wait_for_proc("sleep 76.25");
+	cr_expect_eq(parent_of(parent_of(sleeper)), d.pid, "the sandbox's init is not cordond's");
+	kill(client, SIGKILL);
+	waitpid(client, &st, 0);
+	for (int i = 0; i < 300 && find_proc("sleep 76.25") > 0; i++)
+		usleep(10000);
+	cr_expect_lt(find_proc("sleep 76.25"), 0, "the run outlived its client");
+	for (int i = 0; i < 300 && count_children(d.pid) > 0; i++)
+		usleep(10000);
+	cr_expect_eq(count_children(d.pid), 0, "processes left behind");
+	free(in_runner);
+	free(here);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(dir);
 }
