@@ -610,13 +610,23 @@ static __attribute__((noreturn)) void init_loop(const struct sb_plan *pl, pid_t 
 			(void)close(err_fd);
 		/*
 		 * The run is over: SIGKILL every other process of the namespace now (we are its
-		 * pid 1, so -1 means exactly them), before reporting. Our exit would do it too,
-		 * but only after the slow teardown of our namespaces, and the parent may answer
-		 * as soon as it has the status (cordon_request.teardown): by then nothing of the
-		 * run may still be running.
+		 * pid 1, so -1 means exactly them), and reap them all, before reporting. Our exit
+		 * would do both, but only after the slow teardown of our namespaces, and the
+		 * parent may answer and remove the placeholders of absent masked names as soon as
+		 * it has the status (cordon_request.teardown). A process with SIGKILL pending is
+		 * not done yet: it finishes the system call it is in (a path lookup waiting for
+		 * the disk, say) before it dies, and a mkdir of `.bashrc` that looked the name up
+		 * after its placeholder went would make it on the host. So nothing of the run may
+		 * exist any more, not even dying: every process of the namespace is our child or
+		 * becomes one when its parent dies, and ECHILD means none is left. (A fork racing
+		 * the kill is refused by the kernel: a task with a fatal signal pending cannot
+		 * add a child.)
 		 */
-		if (getpid() == 1)
+		if (getpid() == 1) {
 			(void)kill(-1, SIGKILL);
+			while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+				;
+		}
 		/* The exact status for the parent; our own exit code is a fallback. */
 		(void)!write(pl->status_fd, &st, sizeof(st));
 		code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

@@ -11,13 +11,19 @@
 #define _GNU_SOURCE
 #include "tests/escape/escape.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -469,6 +475,127 @@ ESC_CASE(escape_paths, concurrent_run_keeps_absent_names_masked)
 	free(ok);
 	tu_run_free(&ra);
 	tu_run_free(&rb);
+}
+
+/* The pid of the process (not this one) whose cwd is dir, or -1. */
+static pid_t pid_with_cwd(const char *dir)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = -1;
+
+	cr_assert(d);
+	while (found < 0 && (de = readdir(d))) {
+		char path[64], cwd[PATH_MAX];
+		pid_t pid = atoi(de->d_name);
+		ssize_t k;
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
+		k = readlink(path, cwd, sizeof(cwd) - 1);
+		if (k <= 0)
+			continue;
+		cwd[k] = '\0';
+		if (!strcmp(cwd, dir))
+			found = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * The placeholders of absent masked names are removed only once every process of the run is
+ * gone, not while one killed at the command's end is still dying: a killed process finishes
+ * the system call it is in (a lookup waiting for the disk, say) before it dies, and a mkdir of
+ * `.bashrc` that looks the name up after its placeholder went would make it on the host. A
+ * background process holding 640 MiB takes tens of milliseconds to die after its SIGKILL; the
+ * host watches, with its pidfd and inotify, which comes first: its end or the removal of the
+ * `.bashrc` placeholder. The CLI waits for the sandbox's init to exit before it removes them;
+ * cordond, which answers before its teardown, is checked by
+ * daemon/placeholders_outlive_the_runs_processes (which failed until 2026-11-26).
+ */
+ESC_CASE(escape_paths, placeholders_outlive_the_runs_processes)
+{
+	char *sub = esc_wpath(e, "sub"), *held = esc_wpath(e, "held.txt"), *go = esc_wpath(e, "go"),
+	     *rc = esc_wpath(e, ".bashrc");
+	double t_del = 0, t_exit = 0, t_end;
+	struct esc_job j;
+	struct tu_run r;
+	int heavy, in, pidfd;
+	pid_t hog = -1;
+
+	esc_put_helper(e);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	esc_own(e, sub);
+	heavy = esc_heavy_lock();
+	esc_start(&j, NULL,
+		  "(cd sub && exec ../h hold 640 > ../held.txt 2>&1 < /dev/null) & "
+		  "i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.02; i=$((i+1)); done; "
+		  "echo done");
+	for (int i = 0; i < 2000; i++) {
+		char *h = esc_read(held, NULL);
+		bool ok = h && strstr(h, "held");
+
+		free(h);
+		if (ok && (hog = pid_with_cwd(sub)) > 0)
+			break;
+		usleep(10000);
+	}
+	cr_assert(hog > 0, "the holding process never started");
+	cr_assert(esc_exists(rc), "no placeholder for the absent .bashrc during the run");
+	pidfd = (int)syscall(SYS_pidfd_open, hog, 0);
+	cr_assert(pidfd >= 0, "pidfd_open: %s", strerror(errno));
+	in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	cr_assert(in >= 0);
+	cr_assert(inotify_add_watch(in, e->wd, IN_DELETE) >= 0);
+	esc_write(go, "", 0644, e->uid, e->gid);
+	t_end = mono_ms() + 20000;
+	while ((!t_del || !t_exit) && mono_ms() < t_end) {
+		struct pollfd pfd[2] = { { .fd = in, .events = POLLIN },
+					 { .fd = pidfd, .events = POLLIN } };
+
+		if (poll(pfd, 2, 100) <= 0)
+			continue;
+		if (pfd[1].revents && !t_exit)
+			t_exit = mono_ms();
+		if (pfd[0].revents) {
+			char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+			ssize_t n = read(in, buf, sizeof(buf));
+
+			for (ssize_t off = 0; n > 0 && off < n;) {
+				const struct inotify_event *ev = (const void *)(buf + off);
+
+				if (ev->len && !strcmp(ev->name, ".bashrc") && !t_del)
+					t_del = mono_ms();
+				off += (ssize_t)(sizeof(*ev) + ev->len);
+			}
+		}
+	}
+	esc_finish(&j, &r, NULL, NULL);
+	esc_heavy_unlock(heavy);
+	cr_expect(strstr(r.out, "done"), "the run did not end normally: %s %s", r.out, r.err);
+	cr_expect(t_exit > 0, "the holding process did not die with the run");
+	cr_expect(t_del > 0, "the .bashrc placeholder was not removed after the run");
+	cr_expect(t_exit <= t_del,
+		  "the .bashrc placeholder went %.1f ms before the run's last process was gone",
+		  t_exit - t_del);
+	cr_expect(!esc_exists(rc), ".bashrc exists on the host after the run");
+	close(in);
+	close(pidfd);
+	free(sub);
+	free(held);
+	free(go);
+	free(rc);
+	tu_run_free(&r);
 }
 
 static const char *const IGNORE_PEM[] = { "--ignore", "*.pem", NULL };

@@ -23,11 +23,13 @@
 #include <string.h>
 #include <stdint.h>
 #include <linux/sockios.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -2929,6 +2931,104 @@ static pid_t wait_for_proc(const char *marker)
 		usleep(10000);
 	cr_assert_gt(p, 0, "no '%s' process appeared", marker);
 	return p;
+}
+
+/* The pid of the process whose cmdline has needle and whose VmRSS is at least kb, or -1. */
+static pid_t big_proc(const char *needle, long kb)
+{
+	pid_t p = find_proc(needle);
+	char path[64], line[256];
+	long rss = 0;
+	FILE *f;
+
+	if (p < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)p);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &rss) == 1)
+			break;
+	fclose(f);
+	return rss >= kb ? p : -1;
+}
+
+/*
+ * The run's answer comes before its teardown (cordond answers, then tears down), but the
+ * placeholders of absent masked names go only when every process of the run is gone, not
+ * while one killed at the command's end is still dying: a killed process finishes the system
+ * call it is in before it dies (a lookup that waits for the disk, say), and a mkdir of
+ * `.bashrc` that looks the name up after its placeholder went would make it on the host. A
+ * background dd holding 640 MiB takes tens of milliseconds to die after its SIGKILL; its pidfd
+ * and an inotify watch on the workdir say which came first. Until 2026-11-26 init reported the
+ * command's end right after its SIGKILL to the rest, and the runner removed the placeholders
+ * while dd was still dying (this test failed: the placeholder went about 20 ms before).
+ */
+Test(daemon, placeholders_outlive_the_runs_processes, .timeout = 90)
+{
+	char wd[] = "/tmp/cordon-test-ph-XXXXXX", sub[64], go[64], rc[64], body[1024];
+	double t_del = 0, t_exit = 0, t_end;
+	struct daemon d;
+	pid_t client, dd = -1;
+	int in, pidfd, st;
+
+	cr_assert_not_null(mkdtemp(wd));
+	snprintf(sub, sizeof(sub), "%s/sub", wd);
+	snprintf(go, sizeof(go), "%s/go", wd);
+	snprintf(rc, sizeof(rc), "%s/.bashrc", wd);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	daemon_start(&d, NULL);
+	snprintf(body, sizeof(body),
+		 "{\"command\":\"(cd sub && dd if=/dev/zero bs=640M count=1 | sleep 60) "
+		 "</dev/null >/dev/null 2>&1 & i=0; while [ ! -e go ] && [ $i -lt 1500 ]; do "
+		 "sleep 0.02; i=$((i+1)); done; echo done\",\"workdir\":\"%s\"}",
+		 wd);
+	client = run_in_background(d.sock, body);
+	for (int i = 0; i < 2000 && (dd = big_proc("dd if=/dev/zero bs=640M", 600 * 1024)) < 0; i++)
+		usleep(10000);
+	cr_assert_gt(dd, 0, "dd never held its 640 MiB");
+	cr_assert(access(rc, F_OK) == 0, "no placeholder for the absent .bashrc during the run");
+	pidfd = (int)syscall(SYS_pidfd_open, dd, 0);
+	cr_assert_geq(pidfd, 0, "pidfd_open: %s", strerror(errno));
+	in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	cr_assert_geq(in, 0);
+	cr_assert_geq(inotify_add_watch(in, wd, IN_DELETE), 0);
+	close(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	t_end = now() + 20;
+	while ((!t_del || !t_exit) && now() < t_end) {
+		struct pollfd pfd[2] = { { .fd = in, .events = POLLIN },
+					 { .fd = pidfd, .events = POLLIN } };
+
+		if (poll(pfd, 2, 100) <= 0)
+			continue;
+		if (pfd[1].revents && !t_exit)
+			t_exit = now();
+		if (pfd[0].revents) {
+			char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+			ssize_t n = read(in, buf, sizeof(buf));
+
+			for (ssize_t off = 0; n > 0 && off < n;) {
+				const struct inotify_event *ev = (const void *)(buf + off);
+
+				if (ev->len && !strcmp(ev->name, ".bashrc") && !t_del)
+					t_del = now();
+				off += (ssize_t)(sizeof(*ev) + ev->len);
+			}
+		}
+	}
+	cr_assert_eq(waitpid(client, &st, 0), client);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 2, "the run's answer was not a 200");
+	cr_expect(t_exit > 0, "dd did not die with the run");
+	cr_expect(t_del > 0, "the .bashrc placeholder was not removed after the run");
+	cr_expect(t_exit <= t_del,
+		  "the .bashrc placeholder went %.1f ms before the run's last process was gone",
+		  (t_exit - t_del) * 1e3);
+	cr_expect(access(rc, F_OK) < 0, ".bashrc exists on the host after the run");
+	close(in);
+	close(pidfd);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(wd);
 }
 
 /* The /tmp entries named prefix*, one per line, sorted. */

@@ -1081,6 +1081,29 @@ static int cmd_membomb(int argc, char **argv)
 	return escaped;
 }
 
+/*
+ * hold MIB: allocate and touch MIB MiB, print "held", then wait to be killed. Freeing that much
+ * memory makes the process's death take tens of milliseconds after a SIGKILL: a run's process
+ * that is still dying, for the cases that order a teardown after the run's processes' end.
+ */
+static int cmd_hold(int argc, char **argv)
+{
+	long mib = argc > 0 ? atol(argv[0]) : 256;
+	char *p = mmap(NULL, (size_t)mib << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p == MAP_FAILED) {
+		printf("hold: blocked %s\n", strerrorname_np(errno));
+		return 1;
+	}
+	for (size_t off = 0; off < ((size_t)mib << 20); off += 4096)
+		p[off] = 1;
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 /* forkbomb MAX: fork sleeping children until fork fails or MAX is reached. */
 static int cmd_forkbomb(int argc, char **argv)
 {
@@ -1266,7 +1289,7 @@ static void usage(void)
 	fprintf(stderr, "usage: esc-helper tty|notty|ptrace|vm|keys|bpf|io_uring|userfaultfd|perf|"
 			"userns|setns|mount|modules|abi|personality|sockets|watch|tcp|udp|unix|"
 			"fdpass|crash|"
-			"membomb|setid|"
+			"membomb|hold|setid|"
 			"forkbomb|sysv|exe|fds ...\n");
 }
 
@@ -1330,6 +1353,8 @@ int main(int argc, char **argv)
 		return cmd_mmapwrite(argc, argv);
 	if (!strcmp(c, "membomb"))
 		return cmd_membomb(argc, argv);
+	if (!strcmp(c, "hold"))
+		return cmd_hold(argc, argv);
 	if (!strcmp(c, "forkbomb"))
 		return cmd_forkbomb(argc, argv);
 	if (!strcmp(c, "sysv"))
