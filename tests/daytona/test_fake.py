@@ -175,6 +175,19 @@ class ControlPlane(FakeCase):
         r = self.execute(sid, command="true")
         self.assertEqual(r.status, 404, r)
 
+    def test_created_at_can_be_set(self):
+        # For cordon gc's earlier-boot rule (test_cli.Gc): a sandbox made long ago.
+        sid = self.create()["id"]
+        when = "2020-01-02T03:04:05.000Z"
+        self.assertEqual(request(FAKE, "POST", "/_fake/created", {"id": sid, "createdAt": when}, key=None).status, 204)
+        self.assertEqual(self.ok(request(API, "GET", "/sandbox/" + sid)).json()["createdAt"], when)
+        q = "/sandbox?labels=%7B%7D"
+        self.assertEqual([i["createdAt"] for i in self.ok(request(API, "GET", q)).json()["items"]], [when])
+        for bad in ({"id": sid}, {"id": sid, "createdAt": 5}, []):
+            self.assertEqual(request(FAKE, "POST", "/_fake/created", bad, key=None).status, 400, bad)
+        self.assertEqual(request(FAKE, "POST", "/_fake/created", {"id": "nope", "createdAt": when},
+                                 key=None).status, 404)
+
     def test_toolbox_proxy_url(self):
         sid = self.started()
         self.assertEqual(self.ok(request(API, "GET", "/sandbox/%s/toolbox-proxy-url" % sid)).json(), {"url": TOOLBOX})

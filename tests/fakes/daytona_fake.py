@@ -30,6 +30,7 @@ Test control, never proxied, no key needed (not part of Daytona's API):
                        "execute_result_first" (true: {"result",...,"exitCode"}, the default),
                        "execute_exit_key" ("exitCode", or "code" as daemons before 0.1xx)}
   POST /_fake/reset    sandboxes (commands killed, files removed), faults, log, config
+  POST /_fake/created  {"id", "createdAt"}: that sandbox's creation time from now on
 
 States: a snapshot create answers "creating", then its GETs say "starting", then "started" from
 the second poll on; a buildInfo create answers "pending_build", then "building_snapshot", then
@@ -1063,6 +1064,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                         if cfg["execute_exit_key"] not in ("exitCode", "code"):
                             raise ApiError(400, "execute_exit_key: exitCode or code")
                         fake.exit_key = cfg["execute_exit_key"]
+                return self.send_empty(204)
+            if path == "/_fake/created" and self.command == "POST":
+                # A sandbox made long ago (cordon gc's earlier-boot rule reads createdAt).
+                req = self.body_json()
+                if not isinstance(req, dict) or not isinstance(req.get("createdAt"), str):
+                    raise ApiError(400, "created: {\"id\", \"createdAt\"}")
+                with fake.lock:
+                    sb = fake.find(str(req.get("id")))
+                    sb.created = req["createdAt"]
                 return self.send_empty(204)
             raise ApiError(404, f"no control endpoint {self.command} {path}")
         except ApiError as e:
