@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "backends/daytona/daytona.h"
 #include "backends/daytona/jstream.h"
+#include "backends/daytona/orphan.h"
 #include "backends/daytona/rest.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
@@ -60,8 +61,7 @@ struct daytona {
 	bool block_net;
 	struct cordon_list labels;
 	char session[33];
-	char host[128];
-	char owner[64];
+	struct orphan_self self; /* the machine, boot, pid namespace and owner labels */
 	char *id;
 	char *toolbox;	/* {toolboxProxyUrl}/{id} */
 	char *last_url; /* the URL of the last call: its dt_request's, for messages */
@@ -223,11 +223,7 @@ static int daytona_open(const struct cordon_open *o, void **ret_h, cordon_error 
 	if (cordon_list_copy(&d->labels, &p->daytona_labels, e) < 0)
 		goto out;
 	backend_random_hex(d->session, 16);
-	if (gethostname(d->host, sizeof(d->host)) < 0 || !d->host[0])
-		(void)snprintf(d->host, sizeof(d->host), "unknown");
-	d->host[sizeof(d->host) - 1] = '\0';
-	if (backend_owner_of(getpid(), d->owner, sizeof(d->owner)) < 0)
-		(void)snprintf(d->owner, sizeof(d->owner), "%d:0", (int)getpid());
+	orphan_self_read(&d->self);
 	if (dt_client_init(&d->c, key, e) < 0)
 		goto out;
 	*ret_h = TAKE_PTR(d);
@@ -341,13 +337,25 @@ static json_t *create_body(const struct daytona *d)
 		if (!k || json_object_set_new(labels, k, json_string(eq + 1)) < 0)
 			goto fail;
 	}
-	/* Ours last: a profile cannot disguise a sandbox as another run's. */
-	if (json_object_set_new(labels, "cordon.session", json_string(d->session)) < 0 ||
-	    json_object_set_new(labels, "cordon.host", json_string(d->host)) < 0 ||
-	    json_object_set_new(labels, "cordon.owner", json_string(d->owner)) < 0 ||
-	    json_object_set_new(b, "labels", labels) < 0)
+	/*
+	 * Ours last: a profile cannot disguise a sandbox as another run's. What gc needs to
+	 * prove a sandbox an orphan (orphan.h); a boot or pid namespace that cannot be read
+	 * is left out (a profile's label of that name too), and gc then keeps the sandbox.
+	 */
+	(void)json_object_del(labels, ORPHAN_LABEL_BOOT);
+	(void)json_object_del(labels, ORPHAN_LABEL_PIDNS);
+	if (json_object_set_new(labels, ORPHAN_LABEL_SESSION, json_string(d->session)) < 0 ||
+	    json_object_set_new(labels, ORPHAN_LABEL_HOST, json_string(d->self.host)) < 0 ||
+	    json_object_set_new(labels, ORPHAN_LABEL_OWNER, json_string(d->self.owner)) < 0 ||
+	    json_object_set_new(labels, ORPHAN_LABEL_MACHINE, json_string(d->self.machine)) < 0 ||
+	    (d->self.boot[0] &&
+	     json_object_set_new(labels, ORPHAN_LABEL_BOOT, json_string(d->self.boot)) < 0) ||
+	    (d->self.pidns[0] &&
+	     json_object_set_new(labels, ORPHAN_LABEL_PIDNS, json_string(d->self.pidns)) < 0))
+		goto fail;
+	/* json_object_set_new takes labels, even when it fails */
+	if (json_object_set_new(b, "labels", TAKE_PTR(labels)) < 0)
 		goto fail_b;
-	labels = NULL;
 	if (d->image) {
 		_cleanup_free_ char *df = NULL;
 
@@ -448,7 +456,7 @@ static int find_by_session(struct daytona *d, char ***ret, cordon_error *e)
 	size_t i, n = 0;
 	int rc = -1;
 
-	if (list_labelled(d, "cordon.session", d->session, NULL, &j, e) < 0)
+	if (list_labelled(d, ORPHAN_LABEL_SESSION, d->session, NULL, &j, e) < 0)
 		goto out;
 	items = json_object_get(j, "items");
 	ids = calloc(json_array_size(items) + 1, sizeof(*ids));
@@ -460,7 +468,7 @@ static int find_by_session(struct daytona *d, char ***ret, cordon_error *e)
 	{
 		const char *id = json_string_value(json_object_get(it, "id"));
 		const char *sess = json_string_value(
-			json_object_get(json_object_get(it, "labels"), "cordon.session"));
+			json_object_get(json_object_get(it, "labels"), ORPHAN_LABEL_SESSION));
 
 		/* The filter is the server's: check the label ourselves too. */
 		if (id_ok(id) && sess && !strcmp(sess, d->session) && !(ids[n++] = strdup(id))) {
@@ -1237,7 +1245,8 @@ out:
 	return rc;
 }
 
-int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_error *e)
+int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, unsigned *ret_skipped,
+	       cordon_error *e)
 {
 	struct daytona *d = NULL;
 	struct dt_request rq;
@@ -1245,10 +1254,16 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_err
 	size_t i;
 	int rc = -1;
 
-	*ret_removed = 0;
+	*ret_removed = *ret_skipped = 0;
 	if (daytona_open(&(struct cordon_open){ .profile = p, .workdir_fd = -1 }, (void **)&d, e) <
 	    0)
 		return -1;
+	if (!d->self.boot[0]) {
+		cordon_err(e, 0,
+			   "daytona: gc: this boot's id cannot be read "
+			   "(/proc/sys/kernel/random/boot_id): no sandbox can be proven an orphan");
+		goto out;
+	}
 	/*
 	 * Every page (the API's default is 100 a page: found in review, a first page of live
 	 * sandboxes hid the orphans after it), at most GC_MAX_PAGES of them.
@@ -1269,35 +1284,43 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_err
 				goto out;
 			}
 		}
-		if (list_labelled(d, "cordon.host", d->host, cursor, &j, e) < 0)
+		/*
+		 * This machine's, by its machine label, not its hostname (found in review: a
+		 * machine, container or cloned VM of the same name, sharing the organisation, had
+		 * its running sandboxes deleted: their pids were not running here). orphan_judge
+		 * checks each again, whatever the server's filter did.
+		 */
+		if (list_labelled(d, ORPHAN_LABEL_MACHINE, d->self.machine, cursor, &j, e) < 0)
 			goto out;
 		json_array_foreach(json_object_get(j, "items"), i, it)
 		{
 			json_t *l = json_object_get(it, "labels");
 			const char *id = json_string_value(json_object_get(it, "id"));
-			const char *own = json_string_value(json_object_get(l, "cordon.owner"));
-			const char *host = json_string_value(json_object_get(l, "cordon.host"));
-			const char *sess = json_string_value(json_object_get(l, "cordon.session"));
+			const struct orphan_labels lab = {
+				.session =
+					json_string_value(json_object_get(l, ORPHAN_LABEL_SESSION)),
+				.owner = json_string_value(json_object_get(l, ORPHAN_LABEL_OWNER)),
+				.machine =
+					json_string_value(json_object_get(l, ORPHAN_LABEL_MACHINE)),
+				.boot = json_string_value(json_object_get(l, ORPHAN_LABEL_BOOT)),
+				.pidns = json_string_value(json_object_get(l, ORPHAN_LABEL_PIDNS)),
+				.created_at = json_string_value(json_object_get(it, "createdAt")),
+			};
 			_cleanup_free_ char *del = NULL;
 			struct dt_response r2 = { 0 };
-			char now[64];
-			unsigned long long start;
-			int pid = 0, end = 0;
 
-			if (!id_ok(id) || !host || strcmp(host, d->host))
+			if (!id_ok(id))
 				continue;
-			/*
-			 * Only what cordon made: all three labels, as cordon writes them (found in red
-			 * team: a sandbox labelled cordon.host alone, by a user or anyone with the key,
-			 * was removed too).
-			 */
-			if (!sess || strlen(sess) != 32 || strspn(sess, "0123456789abcdef") != 32 ||
-			    !own || sscanf(own, "%d:%llu%n", &pid, &start, &end) != 2 || pid <= 0 ||
-			    own[end])
+			switch (orphan_judge(&d->self, &lab)) {
+			case ORPHAN_NOT_OURS:
+			case ORPHAN_ALIVE:
 				continue;
-			/* Its cordon still runs (same pid, same start time): not an orphan. */
-			if (backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
+			case ORPHAN_UNKNOWN:
+				(*ret_skipped)++;
 				continue;
+			case ORPHAN_GONE:
+				break;
+			}
 			if (asprintf(&del, "/sandbox/%s", id) < 0) {
 				del = NULL;
 				continue;

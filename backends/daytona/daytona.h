@@ -27,7 +27,11 @@ int daytona_capture_env(cordon_error *e);
 const char *daytona_workdir(const void *h);
 
 /*
- * Delete the sandboxes this machine's cordon processes created and left (their owner label
- * names this host and a process that is gone): after a SIGKILLed cordon. `cordon gc`.
+ * Delete the sandboxes this machine's cordon processes created and left, after a SIGKILLed
+ * cordon (`cordon gc`): those that carry this machine's label and that orphan_judge proves
+ * orphans (made on an earlier boot, or on this boot in this pid namespace by a process that is
+ * gone). *ret_skipped counts this machine's sandboxes that cannot be proven either way from
+ * here (another pid namespace, labels cordon did not write), which are left alone.
  */
-int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_error *e);
+int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, unsigned *ret_skipped,
+	       cordon_error *e);

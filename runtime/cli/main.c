@@ -383,8 +383,8 @@ static int set_string(char **dst, const char *s, cordon_error *e)
  */
 static char **main_argv;
 static bool remote_handoff; /* this process is cordon-remote, exec'd by cordon */
-extern int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, cordon_error *e)
-	__attribute__((weak));
+extern int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, unsigned *ret_skipped,
+		      cordon_error *e) __attribute__((weak));
 
 /*
  * The usable cordon-remote: an O_PATH fd of it, its path in path (PATH_MAX + 32 bytes), and in
@@ -851,7 +851,7 @@ static int cmd_gc(const struct small_args *a)
 	cordon_error e = { 0 };
 	const char *backend = a->backend ? a->backend : "docker", *profile = a->profile;
 	struct cordon_profile *p = NULL;
-	unsigned n = 0;
+	unsigned n = 0, skipped = 0;
 	int rc;
 
 	if (!strcmp(backend, "docker")) {
@@ -868,11 +868,16 @@ static int cmd_gc(const struct small_args *a)
 		return exec_remote(backend);
 	if (cordon_profile_load(profile ? profile : "default", &p, &e) < 0)
 		return fail_err(&e);
-	rc = daytona_gc(p, &n, &e);
+	rc = daytona_gc(p, &n, &skipped, &e);
 	cordon_profile_free(p);
 	if (rc < 0)
 		return fail_err(&e);
 	printf("removed %u orphaned sandbox(es)\n", n);
+	if (skipped)
+		printf("kept %u sandbox(es) of this machine that cannot be proven orphans from "
+		       "here "
+		       "(another pid namespace, or labels cordon did not write)\n",
+		       skipped);
 	return 0;
 }
 

@@ -14,6 +14,8 @@ cordon deletes its sandbox on every exit path.
 Run: tests/daytona/run.sh build -- python3 tests/daytona/test_cli.py [-k NAME]
 """
 
+import hashlib
+import hmac
 import json
 import threading
 import socket
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import time
 import unittest
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daytona_env import (  # noqa: E402
@@ -582,40 +585,214 @@ class HostileCommand(CliCase):
             self.assertNotIn("memory", r.err)
 
 
-class Gc(CliCase):
-    """cordon gc --backend daytona: the orphans of this host, and nothing that is not cordon's."""
+# --- what cordon gc compares (backends/daytona/orphan.c), computed here the same way ----------
 
-    def make(self, labels):
+# cordon's application id: its labels are systemd's app-specific ids under it, so that
+# `systemd-id128 machine-id --app-specific=<this>` prints cordon.machine.
+APP_ID = bytes.fromhex("4a227b85224b4703913e67e6aa892d91")
+DEAD_OWNER = "999999999:1"  # above any pid_max
+
+
+def app_specific(key):
+    d = bytearray(hmac.new(key, APP_ID, hashlib.sha256).digest()[:16])
+    d[6] = (d[6] & 0x0F) | 0x40
+    d[8] = (d[8] & 0x3F) | 0x80
+    return d.hex()
+
+
+def this_machine():
+    """(cordon.machine, whether it comes from /etc/machine-id): else from the hostname."""
+    try:
+        with open("/etc/machine-id") as f:
+            text = f.read(63)
+    except OSError:
+        text = ""
+    if re.fullmatch(r"[0-9a-fA-F]{32}\n?", text) and int(text, 16):
+        return app_specific(bytes.fromhex(text.strip())), True
+    return "host-" + app_specific((socket.gethostname() or "unknown").encode()), False
+
+
+def this_boot():
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        return app_specific(uuid.UUID(f.read().strip()).bytes)
+
+
+def this_pidns():
+    v = str(os.stat("/proc/self/ns/pid").st_ino)
+    if os.path.exists("/proc/self/ns/time"):
+        v += "-%d" % os.stat("/proc/self/ns/time").st_ino
+    return v
+
+
+def boot_start():
+    return time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_BOOTTIME)
+
+
+def iso(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t))
+
+
+MACHINE, MACHINE_FROM_ID = this_machine()
+
+
+class Gc(CliCase):
+    """cordon gc --backend daytona: only the sandboxes it can prove are orphans of this machine
+    (found in review: a machine, container or cloned VM with the same hostname in the same
+    organisation had its running sandboxes deleted, their pids being absent here)."""
+
+    def labels(self, **change):
+        """The labels cordon would write here, for a dead owner, with changes (None: absent)."""
+        lab = {
+            "cordon.session": uuid.uuid4().hex,
+            "cordon.host": socket.gethostname(),
+            "cordon.owner": DEAD_OWNER,
+            "cordon.machine": MACHINE,
+            "cordon.boot": this_boot(),
+            "cordon.pidns": this_pidns(),
+        }
+        for k, v in change.items():
+            k = "cordon." + k
+            if v is None:
+                lab.pop(k, None)
+            else:
+                lab[k] = v
+        return lab
+
+    def make(self, labels, created=None):
         r = request(API, "POST", "/sandbox", {"labels": labels})
         self.assertEqual(r.status, 200, r)
-        return r.json()["id"]
+        sid = r.json()["id"]
+        if created is not None:
+            c = request(FAKE, "POST", "/_fake/created", {"id": sid, "createdAt": iso(created)}, key=None)
+            self.assertEqual(c.status, 204, c)
+        return sid
 
-    def test_removes_orphans_only(self):
-        host = socket.gethostname()
-        with open("/proc/self/stat") as f:
-            start = f.read().rsplit(")", 1)[1].split()[19]
-        alive = "%d:%s" % (os.getpid(), start)
-        orphan = self.make({"cordon.session": "a" * 32, "cordon.host": host, "cordon.owner": "999999999:1"})
-        kept = [
-            self.make({"cordon.session": "b" * 32, "cordon.host": host, "cordon.owner": alive}),
-            self.make({"cordon.session": "c" * 32, "cordon.host": "another-host", "cordon.owner": "999999999:1"}),
-            # Labels a user (or anyone with the key) set, not a sandbox cordon made (found in
-            # red team: these went too, cordon.host alone was enough).
-            self.make({"cordon.host": host}),
-            self.make({"cordon.host": host, "cordon.owner": "garbage"}),
-            self.make({"cordon.host": host, "cordon.session": "d" * 32}),
-        ]
+    def gc(self):
+        p = subprocess.run([CORDON, "gc", "--backend", "daytona"], env=self.env(), capture_output=True, timeout=90)
+        out = (p.stdout + p.stderr).decode()
+        self.assertEqual(p.returncode, 0, out)
+        self.assertNotIn(KEY, out)
+        return p.stdout.decode()
+
+    def collect(self, gone, kept, skipped):
+        """gc deletes exactly gone of gone + kept, and says how many of this machine's it kept."""
         try:
-            p = subprocess.run([CORDON, "gc", "--backend", "daytona"], env=self.env(), capture_output=True,
-                               timeout=90)
-            self.assertEqual(p.returncode, 0, p)
-            self.assertNotIn(KEY, (p.stdout + p.stderr).decode())
+            out = self.gc()
             live = {s["id"] for s in fake_state()["sandboxes"] if s["state"] not in ("destroying", "destroyed")}
-            gone = {i for i in [orphan] + kept if i not in live}
-            self.assertEqual(gone, {orphan})
+            self.assertEqual({i for i in gone + kept if i not in live}, set(gone), out)
+            want = "removed %d orphaned sandbox(es)\n" % len(gone)
+            if skipped:
+                want += ("kept %d sandbox(es) of this machine that cannot be proven orphans from here "
+                         "(another pid namespace, or labels cordon did not write)\n" % skipped)
+            self.assertEqual(out, want)
         finally:
             for i in kept:
                 request(API, "DELETE", "/sandbox/%s" % i)
+
+    def test_another_machine_with_this_hostname_is_left_alone(self):
+        # Same hostname, same boot id and pid namespace labels, an owner pid not running here:
+        # another machine's (or a container's with its own machine id), not ours to judge.
+        kept = [
+            self.make(self.labels(machine=app_specific(b"another machine id")), created=time.time() - 86400 * 400),
+            self.make(self.labels(machine="host-" + app_specific(socket.gethostname().encode()))
+                      if MACHINE_FROM_ID else self.labels(machine=app_specific(b"another machine id"))),
+        ]
+        self.collect([], kept, 0)
+
+    def test_an_earlier_boot_is_an_orphan(self):
+        sid = self.make(self.labels(boot=app_specific(b"an earlier boot")), created=boot_start() - 3600)
+        if MACHINE_FROM_ID:
+            self.collect([sid], [], 0)
+        else:
+            # From the hostname only, another boot may be another machine of that name, up now.
+            self.collect([], [sid], 1)
+
+    def test_another_boot_made_after_this_boot_began_is_kept(self):
+        # Not an earlier boot of this machine: another system with this machine id (a cloned
+        # image that was not reset), up at the same time.
+        sid = self.make(self.labels(boot=app_specific(b"a clone's boot")))
+        self.collect([], [sid], 1)
+
+    def test_this_boot_another_pid_namespace_is_kept(self):
+        # Another container of this host, with the same hostname and machine id: its owner may
+        # run, unseen from here.
+        kept = [self.make(self.labels(pidns="1")), self.make(self.labels(pidns=None))]
+        self.collect([], kept, 2)
+
+    def test_this_boot_and_pid_namespace_with_the_owner_gone_is_an_orphan(self):
+        self.collect([self.make(self.labels())], [], 0)
+
+    def test_a_live_owner_keeps_its_sandbox(self):
+        with open("/proc/self/stat") as f:
+            start = f.read().rsplit(")", 1)[1].split()[19]
+        self.collect([], [self.make(self.labels(owner="%d:%s" % (os.getpid(), start)))], 0)
+
+    def test_old_labels_and_labels_cordon_did_not_write_are_kept(self):
+        host = socket.gethostname()
+        # An older cordon's sandbox (no machine label; Daytona deletes it once idle), and labels
+        # a user (or anyone with the key) set (found in red team: cordon.host alone was enough).
+        foreign = [
+            self.make({"cordon.session": "a" * 32, "cordon.host": host, "cordon.owner": DEAD_OWNER}),
+            self.make({"cordon.host": host}),
+            self.make({"cordon.host": host, "cordon.owner": "garbage"}),
+            self.make({"cordon.machine": MACHINE}),
+        ]
+        # This machine's label, the rest not as cordon writes it: counted as kept.
+        ours = [
+            self.make(self.labels(session="d" * 31)),
+            self.make(self.labels(owner="garbage")),
+            self.make(self.labels(owner="0:1")),
+            self.make(self.labels(boot=None), created=boot_start() - 3600),
+            self.make(self.labels(boot="not hex"), created=boot_start() - 3600),
+        ]
+        self.collect([], foreign + ours, len(ours) + 1)
+
+    def test_a_killed_run_is_collected(self):
+        # The labels cordon writes are the ones gc reads: SIGKILL a run, gc deletes its sandbox.
+        p = self.spawn(["--backend", "daytona", "--timeout", "60", "--", "sleep 30.801"])
+        try:
+            if not wait_until(lambda: sum(s["running"] for s in fake_state()["sandboxes"]) or p.poll() is not None,
+                              30):
+                self.fail("the command never started in the fake")
+            self.assertIsNone(p.poll(), p.stderr.read() if p.poll() is not None else "")
+            p.kill()
+            p.wait()
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stdout.close()
+            p.stderr.close()
+        sid = fake_state()["sandboxes"][0]["id"]
+        self.collect([sid], [], 0)
+        self.assertTrue(wait_until(lambda: processes_with("sleep 30.801") == [], 5))
+
+    def test_create_carries_the_machine_boot_and_pid_namespace(self):
+        p = self.profile("[daytona]\nlabels = cordon.boot=forged\nlabels = cordon.machine=forged\n")
+        r = self.run_cordon(["-p", p, "--", "true"])
+        self.assertEqual(r.rc, 0, r)
+        lab = self.creates()[0]["json"]["labels"]
+        self.assertEqual((lab["cordon.machine"], lab["cordon.boot"], lab["cordon.pidns"]),
+                         (MACHINE, this_boot(), this_pidns()))
+        self.assertRegex(lab["cordon.session"], r"^[0-9a-f]{32}$")
+        self.assertRegex(lab["cordon.owner"], r"^[1-9][0-9]*:[0-9]+$")
+        self.assertEqual(lab["cordon.host"], re.sub(r"[^!-~]", "_", socket.gethostname()))
+        # Never the ids themselves (machine-id(5): hash them with an application key).
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot_id = f.read().strip()
+        sent = json.dumps(lab)
+        self.assertNotIn(boot_id, sent)
+        self.assertNotIn(boot_id.replace("-", ""), sent)
+        if MACHINE_FROM_ID:
+            with open("/etc/machine-id") as f:
+                self.assertNotIn(f.read().strip().lower(), sent.lower())
+        if shutil.which("systemd-id128") and MACHINE_FROM_ID:
+            # systemd's own app-specific ids (sd_id128_get_machine_app_specific).
+            for what, want in (("machine-id", MACHINE), ("boot-id", this_boot())):
+                out = subprocess.run(["systemd-id128", what, "--app-specific=" + APP_ID.hex()],
+                                     capture_output=True, text=True)
+                if out.returncode == 0:
+                    self.assertEqual(out.stdout.strip(), want, what)
 
 
 class HugeOutput(CliCase):

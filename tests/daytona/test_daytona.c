@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 #include <curl/curl.h>
+#include <sys/stat.h>
 
 static const char *need_env(const char *name)
 {
@@ -414,6 +415,293 @@ Test(contract, mock_rejects_a_bad_request)
 	}
 	dt_response_free(&r);
 	json_decref(b);
+	daytona_free(d);
+	cordon_profile_free(p);
+}
+
+/* ---- gc: which sandboxes are orphans of this machine (backends/daytona/orphan.c) ---- */
+
+/* path of a temporary file holding text (NULL: a path that does not exist). */
+static char *temp_file(const char *text)
+{
+	char *path = strdup("/tmp/cordon-test-orphan.XXXXXX");
+	int fd = mkstemp(path);
+
+	cr_assert(fd >= 0);
+	if (text)
+		cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	if (!text)
+		unlink(path);
+	return path;
+}
+
+Test(pure, machine_label_is_systemds_app_specific_id_or_the_hostname)
+{
+	/* systemd-id128 machine-id --app-specific=4a227b85224b4703913e67e6aa892d91 on a machine
+	 * whose /etc/machine-id is 3d1219c7…: HMAC-SHA256 keyed with the id, never the id. */
+	const char *id = "9dfe9c85322440cb827e931c40e006aa";
+	const char *host = "host-552cd755873e409cb61972bbf8ef6095"; /* of "build-7" */
+	const char *good[] = { "3d1219c7c4c5404aaa1f6d2a48adfda4\n",
+			       "3d1219c7c4c5404aaa1f6d2a48adfda4",
+			       "3D1219C7C4C5404AAA1F6D2A48ADFDA4\n" };
+	const char *bad[] = { NULL,
+			      "",
+			      "uninitialized\n", /* systemd's first boot */
+			      "00000000000000000000000000000000\n",
+			      "3d1219c7c4c5404aaa1f6d2a48adfda\n",
+			      "3d1219c7c4c5404aaa1f6d2a48adfda4a\n",
+			      "3d1219c7-c4c5-404a-aa1f-6d2a48adfda4\n",
+			      "3d1219c7c4c5404aaa1f6d2a48adfda4\n\n",
+			      "3d1219c7c4c5404aaa1f6d2a48adfda4 \n",
+			      "3d1219c7c4c5404aaa1f6d2a48adfdg4\n" };
+	char got[ORPHAN_VALUE_MAX];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char *f = temp_file(good[i]);
+
+		cr_assert(orphan_machine_label(f, "build-7", got), "'%s' refused", good[i]);
+		cr_assert_str_eq(got, id);
+		unlink(f);
+		free(f);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *f = temp_file(bad[i]);
+
+		cr_assert_not(orphan_machine_label(f, "build-7", got), "'%s' taken", bad[i]);
+		cr_assert_str_eq(got, host, "'%s'", bad[i]);
+		unlink(f);
+		free(f);
+	}
+}
+
+Test(pure, boot_label_is_systemds_app_specific_boot_id)
+{
+	const char *bad[] = { NULL, "", "0d465c8c32444428bb0f93743aa79609\n",
+			      "0d465c8c-3244-4428-bb0f-93743aa7960\n",
+			      "00000000-0000-0000-0000-000000000000\n" };
+	char got[33], *f = temp_file("0d465c8c-3244-4428-bb0f-93743aa79609\n");
+
+	cr_assert(orphan_boot_label(f, got));
+	cr_assert_str_eq(got, "86d09e1a500e4e3f9768d45b4819dd4a");
+	unlink(f);
+	free(f);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		f = temp_file(bad[i]);
+		cr_assert_not(orphan_boot_label(f, got), "'%s' taken", bad[i]);
+		cr_assert_str_eq(got, "");
+		unlink(f);
+		free(f);
+	}
+}
+
+Test(pure, this_process_is_described)
+{
+	struct orphan_self s;
+	char machine[ORPHAN_VALUE_MAX], host[65] = "", owner[64];
+	struct stat st;
+	time_t now = time(NULL);
+
+	orphan_self_read(&s);
+	(void)gethostname(host, sizeof(host) - 1);
+	cr_assert_eq(orphan_machine_label("/etc/machine-id", host, machine), s.machine_from_id);
+	cr_assert_str_eq(s.machine, machine);
+	cr_assert_eq(strlen(s.boot), 32, "boot '%s'", s.boot);
+	cr_assert_eq(stat("/proc/self/ns/pid", &st), 0);
+	cr_assert_eq(strtoull(s.pidns, NULL, 10), (unsigned long long)st.st_ino, "'%s'", s.pidns);
+	cr_assert_eq(backend_owner_of(getpid(), owner, sizeof(owner)), 0);
+	cr_assert_str_eq(s.owner, owner);
+	cr_assert(s.boot_start > 0 && s.boot_start <= now, "boot start %lld",
+		  (long long)s.boot_start);
+	cr_assert(strlen(s.host) > 0 && !strpbrk(s.host, " \t\n\"\\"), "host '%s'", s.host);
+}
+
+Test(pure, created_at_times)
+{
+	const struct {
+		const char *s;
+		time_t want;
+	} ok[] = {
+		{ "2024-10-01T12:00:00Z", 1727784000 },
+		{ "2024-10-01T12:00:00.123Z", 1727784000 },
+		{ "2024-10-01T14:30:00+02:30", 1727784000 },
+		{ "2024-10-01T07:00:00.5-05:00", 1727784000 },
+	};
+	const char *bad[] = { NULL,
+			      "",
+			      "2024-10-01",
+			      "2024-10-01 12:00:00Z",
+			      "2024-10-01T12:00:00",
+			      "2024-10-01T12:00:00.Z",
+			      "2024-10-01T12:00:00Zx",
+			      "2024-13-01T12:00:00Z",
+			      "2024-10-01T24:00:00Z",
+			      "2024-10-01T12:00:00+2:00",
+			      "+024-10-01T12:00:00Z",
+			      "2024-1-01T12:00:00Z" };
+	time_t t;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cr_assert(orphan_parse_time(ok[i].s, &t), "'%s' refused", ok[i].s);
+		cr_assert_eq(t, ok[i].want, "'%s': %lld", ok[i].s, (long long)t);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_not(orphan_parse_time(bad[i], &t), "'%s' taken", bad[i]);
+}
+
+Test(pure, gc_deletes_only_what_it_proves_an_orphan)
+{
+	struct orphan_self me = {
+		.machine = "9dfe9c85322440cb827e931c40e006aa",
+		.machine_from_id = true,
+		.boot = "86d09e1a500e4e3f9768d45b4819dd4a",
+		.pidns = "4026531836-4026531834",
+		.boot_start = 1727784000,
+	};
+	const char *sess = "0123456789abcdef0123456789abcdef",
+		   *other = "4d6f8a1e1e5c4a0c8f0e8d1c0b9a8f7e";
+	const char *before = "2024-10-01T11:00:00Z", *after = "2024-10-01T12:00:01Z";
+	char alive[64];
+	struct {
+		const char *what;
+		struct orphan_labels l;
+		enum orphan_verdict want;
+	} cases[] = {
+		{ "another machine, same everything else",
+		  { sess, "999999999:1", other, me.boot, me.pidns, before },
+		  ORPHAN_NOT_OURS },
+		{ "no machine label (an older cordon's)",
+		  { sess, "999999999:1", NULL, NULL, NULL, before },
+		  ORPHAN_NOT_OURS },
+		{ "an earlier boot",
+		  { sess, "999999999:1", me.machine, other, NULL, before },
+		  ORPHAN_GONE },
+		{ "an earlier boot, a live-looking owner",
+		  { sess, alive, me.machine, other, me.pidns, before },
+		  ORPHAN_GONE },
+		{ "another boot, made after this one began (a clone)",
+		  { sess, "999999999:1", me.machine, other, me.pidns, after },
+		  ORPHAN_UNKNOWN },
+		{ "another boot, no createdAt",
+		  { sess, "999999999:1", me.machine, other, me.pidns, NULL },
+		  ORPHAN_UNKNOWN },
+		{ "another boot, createdAt unreadable",
+		  { sess, "999999999:1", me.machine, other, me.pidns, "yesterday" },
+		  ORPHAN_UNKNOWN },
+		{ "this boot, another pid namespace",
+		  { sess, "999999999:1", me.machine, me.boot, "4026532000-4026531834", before },
+		  ORPHAN_UNKNOWN },
+		{ "this boot, the same pid namespace in another time namespace",
+		  { sess, "999999999:1", me.machine, me.boot, "4026531836", before },
+		  ORPHAN_UNKNOWN },
+		{ "this boot, no pid namespace label",
+		  { sess, "999999999:1", me.machine, me.boot, NULL, before },
+		  ORPHAN_UNKNOWN },
+		{ "this boot and namespace, the owner gone",
+		  { sess, "999999999:1", me.machine, me.boot, me.pidns, before },
+		  ORPHAN_GONE },
+		{ "this boot and namespace, the owner's pid with another start time",
+		  { sess, "1:999999999999", me.machine, me.boot, me.pidns, before },
+		  ORPHAN_GONE },
+		{ "this boot and namespace, the owner alive",
+		  { sess, alive, me.machine, me.boot, me.pidns, before },
+		  ORPHAN_ALIVE },
+		{ "session not 32 hex",
+		  { "0123456789ABCDEF0123456789ABCDEF", "999999999:1", me.machine, me.boot,
+		    me.pidns, before },
+		  ORPHAN_UNKNOWN },
+		{ "no session",
+		  { NULL, "999999999:1", me.machine, me.boot, me.pidns, before },
+		  ORPHAN_UNKNOWN },
+		{ "owner garbage",
+		  { sess, "garbage", me.machine, me.boot, me.pidns, before },
+		  ORPHAN_UNKNOWN },
+		{ "owner pid 0",
+		  { sess, "0:1", me.machine, me.boot, me.pidns, before },
+		  ORPHAN_UNKNOWN },
+		{ "owner with a tail",
+		  { sess, "5:1x", me.machine, me.boot, me.pidns, before },
+		  ORPHAN_UNKNOWN },
+		{ "no boot label",
+		  { sess, "999999999:1", me.machine, NULL, me.pidns, before },
+		  ORPHAN_UNKNOWN },
+		{ "boot label not hex",
+		  { sess, "999999999:1", me.machine, "x", me.pidns, before },
+		  ORPHAN_UNKNOWN },
+	};
+
+	cr_assert_eq(backend_owner_of(getpid(), alive, sizeof(alive)), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_assert_eq(orphan_judge(&me, &cases[i].l), cases[i].want, "%s: %d", cases[i].what,
+			     orphan_judge(&me, &cases[i].l));
+	/* This process's own pid namespace: its owner label is checked against /proc. */
+	{
+		struct orphan_labels l = { sess, alive, me.machine, me.boot, me.pidns, before };
+
+		/* From the hostname only: another boot may be another machine of this name. */
+		me.machine_from_id = false;
+		l.boot = other;
+		cr_assert_eq(orphan_judge(&me, &l), ORPHAN_UNKNOWN);
+		l.boot = me.boot;
+		l.owner = "999999999:1";
+		cr_assert_eq(orphan_judge(&me, &l), ORPHAN_GONE);
+		/* What this process cannot read, it cannot prove. */
+		me.pidns[0] = '\0';
+		l.pidns = "";
+		cr_assert_eq(orphan_judge(&me, &l), ORPHAN_UNKNOWN);
+		me.boot[0] = '\0';
+		l.boot = "";
+		cr_assert_eq(orphan_judge(&me, &l), ORPHAN_UNKNOWN);
+	}
+}
+
+Test(pure, create_labels_say_machine_boot_and_namespace_over_the_profiles)
+{
+	struct cordon_profile *p = profile();
+	struct daytona *d;
+	json_t *b, *l;
+	cordon_error e = { 0 };
+
+	cordon_list_add(&p->daytona_labels, "team=ai", &e);
+	cordon_list_add(&p->daytona_labels, "cordon.machine=forged", &e);
+	cordon_list_add(&p->daytona_labels, "cordon.boot=forged", &e);
+	cordon_list_add(&p->daytona_labels, "cordon.pidns=forged", &e);
+	setenv("DAYTONA_API_KEY", "dtn_pure_test_key", 1);
+	setenv("DAYTONA_API_URL", "http://127.0.0.1:9", 1);
+	cr_assert_eq(dt_open(p, (void **)&d, &e), 0, "%s", e.msg);
+	b = create_body(d);
+	l = json_object_get(b, "labels");
+	cr_assert_str_eq(json_string_value(json_object_get(l, "team")), "ai");
+	cr_assert_str_eq(json_string_value(json_object_get(l, "cordon.session")), d->session);
+	cr_assert_str_eq(json_string_value(json_object_get(l, "cordon.owner")), d->self.owner);
+	cr_assert_str_eq(json_string_value(json_object_get(l, "cordon.host")), d->self.host);
+	cr_assert_str_eq(json_string_value(json_object_get(l, "cordon.machine")), d->self.machine);
+	cr_assert_str_eq(json_string_value(json_object_get(l, "cordon.boot")), d->self.boot);
+	cr_assert_str_eq(json_string_value(json_object_get(l, "cordon.pidns")), d->self.pidns);
+	json_decref(b);
+	/* What cannot be read is left out, and a profile's label does not stand in for it. */
+	d->self.boot[0] = d->self.pidns[0] = '\0';
+	b = create_body(d);
+	l = json_object_get(b, "labels");
+	cr_assert_null(json_object_get(l, "cordon.boot"));
+	cr_assert_null(json_object_get(l, "cordon.pidns"));
+	cr_assert_str_eq(json_string_value(json_object_get(l, "cordon.machine")), d->self.machine);
+	json_decref(b);
+	daytona_free(d);
+	cordon_profile_free(p);
+}
+
+Test(contract, gc_lists_by_the_machine_label)
+{
+	struct cordon_profile *p = profile();
+	struct daytona *d = mock_handle(p);
+	json_t *j = NULL;
+	cordon_error e = { 0 };
+
+	cr_assert_eq(list_labelled(d, ORPHAN_LABEL_MACHINE, d->self.machine, "cursor-1", &j, &e), 0,
+		     "%s", e.msg);
+	cr_assert(json_is_array(json_object_get(j, "items")));
+	json_decref(j);
 	daytona_free(d);
 	cordon_profile_free(p);
 }
