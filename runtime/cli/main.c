@@ -939,7 +939,9 @@ static const struct subcommand subcommands[] = {
 	{ "gc", "[--backend docker|daytona] [--profile NAME]",
 	  "remove containers / sandboxes left by dead cordon runs",
 	  "Remove the Docker containers (or Daytona sandboxes) of cordon runs that were killed\n"
-	  "before they could remove them.\n\n"
+	  "before they could remove them. Daytona: only this machine's (by its machine id, not\n"
+	  "its hostname), made on an earlier boot, or on this boot in this pid namespace by a\n"
+	  "process that is gone; the others of this machine are kept and counted.\n\n"
 	  "Options:\n"
 	  "  -b, --backend docker|daytona   which backend's leftovers (default docker)\n"
 	  "  -p, --profile NAME             daytona: the profile with its API settings\n"
