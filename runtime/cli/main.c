@@ -617,16 +617,16 @@ static int cmd_run(const struct subcommand *sc, int argc, char **argv)
 
 			if (!unreachable)
 				goto out;
-			/*
-			 * The socket is there and its mode keeps this caller out: cordond is
-			 * installed and does not serve them. Said as it is under --via auto too,
-			 * rather than a silent direct run (the installed daemon is how runs go
-			 * here; --via direct is the explicit way around it).
-			 */
 			/* cordond's profile of that name is another file: run it here, as ours. */
 			if (err == ENOTSUP)
 				goto direct;
-			if (err == EACCES || err == EPERM) {
+			/*
+			 * The socket is there and its mode keeps this caller out: cordond does not
+			 * serve them. --via auto runs here then, as SPEC §2 has it ("daemon if its
+			 * socket answers, else direct"): a direct run is as confined, in the
+			 * caller's own user namespace. --via daemon says why it cannot.
+			 */
+			if ((err == EACCES || err == EPERM) && daemon_only) {
 				rc = cli_fail("--via %s: permission denied on cordond's socket %s "
 					      "(only root and members of group cordon may use it; "
 					      "--via direct runs without it)",

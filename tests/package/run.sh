@@ -141,10 +141,12 @@ out=$(inside runuser -u alice -- cordon run --via daemon -- 'sleep 0.2; echo aga
 check "a second run works" test "$out" = again
 out=$(inside sh -c 'cd /home/alice && runuser -u alice -- cordon run -- "echo hi"' 2>&1)
 check "cordon run -- 'echo hi' (--via auto) works for a member: $out" test "$out" = hi
-out=$(inside sh -c 'cd / && runuser -u bob -- cordon run -- "echo hi"' 2>&1)
+# A socket that refuses the caller does not answer them: --via auto runs directly (SPEC §2),
+# in bob's own user namespace.
+out=$(inside sh -c 'cd /tmp && runuser -u bob -- cordon run -- "echo hi"' 2>&1)
 rc=$?
-check "--via auto refuses a non-member with 'permission denied' too (no direct run): $out" \
-	refused_clearly "$rc" "$out"
+check "--via auto runs a non-member's command directly (rc $rc): $out" \
+	sh -c '[ "$1" = 0 ] && [ "$2" = hi ]' sh "$rc" "$out"
 # The Daytona backend is in /usr/libexec/cordon/cordon-remote (dynamic, libcurl), which the
 # static /usr/bin/cordon execs: without a key it says so, in its own words (the handoff worked).
 out=$(inside sh -c 'cd /tmp && DAYTONA_API_KEY= cordon run --via direct --backend daytona -- true' 2>&1)
