@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), small and dependency-free: for identifiers
- * that must not be sent as they are (backends/daytona/orphan.c hashes the machine and boot ids,
+ * that must not be sent as they are (backends/orphan.c hashes the machine and boot ids,
  * as machine-id(5) asks), not for anything a secret's strength rests on. The static CLI links
  * no crypto library (the Makefile's CLI_PKGS), and this needs none.
  */

@@ -12,8 +12,8 @@
 #define _GNU_SOURCE
 #include "backends/daytona/daytona.h"
 #include "backends/daytona/jstream.h"
-#include "backends/daytona/orphan.h"
 #include "backends/daytona/rest.h"
+#include "backends/orphan.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
 
@@ -1296,6 +1296,10 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, unsigned *
 		{
 			json_t *l = json_object_get(it, "labels");
 			const char *id = json_string_value(json_object_get(it, "id"));
+			time_t created;
+			/* createdAt: ISO 8601, Daytona's clock; one that cannot be read is unknown */
+			const bool has_created = orphan_parse_time(
+				json_string_value(json_object_get(it, "createdAt")), &created);
 			const struct orphan_labels lab = {
 				.session =
 					json_string_value(json_object_get(l, ORPHAN_LABEL_SESSION)),
@@ -1304,7 +1308,7 @@ int daytona_gc(const struct cordon_profile *p, unsigned *ret_removed, unsigned *
 					json_string_value(json_object_get(l, ORPHAN_LABEL_MACHINE)),
 				.boot = json_string_value(json_object_get(l, ORPHAN_LABEL_BOOT)),
 				.pidns = json_string_value(json_object_get(l, ORPHAN_LABEL_PIDNS)),
-				.created_at = json_string_value(json_object_get(it, "createdAt")),
+				.created = has_created ? &created : NULL,
 			};
 			_cleanup_free_ char *del = NULL;
 			struct dt_response r2 = { 0 };

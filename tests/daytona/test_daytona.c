@@ -419,7 +419,7 @@ Test(contract, mock_rejects_a_bad_request)
 	cordon_profile_free(p);
 }
 
-/* ---- gc: which sandboxes are orphans of this machine (backends/daytona/orphan.c) ---- */
+/* ---- gc: which sandboxes are orphans of this machine (backends/orphan.c) ---- */
 
 /* path of a temporary file holding text (NULL: a path that does not exist). */
 static char *temp_file(const char *text)
@@ -560,7 +560,9 @@ Test(pure, gc_deletes_only_what_it_proves_an_orphan)
 	};
 	const char *sess = "0123456789abcdef0123456789abcdef",
 		   *other = "4d6f8a1e1e5c4a0c8f0e8d1c0b9a8f7e";
-	const char *before = "2024-10-01T11:00:00Z", *after = "2024-10-01T12:00:01Z";
+	/* createdAt 2024-10-01T11:00:00Z and 12:00:01Z (orphan_parse_time: created_at_times) */
+	const time_t before_t = 1727780400, after_t = 1727784001;
+	const time_t *before = &before_t, *after = &after_t;
 	char alive[64];
 	struct {
 		const char *what;
@@ -582,11 +584,11 @@ Test(pure, gc_deletes_only_what_it_proves_an_orphan)
 		{ "another boot, made after this one began (a clone)",
 		  { sess, "999999999:1", me.machine, other, me.pidns, after },
 		  ORPHAN_UNKNOWN },
-		{ "another boot, no createdAt",
+		{ "another boot, no createdAt (or one that cannot be read)",
 		  { sess, "999999999:1", me.machine, other, me.pidns, NULL },
 		  ORPHAN_UNKNOWN },
-		{ "another boot, createdAt unreadable",
-		  { sess, "999999999:1", me.machine, other, me.pidns, "yesterday" },
+		{ "another boot, made as this one began",
+		  { sess, "999999999:1", me.machine, other, me.pidns, &me.boot_start },
 		  ORPHAN_UNKNOWN },
 		{ "this boot, another pid namespace",
 		  { sess, "999999999:1", me.machine, me.boot, "4026532000-4026531834", before },

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The orphan test of `cordon gc --backend daytona` (orphan.h says why it needs more than a pid).
+ * The orphan test of `cordon gc` (orphan.h says why it needs more than a pid).
  *
  * The machine and boot ids are not sent as they are: machine-id(5) calls the machine id
  * confidential ("should not be exposed in untrusted environments") and asks applications to
@@ -11,7 +11,7 @@
  * application id, cut to 16 bytes and marked as a version 4 UUID.
  */
 #define _GNU_SOURCE
-#include "backends/daytona/orphan.h"
+#include "backends/orphan.h"
 #include "backends/backend.h"
 #include "runtime/sha256.h"
 
@@ -276,15 +276,15 @@ enum orphan_verdict orphan_judge(const struct orphan_self *self, const struct or
 	char now[64];
 	unsigned long long start;
 	int pid = 0, end = 0;
-	time_t created;
 
 	if (!l->machine || strcmp(l->machine, self->machine))
 		return ORPHAN_NOT_OURS;
 	/*
 	 * Only what cordon made, as cordon writes it (found in red team: a sandbox labelled
-	 * cordon.host alone, by a user or anyone with the key, was removed too). Sandboxes of an
-	 * older cordon have no cordon.machine and never come here; Daytona deletes them itself
-	 * once idle (autoStopInterval, then autoDeleteInterval 0).
+	 * cordon.host alone, by a user or anyone with the key, was removed too). Those of an
+	 * older cordon have no cordon.machine and never come here: Daytona deletes its sandboxes
+	 * itself once idle (autoStopInterval, then autoDeleteInterval 0); Docker's gc keeps its
+	 * containers and counts them.
 	 */
 	if (!hex32(l->session) || !hex32(l->boot) || !l->owner ||
 	    sscanf(l->owner, "%d:%llu%n", &pid, &start, &end) != 2 || pid <= 0 || l->owner[end])
@@ -296,13 +296,12 @@ enum orphan_verdict orphan_judge(const struct orphan_self *self, const struct or
 		 * Made on another boot of this machine: its cordon is gone with that boot, if
 		 * "this machine" and "another boot" are true. Not when the machine label is the
 		 * hostname's (any machine of that name, up now, has a boot of its own), and not
-		 * for a sandbox made after this boot began: that is another system sharing this
+		 * for one made after this boot began: that is another system sharing this
 		 * machine id (a cloned image that was not reset, as machine-id(5) asks), up at the
-		 * same time. A createdAt (Daytona's clock) a little ahead of this one keeps a
-		 * sandbox that was an orphan: Daytona deletes it once idle.
+		 * same time. A creation time (the service's clock) a little ahead of this one
+		 * keeps a sandbox or container that was an orphan (Daytona deletes it once idle).
 		 */
-		if (!self->machine_from_id || !orphan_parse_time(l->created_at, &created) ||
-		    created >= self->boot_start)
+		if (!self->machine_from_id || !l->created || *l->created >= self->boot_start)
 			return ORPHAN_UNKNOWN;
 		return ORPHAN_GONE;
 	}

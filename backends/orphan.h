@@ -1,17 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Which Daytona sandboxes `cordon gc --backend daytona` may delete: those it can prove are
- * orphans of this machine. A Daytona organisation is shared by every machine that has its key,
- * and a pid means something only on one boot of one machine, in one pid namespace: so each
- * sandbox carries, besides its owner's pid and start time, labels that say on which machine,
- * which boot and which pid namespace that pid was taken (docs/daytona.md, "Cleanup").
+ * Which of cordon's Docker containers and Daytona sandboxes `cordon gc` may remove: those it
+ * can prove are orphans. A pid means something only on one boot of one machine, in one pid
+ * namespace, and neither service is seen from one only: a Daytona organisation is shared by
+ * every machine that has its key, a dockerd by every container given its socket
+ * (docker-outside-of-docker) and by cordond and the CLI, which need not share a pid
+ * namespace. So each container or sandbox carries, besides its owner's pid and start time,
+ * labels that say on which machine, which boot and which pid namespace that pid was taken
+ * (docs/daytona.md, "Cleanup"; docs/docker.md, "Leftovers").
  */
 #pragma once
 
 #include <stdbool.h>
 #include <time.h>
 
-/* The labels cordon writes on each of its sandboxes (docs/daytona.md, "What a run does"). */
+/*
+ * The labels cordon writes on each of its sandboxes and containers (docs/daytona.md, "What a
+ * run does"; docs/docker.md, "What a run does"). cordon.host: Daytona's only.
+ */
 #define ORPHAN_LABEL_SESSION "cordon.session" /* 32 hex: the run's or cordond session's */
 #define ORPHAN_LABEL_HOST "cordon.host"	      /* the hostname, for people; gc does not use it */
 #define ORPHAN_LABEL_OWNER "cordon.owner"     /* <pid>:<start time> of the cordon that made it */
@@ -46,17 +52,18 @@ bool orphan_machine_label(const char *machine_id_path, const char *hostname,
 /* The cordon.boot value from a boot id file (a UUID); false, and "" in ret, when there is none. */
 bool orphan_boot_label(const char *boot_id_path, char ret[33]);
 
-/* The labels of one sandbox of the list (NULL: absent), and its createdAt. */
+/* The labels of one sandbox or container of the list (NULL: absent), and when it was made. */
 struct orphan_labels {
 	const char *session, *owner, *machine, *boot, *pidns;
-	const char *created_at;
+	/* The service's clock (Daytona's createdAt, Docker's Created); NULL: unknown. */
+	const time_t *created;
 };
 
 enum orphan_verdict {
 	ORPHAN_NOT_OURS, /* another machine's (or no machine label): not counted */
 	ORPHAN_ALIVE,	 /* its cordon still runs here */
 	ORPHAN_GONE,	 /* provably an orphan of this machine: to delete */
-	ORPHAN_UNKNOWN,	 /* this machine's, but not provably an orphan from here: skipped */
+	ORPHAN_UNKNOWN,	 /* this machine's, but not provably an orphan from here: kept */
 };
 
 enum orphan_verdict orphan_judge(const struct orphan_self *self, const struct orphan_labels *l);
