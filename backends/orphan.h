@@ -60,10 +60,15 @@ struct orphan_labels {
 };
 
 enum orphan_verdict {
-	ORPHAN_NOT_OURS, /* another machine's (or no machine label): not counted */
-	ORPHAN_ALIVE,	 /* its cordon still runs here */
-	ORPHAN_GONE,	 /* provably an orphan of this machine: to delete */
-	ORPHAN_UNKNOWN,	 /* this machine's, but not provably an orphan from here: kept */
+	/*
+	 * Another machine's (or no machine label): Daytona's gc does not count it (another
+	 * machine's sandbox in a shared organisation); Docker's keeps and counts it (its cordon
+	 * saw another machine id, in a container of this host, or was an older cordon).
+	 */
+	ORPHAN_NOT_OURS,
+	ORPHAN_ALIVE,	/* its cordon still runs here */
+	ORPHAN_GONE,	/* provably an orphan of this machine: to delete */
+	ORPHAN_UNKNOWN, /* this machine's, but not provably an orphan from here: kept */
 };
 
 enum orphan_verdict orphan_judge(const struct orphan_self *self, const struct orphan_labels *l);

@@ -11,6 +11,7 @@
 #include "backends/docker/agent.h"
 #include "backends/docker/usage.h"
 #include "backends/http.h"
+#include "backends/orphan.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
@@ -284,9 +285,9 @@ static int add_ulimits(json_t *hc, const struct cordon_profile *p)
  * agent_exe the agent (agent.h), bind-mounted read-only with its socket's directory.
  */
 static json_t *create_body(const struct cordon_profile *p, const char *workdir,
-			   const char *workdir_in, const char *session, const char *owner,
-			   const char *user, const char *agent_exe, const char *agent_dir,
-			   const char *agent_label)
+			   const char *workdir_in, const char *session,
+			   const struct orphan_self *self, const char *user, const char *agent_exe,
+			   const char *agent_dir, const char *agent_label)
 {
 	const char *net = p->docker_network ? p->docker_network : "none";
 	uint64_t mem = p->docker_memory ? p->docker_memory : p->memory;
@@ -347,13 +348,22 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 	}
 	if (p->docker_cpu_quota > 0)
 		json_object_set_new(hc, "CpuQuota", json_integer(p->docker_cpu_quota));
-	/* cordon.agent_dir always: the image's labels are the container's, unless set here. */
-	body = json_pack("{s:s, s:[s], s:[s], s:s, s:{s:s, s:s, s:s}, s:b, s:b, s:b, s:b, s:o}",
+	/*
+	 * Every label gc reads, always, even empty: the image's labels are the container's unless
+	 * set here, so an image could otherwise give a container the cordon.boot or cordon.pidns
+	 * that this process could not read, or a cordon.agent_dir to remove. What gc needs to
+	 * prove a container an orphan (orphan.h): a boot or pid namespace that cannot be read is
+	 * "", and gc then keeps the container.
+	 */
+	body = json_pack("{s:s, s:[s], s:[s], s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s}, s:b, s:b, "
+			 "s:b, s:b, s:o}",
 			 "Image", p->docker_image ? p->docker_image : DEFAULT_IMAGE, "Entrypoint",
 			 "sleep", "Cmd", "infinity", "WorkingDir", workdir_in, "Labels",
-			 "cordon.session", session, "cordon.owner", owner, "cordon.agent_dir", "",
-			 "AttachStdout", false, "AttachStderr", false, "Tty", false,
-			 "NetworkDisabled", !strcmp(net, "none"), "HostConfig", hc);
+			 ORPHAN_LABEL_SESSION, session, ORPHAN_LABEL_OWNER, self->owner,
+			 ORPHAN_LABEL_MACHINE, self->machine, ORPHAN_LABEL_BOOT, self->boot,
+			 ORPHAN_LABEL_PIDNS, self->pidns, "cordon.agent_dir", "", "AttachStdout",
+			 false, "AttachStderr", false, "Tty", false, "NetworkDisabled",
+			 !strcmp(net, "none"), "HostConfig", hc);
 	if (body && user)
 		json_object_set_new(body, "User", json_string(user));
 	/*
@@ -688,14 +698,14 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 			    cordon_error *e)
 {
 	struct http_response r = { 0 };
-	char session[33], owner[64], name[48], user[32], mdir[4096];
+	struct orphan_self self;
+	char session[33], name[48], user[32], mdir[4096];
 	_cleanup_free_ char *path = NULL;
 	json_t *body = NULL, *j = NULL;
 	int rc = -1;
 
 	backend_random_hex(session, 16);
-	if (backend_owner_of(getpid(), owner, sizeof(owner)) < 0)
-		(void)snprintf(owner, sizeof(owner), "%d:0", (int)getpid());
+	orphan_self_read(&self); /* the owner, and where its pid means something */
 	(void)snprintf(name, sizeof(name), "cordon-%.16s", session);
 	/*
 	 * Who the commands run as, without [docker] user: never uid 0. A root process in the
@@ -720,7 +730,7 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 	}
 	if (agent_exe && !agent_host_mount_dir(&d->agent, mdir, sizeof(mdir)))
 		agent_exe = NULL;
-	body = create_body(p, d->workdir, d->workdir_in, session, owner,
+	body = create_body(p, d->workdir, d->workdir_in, session, &self,
 			   p->docker_user ? p->docker_user : user, agent_exe,
 			   agent_exe ? mdir : NULL, d->agent.dir);
 	if (body && d->ngroups && add_groups(json_object_get(body, "HostConfig"), d) < 0) {
@@ -1367,16 +1377,24 @@ out:
 	return rc;
 }
 
-int docker_gc(unsigned *ret_removed, cordon_error *e)
+int docker_gc(unsigned *ret_removed, unsigned *ret_kept, cordon_error *e)
 {
 	struct docker d = { 0 };
 	struct http_response r = { 0 };
+	struct orphan_self self;
 	json_t *j = NULL;
 	size_t i;
 	json_t *c;
 	int rc = -1;
 
-	*ret_removed = 0;
+	*ret_removed = *ret_kept = 0;
+	orphan_self_read(&self);
+	if (!self.boot[0])
+		return cordon_err(
+			e, 0,
+			"docker: gc: this boot's id cannot be read "
+			"(/proc/sys/kernel/random/boot_id): no container can be proven an "
+			"orphan");
 	if (docker_socket_path(&d.sock, e) < 0)
 		return -1;
 	if (negotiate(d.sock, NULL, d.api, NULL, e) < 0)
@@ -1398,15 +1416,24 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 	json_array_foreach(j, i, c)
 	{
 		const char *id = json_string_value(json_object_get(c, "Id"));
-		json_t *labels = json_object_get(c, "Labels");
-		const char *session = json_string_value(json_object_get(labels, "cordon.session"));
-		const char *own = json_string_value(json_object_get(labels, "cordon.owner"));
+		json_t *labels = json_object_get(c, "Labels"), *cr = json_object_get(c, "Created");
+		const char *session =
+			json_string_value(json_object_get(labels, ORPHAN_LABEL_SESSION));
 		const char *adir = json_string_value(json_object_get(labels, "cordon.agent_dir"));
 		const char *cname =
 			json_string_value(json_array_get(json_object_get(c, "Names"), 0));
-		char now[64], name[48];
+		/* Created: a Unix time, dockerd's clock (gc's rule 1: before this boot began) */
+		const time_t created = json_is_integer(cr) ? (time_t)json_integer_value(cr) : 0;
+		const struct orphan_labels lab = {
+			.session = session,
+			.owner = json_string_value(json_object_get(labels, ORPHAN_LABEL_OWNER)),
+			.machine = json_string_value(json_object_get(labels, ORPHAN_LABEL_MACHINE)),
+			.boot = json_string_value(json_object_get(labels, ORPHAN_LABEL_BOOT)),
+			.pidns = json_string_value(json_object_get(labels, ORPHAN_LABEL_PIDNS)),
+			.created = created > 0 ? &created : NULL,
+		};
+		char name[48];
 		cordon_error e2;
-		int pid = 0;
 
 		if (!id || !session)
 			continue;
@@ -1419,10 +1446,26 @@ int docker_gc(unsigned *ret_removed, cordon_error *e)
 		(void)snprintf(name, sizeof(name), "/cordon-%.16s", session);
 		if (strlen(session) != 32 || !cname || strcmp(cname, name))
 			continue;
-		/* The owner still runs (same pid, same start time): not an orphan. */
-		if (own && sscanf(own, "%d:", &pid) == 1 && pid > 0 &&
-		    backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, own))
+		/*
+		 * Only one it can prove an orphan (found in review: the owner's pid was looked up
+		 * here whatever pid namespace and boot it was taken in, so a gc in a container
+		 * given dockerd's socket, or cordond and a CLI in different pid namespaces,
+		 * force-removed each other's live containers, and a pid reused after a reboot was
+		 * judged against the wrong process). A container of cordon's on this dockerd may
+		 * have been made by a cordon that sees another machine id (one in a container),
+		 * in another pid namespace, or by an older cordon without these labels: all kept
+		 * and counted, as what cannot be proven orphans from here.
+		 */
+		switch (orphan_judge(&self, &lab)) {
+		case ORPHAN_ALIVE:
 			continue;
+		case ORPHAN_NOT_OURS:
+		case ORPHAN_UNKNOWN:
+			(*ret_kept)++;
+			continue;
+		case ORPHAN_GONE:
+			break;
+		}
 		if (remove_container(d.sock, d.api, id, &e2) == 0) {
 			(*ret_removed)++;
 			if (adir && *adir)

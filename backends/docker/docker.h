@@ -17,12 +17,15 @@ int docker_socket_path(char **ret, cordon_error *e);
 int docker_probe(char **ret_version, char **ret_server, cordon_error *e);
 
 /*
- * Remove every container of cordon's (labelled cordon.session and named cordon- and that
- * label's first 16 characters: the labels alone may be an image's) whose owner (label
- * cordon.owner, a pid and its start time) is no longer running, and its agent's directory
- * (label cordon.agent_dir). *ret_removed counts them.
+ * Remove the containers of cordon's (labelled cordon.session and named cordon- and that
+ * label's first 16 characters: the labels alone may be an image's) that orphan_judge proves
+ * orphans (backends/orphan.h: made on an earlier boot of this machine before this boot began,
+ * or on this boot in this pid namespace by an owner, label cordon.owner, that is gone), and
+ * their agent's directories (label cordon.agent_dir). *ret_removed counts them; *ret_kept
+ * counts the others of cordon's whose owner cannot be proven alive or gone from here (another
+ * pid namespace or machine id, an older cordon's labels, labels cordon did not write).
  */
-int docker_gc(unsigned *ret_removed, cordon_error *e);
+int docker_gc(unsigned *ret_removed, unsigned *ret_kept, cordon_error *e);
 
 /*
  * Tests only: called just before every container start (the open's, and a restart's), where

@@ -846,6 +846,21 @@ static int cmd_doctor(const struct small_args *a)
 	return 0;
 }
 
+/*
+ * What gc removed, and on a line of its own what it kept because it cannot prove them orphans
+ * from here (backends/orphan.h): never silently, so that a gc run from the wrong place (another
+ * pid namespace, a container) says why its orphans are still there.
+ */
+static int gc_report(const char *things, unsigned removed, const char *kept_things, unsigned kept,
+		     const char *why)
+{
+	printf("removed %u orphaned %s\n", removed, things);
+	if (kept)
+		printf("kept %u %s that cannot be proven orphans from here (%s)\n", kept,
+		       kept_things, why);
+	return 0;
+}
+
 static int cmd_gc(const struct small_args *a)
 {
 	cordon_error e = { 0 };
@@ -857,10 +872,11 @@ static int cmd_gc(const struct small_args *a)
 	if (!strcmp(backend, "docker")) {
 		if (profile)
 			return cli_fail("gc: --profile is for --backend daytona");
-		if (docker_gc(&n, &e) < 0)
+		if (docker_gc(&n, &skipped, &e) < 0)
 			return fail_err(&e);
-		printf("removed %u orphaned container(s)\n", n);
-		return 0;
+		return gc_report("container(s)", n, "container(s) of cordon's", skipped,
+				 "another pid namespace or machine, an older cordon's labels, or "
+				 "labels cordon did not write");
 	}
 	if (strcmp(backend, "daytona"))
 		return cli_fail("gc: invalid backend '%s' (expected docker or daytona)", backend);
@@ -872,13 +888,8 @@ static int cmd_gc(const struct small_args *a)
 	cordon_profile_free(p);
 	if (rc < 0)
 		return fail_err(&e);
-	printf("removed %u orphaned sandbox(es)\n", n);
-	if (skipped)
-		printf("kept %u sandbox(es) of this machine that cannot be proven orphans from "
-		       "here "
-		       "(another pid namespace, or labels cordon did not write)\n",
-		       skipped);
-	return 0;
+	return gc_report("sandbox(es)", n, "sandbox(es) of this machine", skipped,
+			 "another pid namespace, or labels cordon did not write");
 }
 
 static int cmd_version(const struct small_args *a)

@@ -716,10 +716,17 @@ int main(int argc, char **argv)
 		/* Containers of runs whose process died (SIGKILL): nothing else removes them. No
 		 * Docker daemon is not an error here. */
 		cordon_error ge;
-		unsigned gone = 0;
+		unsigned gone = 0, kept = 0;
 
-		if (docker_gc(&gone, &ge) == 0 && gone)
-			daemon_log("removed %u orphaned Docker container(s)", gone);
+		if (docker_gc(&gone, &kept, &ge) == 0) {
+			if (gone)
+				daemon_log("removed %u orphaned Docker container(s)", gone);
+			if (kept)
+				daemon_log(
+					"kept %u Docker container(s) that cannot be proven orphans "
+					"from here",
+					kept);
+		}
 	}
 	/* Runs happen in runner processes, not in this one (runners.c). */
 	runners_start();

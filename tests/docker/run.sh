@@ -246,6 +246,97 @@ kill -TERM $live
 wait $live 2>/dev/null
 rm -rf "$kwd"
 
+# gc removes only what it can prove an orphan (docs/docker.md, "Leftovers"): a pid means
+# something only on one boot, in one pid namespace. Each container says where its owner's pid
+# was taken, with the Daytona backend's labels and values (tests/daytona/test_cli.py computes
+# them the same way: systemd's app-specific ids, the pid and time namespaces' inodes).
+gc_kept="container(s) of cordon's that cannot be proven orphans from here (another pid namespace or machine, an older cordon's labels, or labels cordon did not write)"
+these_labels() {
+	python3 - <<'PY'
+import hashlib, hmac, os, re, socket, uuid
+APP_ID = bytes.fromhex("4a227b85224b4703913e67e6aa892d91")
+def app_specific(key):
+    d = bytearray(hmac.new(key, APP_ID, hashlib.sha256).digest()[:16])
+    d[6] = (d[6] & 0x0F) | 0x40
+    d[8] = (d[8] & 0x3F) | 0x80
+    return d.hex()
+try:
+    text = open("/etc/machine-id").read(63)
+except OSError:
+    text = ""
+if re.fullmatch(r"[0-9a-fA-F]{32}\n?", text) and int(text, 16):
+    machine, from_id = app_specific(bytes.fromhex(text.strip())), "id"
+else:
+    machine, from_id = "host-" + app_specific((socket.gethostname() or "unknown").encode()), "host"
+boot = app_specific(uuid.UUID(open("/proc/sys/kernel/random/boot_id").read().strip()).bytes)
+pidns = str(os.stat("/proc/self/ns/pid").st_ino)
+if os.path.exists("/proc/self/ns/time"):
+    pidns += "-%d" % os.stat("/proc/self/ns/time").st_ino
+print(machine, boot, pidns, from_id)
+PY
+}
+read -r this_machine this_boot this_pidns machine_from < <(these_labels)
+label() { "$DOCKER" inspect -f "{{index .Config.Labels \"$2\"}}" "$1" 2>/dev/null; }
+exists() { "$DOCKER" inspect "$1" >/dev/null 2>&1 && echo yes || echo no; }
+owner_of() { python3 -c 'import sys; print("%s:%s" % (sys.argv[1], open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()[19]))' "$1"; }
+# A container of cordon's made through the Engine API: name cordon-<16>, labels as given.
+fake_container() { # fake_container SESSION LABELS_JSON
+	curl -sf --unix-socket "$CORDON_DOCKER_SOCK" -H 'Content-Type: application/json' -X POST \
+		"http://x/containers/create?name=cordon-${1:0:16}" \
+		-d "{\"Image\": \"$IMG\", \"Cmd\": [\"true\"], \"Labels\": $2}" >/dev/null
+}
+rm_container() { curl -s --unix-socket "$CORDON_DOCKER_SOCK" -X DELETE "http://x/containers/$1?force=1&v=1" >/dev/null; }
+new_session() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+"$CORDON" run --via direct --backend docker --image "$IMG" --timeout 60 -- 'sleep 50' >/dev/null 2>&1 &
+live=$!
+cid=
+for _ in $(seq 1 100); do
+	cid=$("$DOCKER" ps -q --filter "label=cordon.owner=$(owner_of $live 2>/dev/null)")
+	[ -n "$cid" ] && break
+	sleep 0.1
+done
+check "a container's labels: its machine, boot and pid namespace, as Daytona's" \
+	"$this_machine $this_boot $this_pidns" \
+	"$(label "$cid" cordon.machine) $(label "$cid" cordon.boot) $(label "$cid" cordon.pidns)"
+# A gc in another pid namespace (a cordon in a container given dockerd's socket, cordond in one
+# of its own) cannot see the owner: the container is kept, and said to be. Before, it was
+# force-removed under the live run.
+out=$(unshare --pid --fork --mount-proc "$CORDON" gc 2>&1)
+check "gc in another pid namespace keeps a live run's container" "yes|removed 0 orphaned container(s)
+kept 1 $gc_kept" "$(exists "$cid")|$out"
+out=$("$CORDON" gc 2>&1)
+check "gc in its pid namespace keeps it too (its owner runs)" "yes|removed 0 orphaned container(s)" "$(exists "$cid")|$out"
+kill -TERM $live
+wait $live 2>/dev/null
+
+# An older cordon's container (cordon.session and cordon.owner only, its owner gone): who knows
+# where that pid was taken. Kept and counted; before, removed.
+s=$(new_session)
+fake_container "$s" "{\"cordon.session\": \"$s\", \"cordon.owner\": \"999999999:1\", \"cordon.agent_dir\": \"\"}"
+out=$("$CORDON" gc 2>&1)
+check "an older cordon's container is kept and counted" "yes|removed 0 orphaned container(s)
+kept 1 $gc_kept" "$(exists "cordon-${s:0:16}")|$out"
+rm_container "cordon-${s:0:16}"
+
+# Another boot of this machine: an orphan only when made before this boot began (Docker's
+# Created), else another system sharing this machine id. Made now, it is kept; seen from a
+# time namespace whose boot began a second ago (CLOCK_BOOTTIME moved back), it is an orphan.
+s=$(new_session)
+other_boot=$([ "${this_boot:0:1}" = 0 ] && echo 1 || echo 0)${this_boot:1}
+fake_container "$s" "{\"cordon.session\": \"$s\", \"cordon.owner\": \"999999999:1\", \"cordon.machine\": \"$this_machine\", \"cordon.boot\": \"$other_boot\", \"cordon.pidns\": \"$this_pidns\", \"cordon.agent_dir\": \"\"}"
+out=$("$CORDON" gc 2>&1)
+check "another boot, made after this one began: kept" "yes|removed 0 orphaned container(s)
+kept 1 $gc_kept" "$(exists "cordon-${s:0:16}")|$out"
+sleep 1.5
+out=$(unshare --time --boottime "-$(cut -d. -f1 /proc/uptime)" "$CORDON" gc 2>&1)
+if [ "$machine_from" = id ]; then
+	check "another boot, made before this one began: removed" "no|removed 1 orphaned container(s)" "$(exists "cordon-${s:0:16}")|$out"
+else # from the hostname only, another boot may be another machine of that name, up now
+	check "another boot, no machine id: kept" "yes" "$(exists "cordon-${s:0:16}")"
+fi
+rm_container "cordon-${s:0:16}"
+
 # A user's workdir: the commands run as its owner, so what they make is the user's (no
 # root-owned setuid file can appear in it).
 wd=$(mktemp -d /tmp/cordon-test-dwd.XXXXXX)

@@ -9,6 +9,7 @@
 #include "backends/docker/agent.h"
 #include "backends/docker/docker.h"
 #include "backends/http.h"
+#include "backends/orphan.h"
 #include "runtime/capture.h"
 #include "tests/lib/testutil.h"
 
@@ -1293,7 +1294,7 @@ Test(gc, a_container_that_only_carries_the_labels_is_kept, .timeout = 60)
 {
 	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
 	char session[33], name[64], body[512], path[160];
-	unsigned removed = 0;
+	unsigned removed = 0, kept = 0;
 	cordon_error e;
 	int status;
 
@@ -1306,10 +1307,191 @@ Test(gc, a_container_that_only_carries_the_labels_is_kept, .timeout = 60)
 		 img, session);
 	snprintf(path, sizeof(path), "/containers/create?name=%s", name);
 	cr_assert_eq(api("POST", path, body, NULL), 201);
-	cr_assert_eq(docker_gc(&removed, &e), 0, "%s", e.msg);
+	cr_assert_eq(docker_gc(&removed, &kept, &e), 0, "%s", e.msg);
 	snprintf(path, sizeof(path), "/containers/%s/json", name);
 	status = api("GET", path, NULL, NULL);
 	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", name);
 	(void)api("DELETE", path, NULL, NULL);
 	cr_assert_eq(status, 200, "cordon gc removed a container that is not cordon's (%s)", name);
+}
+
+/*
+ * A container named as cordon names its own (cordon- and the first 16 characters of its
+ * cordon.session label), never started, with these labels (taken); its name into ret.
+ */
+static void cordon_like(json_t *labels, char ret[32])
+{
+	const char *img = getenv("CORDON_DOCKER_TEST_IMAGE");
+	const char *session = json_string_value(json_object_get(labels, "cordon.session"));
+	json_t *body =
+		json_pack("{s:s, s:[s], s:o}", "Image", img, "Cmd", "true", "Labels", labels);
+	char path[384], *text;
+
+	cr_assert_not_null(img, "CORDON_DOCKER_TEST_IMAGE is not set (run tests/docker/run.sh)");
+	cr_assert(body && session);
+	snprintf(ret, 32, "cordon-%.16s", session);
+	snprintf(path, sizeof(path), "/containers/create?name=%s", ret);
+	text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	cr_assert_eq(api("POST", path, text, NULL), 201, "%s", text);
+	free(text);
+}
+
+/* The labels cordon writes, as this process would write them, for this owner. */
+static json_t *labels_of(const struct orphan_self *me, const char *owner)
+{
+	char session[33];
+
+	backend_random_hex(session, 16);
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "cordon.session", session,
+			 "cordon.owner", owner, "cordon.machine", me->machine, "cordon.boot",
+			 me->boot, "cordon.pidns", me->pidns, "cordon.agent_dir", "");
+}
+
+/* l with key set to value, or removed (NULL). */
+static json_t *with(json_t *l, const char *key, const char *value)
+{
+	cr_assert_not_null(l);
+	if (value)
+		cr_assert_eq(json_object_set_new(l, key, json_string(value)), 0);
+	else
+		cr_assert_eq(json_object_del(l, key), 0);
+	return l;
+}
+
+static bool container_exists(const char *name)
+{
+	char path[384];
+
+	snprintf(path, sizeof(path), "/containers/%s/json", name);
+	return api("GET", path, NULL, NULL) == 200;
+}
+
+/*
+ * gc removes only a container it can prove an orphan, as Daytona's gc does (backends/orphan.h):
+ * a pid means something only on one boot, in one pid namespace, and a dockerd's socket may be
+ * given to containers of this host (docker-outside-of-docker), or cordond and a CLI may run in
+ * different pid namespaces. Found in review: gc looked each owner's pid up here, wherever it
+ * was taken, and force-removed the live containers of a cordon in another pid namespace. The
+ * rest of cordon's are kept and counted; a live owner's are kept and not counted.
+ */
+Test(gc, only_a_provable_orphan_is_removed, .timeout = 60)
+{
+	const char *dead = "999999999:1"; /* above any pid_max */
+	struct orphan_self me;
+	unsigned removed0, kept0, removed, kept, want_kept = 0;
+	cordon_error e;
+	char alive[64], machine[ORPHAN_VALUE_MAX], boot[33];
+
+	orphan_self_read(&me);
+	cr_assert(me.boot[0] && me.pidns[0], "boot '%s', pid namespace '%s'", me.boot, me.pidns);
+	/* Another machine's label and another boot's: this one's with its first digit changed. */
+	strcpy(machine, me.machine);
+	machine[0] = machine[0] == 'a' ? 'b' : 'a';
+	strcpy(boot, me.boot);
+	boot[0] = boot[0] == 'a' ? 'b' : 'a';
+	cr_assert_eq(backend_owner_of(getpid(), alive, sizeof(alive)), 0);
+	/* What other runs left before: not this test's to count. */
+	cr_assert_eq(docker_gc(&removed0, &kept0, &e), 0, "%s", e.msg);
+
+	struct {
+		const char *what;
+		json_t *labels;
+		bool removed, counted;
+	} cases[] = {
+		{ "this boot and pid namespace, the owner gone", labels_of(&me, dead), true,
+		  false },
+		{ "this boot and pid namespace, the owner alive", labels_of(&me, alive), false,
+		  false },
+		{ "another pid namespace (a cordon in a container given dockerd's socket)",
+		  with(labels_of(&me, dead), "cordon.pidns", "1-1"), false, true },
+		{ "a pid namespace its cordon could not read",
+		  with(labels_of(&me, dead), "cordon.pidns", ""), false, true },
+		{ "no pid namespace label", with(labels_of(&me, dead), "cordon.pidns", NULL), false,
+		  true },
+		{ "another machine id (a container's own)",
+		  with(labels_of(&me, dead), "cordon.machine", machine), false, true },
+		/* Docker's Created is now, after this boot began: another system of this id. */
+		{ "another boot, made after this one began",
+		  with(labels_of(&me, dead), "cordon.boot", boot), false, true },
+		{ "an owner that is not pid:start",
+		  with(labels_of(&me, dead), "cordon.owner", "garbage"), false, true },
+		{ "an older cordon's (cordon.session and cordon.owner only)",
+		  with(with(with(labels_of(&me, dead), "cordon.machine", NULL), "cordon.boot",
+			    NULL),
+		       "cordon.pidns", NULL),
+		  false, true },
+	};
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+	char name[sizeof(cases) / sizeof(cases[0])][32];
+
+	for (size_t i = 0; i < n; i++) {
+		cordon_like(cases[i].labels, name[i]);
+		want_kept += cases[i].counted;
+	}
+	cr_expect_eq(docker_gc(&removed, &kept, &e), 0, "%s", e.msg);
+	for (size_t i = 0; i < n; i++) {
+		char path[384];
+		bool there = container_exists(name[i]);
+
+		cr_expect_eq(!there, cases[i].removed, "%s: %s", cases[i].what,
+			     there ? "kept" : "removed");
+		snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", name[i]);
+		(void)api("DELETE", path, NULL, NULL);
+	}
+	cr_expect_eq(removed, 1, "removed %u", removed);
+	cr_expect_eq(kept, kept0 + want_kept, "kept %u, %u before", kept, kept0);
+}
+
+/*
+ * The labels gc reads are cordon's, always set at create: an image's labels are its
+ * containers' unless set, so an image labelled cordon.boot, cordon.pidns or cordon.machine
+ * must not speak for the container. Their values are the Daytona backend's (the same
+ * orphan_self_read: systemd's app-specific ids of the machine and boot ids, the pid and time
+ * namespaces' inodes).
+ */
+Test(gc, a_containers_labels_say_where_its_owners_pid_was_taken, .init = setup_profile,
+     .fini = teardown, .timeout = 60)
+{
+	struct orphan_self me;
+	struct cordon_result r;
+	struct stat pid_st, time_st;
+	char path[384], pidns[64], *image;
+	json_t *j, *l;
+	cordon_error e;
+
+	image = derived_image("cordon-test/labels", NULL,
+			      "LABEL%20cordon.machine%3Dforged%20cordon.boot%3Dforged%20"
+			      "cordon.pidns%3Dforged%20cordon.owner%3D1%3A1%20"
+			      "cordon.agent_dir%3D%2Ftmp%2Fforged");
+	free(prof->docker_image);
+	prof->docker_image = strdup(image);
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
+	run("hostname", &r); /* the container's id, cut to 12 */
+	snprintf(path, sizeof(path), "/containers/%s/json", r.output);
+	cordon_result_free(&r);
+	cr_assert_eq(api("GET", path, NULL, &j), 200);
+	l = json_object_get(json_object_get(j, "Config"), "Labels");
+	orphan_self_read(&me);
+	cr_assert_eq(stat("/proc/self/ns/pid", &pid_st), 0);
+	if (stat("/proc/self/ns/time", &time_st) == 0)
+		snprintf(pidns, sizeof(pidns), "%llu-%llu", (unsigned long long)pid_st.st_ino,
+			 (unsigned long long)time_st.st_ino);
+	else
+		snprintf(pidns, sizeof(pidns), "%llu", (unsigned long long)pid_st.st_ino);
+	cr_expect_str_eq(json_string_value(json_object_get(l, "cordon.machine")), me.machine);
+	cr_expect_str_eq(json_string_value(json_object_get(l, "cordon.boot")), me.boot);
+	cr_expect_eq(strlen(me.boot), 32);
+	cr_expect_str_eq(json_string_value(json_object_get(l, "cordon.pidns")), pidns);
+	cr_expect_str_eq(json_string_value(json_object_get(l, "cordon.owner")), me.owner);
+	cr_expect_neq(
+		strcmp(json_string_value(json_object_get(l, "cordon.agent_dir")), "/tmp/forged"),
+		0);
+	json_decref(j);
+	backend_docker.close(h);
+	h = NULL;
+	snprintf(path, sizeof(path), "/images/%s?force=1", image);
+	(void)api("DELETE", path, NULL, NULL);
+	free(image);
 }
