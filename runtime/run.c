@@ -605,7 +605,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		}
 	}
 	/* The local backend runs in the directory itself; a container's is its own mount. */
-	if (gone && !rq->backend_handle) {
+	if (gone && !rq->backend_handle && !rq->open_backend) {
 		rc = gone_result(workdir, &r, e);
 		goto out;
 	}
@@ -648,8 +648,12 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.cancel = rq->cancel,
 		.ret_pending = rq->teardown ? &pending : NULL,
 	};
-	if (rq->backend_handle) {
-		rc = ops->exec(rq->backend_handle, &x, &r, e);
+	if (rq->backend_handle || rq->open_backend) {
+		void *bh = rq->backend_handle;
+
+		if (!bh && rq->open_backend(rq->open_backend_arg, &bh, e) < 0)
+			goto out;
+		rc = ops->exec(bh, &x, &r, e);
 	} else {
 		/* A signal to cordon cuts a hung Engine API call short (backends/http.c). */
 		const struct cordon_open o = {

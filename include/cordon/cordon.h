@@ -203,6 +203,14 @@ struct cordon_request {
 	 * container for all their runs): used instead of open() and close().
 	 */
 	void *backend_handle;
+	/*
+	 * With backend_handle NULL: NULL, or how to get such a handle, called only once the
+	 * policy has allowed the run (cordond's one-shot Docker and Daytona runs: no container or
+	 * sandbox is made for a command the policy refuses, as in a direct run). 0 with *ret_h,
+	 * which stays the caller's (cordon_run does not close it); -1 with *e, and nothing ran.
+	 */
+	int (*open_backend)(void *arg, void **ret_h, cordon_error *e);
+	void *open_backend_arg;
 };
 
 /* The outcome of a run (SPEC §5). */
