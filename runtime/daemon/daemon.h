@@ -170,8 +170,19 @@ struct job {
 	int workdir_fd;	     /* the workdir, opened as the caller; -1 with workdir NULL */
 	volatile int *cancel;
 	void *backend_handle; /* a Docker or Daytona session's handle (session_backend_handle), or NULL */
-	const char *backend_name; /* with backend_handle: its backend, "docker" or "daytona" */
+	/* Or, for a one-shot session (session_oneshot), how to open it once the policy allows. */
+	int (*open_backend)(void *arg, void **ret_h, cordon_error *e);
+	void *open_backend_arg;
+	/* A session's backend ("local", "docker", "daytona"); NULL without a session */
+	const char *backend_name;
 };
+
+/*
+ * job_run's status for a run without a session whose body or profile names Docker or
+ * Daytona, which the local path cannot serve: cordond then runs it in a one-shot session
+ * (http.c). Never sent to a client.
+ */
+#define JOB_NOT_LOCAL 421
 
 /*
  * The profile the request sees, the command the policy judges, and the run. 0 with *res and
@@ -259,6 +270,20 @@ const char *session_backend_name(const struct session *s);
 json_t *session_json(const struct session *s);
 /* 0, 404 or 409 (runs in progress). */
 int session_delete(const struct caller *c, const char *id, cordon_error *e);
+/*
+ * A one-shot session for a run of POST /v1/run on Docker or Daytona (session.c): made for c
+ * and b as a session is, but unlisted, counted among c's sessions until it ends, and with its
+ * container or sandbox not yet opened: session_oneshot_open does that (cordon_request's
+ * open_backend, called once the policy has allowed the run), cut short by *cancel. 0 with
+ * *ret, or -1 with *status and *e.
+ */
+int session_oneshot(const struct caller *c, const struct run_body *b, volatile int *cancel,
+		    struct session **ret, int *status, cordon_error *e);
+int session_oneshot_open(void *s, void **ret_h, cordon_error *e);
+/* A failed session_oneshot_open's status (as a session create's would be) and error, or 0. */
+int session_oneshot_error(const struct session *s, cordon_error *e);
+/* Remove its container or sandbox and its temp workdir (unless keep), and free it (NULL-safe). */
+void session_oneshot_end(struct session *s, bool keep);
 void session_run_begin(struct session *s);
 void session_run_end(struct session *s);
 /* Files: returns an HTTP status; GET gives an fd and its size. */

@@ -345,13 +345,13 @@ void http_watch_once(int timeout_ms)
 /* ---- the run ---- */
 
 /* AG2: an empty argv gives ExecResult("", 2) in every backend. */
-static json_t *empty_argv_result(void)
+static json_t *empty_argv_result(const char *backend)
 {
 	return json_pack("{s:s,s:s,s:s,s:i,s:n,s:b,s:n,s:b,s:i,s:i,s:f,s:f,s:n,s:b,s:s,s:n}",
 			 "output", "[exit code: 2]", "stdout", "", "stderr", "", "exit_code", 2,
 			 "signal", "timed_out", 0, "refused", "truncated", 0, "stdout_bytes", 0,
 			 "stderr_bytes", 0, "duration_ms", 0.0, "cpu_ms", 0.0, "peak_memory_bytes",
-			 "oom_killed", 0, "backend", "local", "workdir");
+			 "oom_killed", 0, "backend", backend, "workdir");
 }
 
 /* The end of a run after its answer: reap the sandbox, remove the temp workdir. */
@@ -390,61 +390,46 @@ static void root_run_identity(int wdfd, char **name, char **home)
 	*home = strdup(pw.pw_dir);
 }
 
-static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, struct req *rq,
-				  struct session *s)
+/*
+ * The run of the parsed body b: in session s, or in a one-shot session made for it (oneshot:
+ * POST /v1/run on Docker or Daytona), or locally. Answers, except when a local run's profile
+ * names Docker or Daytona (JOB_NOT_LOCAL, which only the run finds out: cordond does not load
+ * the profile of every run): then nothing of it is left, and *ret_elsewhere asks for it to be
+ * run again in a one-shot session.
+ */
+static enum MHD_Result run_parsed(struct MHD_Connection *c, struct conn *cn, struct req *rq,
+				  const struct run_body *b, struct session *s, bool oneshot,
+				  bool *ret_elsewhere)
 {
-	struct run_body b;
 	struct cordon_teardown *td = NULL;
 	struct runner *runner = NULL;
+	struct session *os = NULL;
 	cordon_error e = { 0 };
 	_cleanup_free_ char *workdir = NULL, *js = NULL, *run_name = NULL, *run_home = NULL;
 	_cleanup_close_ int wdfd = -1;
-	bool temp = false, have_slot = false, refused = false, timed_out = false;
+	bool temp = false, refused = false, timed_out = false;
 	int hold = -1;
 	int status = 400;
 
-	if (body_parse(s ? BODY_SESSION_RUN : BODY_RUN, rq->body ? rq->body : "", rq->len,
-		       cfg.max_output_cap, &b, &e) < 0)
-		return send_error(c, 400, &e);
-	if (b.backend && strcmp(b.backend, "local")) {
-		run_body_free(&b);
-		/* docs/security.md: a container backend would act with the daemon's own
-		 * privileges (its Docker socket), not the caller's. */
-		return send_msg(c, 400, "backend: cordond serves the local backend only");
-	}
-	if (b.profile_digest) {
-		/*
-		 * The client's profile of that name is not cordond's (a CORDON_PROFILE_PATH of
-		 * its own): not a run under another profile than the one it meant. `cordon run
-		 * --via auto` then runs it directly.
-		 */
-		struct cordon_profile *mine = NULL;
-		char d[17] = "";
-		cordon_error pe;
-
-		if (cordon_profile_load(b.profile ? b.profile : "default", &mine, &pe) == 0)
-			(void)profile_digest(mine, d, &pe);
-		cordon_profile_free(mine);
-		if (strcmp(d, b.profile_digest) != 0) {
-			cordon_err(&e, 0,
-				   "profile: '%s' is not the same profile for cordond as for the "
-				   "client (a CORDON_PROFILE_PATH of the client's); --via direct "
-				   "runs the client's",
-				   b.profile ? b.profile : "default");
-			run_body_free(&b);
-			return send_error(c, 409, &e);
-		}
-	}
-	if (b.argv && b.argc == 0) {
-		run_body_free(&b);
-		atomic_fetch_add(&metrics.runs, 1);
-		return send_json(c, 200, empty_argv_result());
-	}
-	if (slot_acquire(cn, &e) < 0) {
-		run_body_free(&b);
+	if (slot_acquire(cn, &e) < 0)
 		return send_error(c, 429, &e);
+	if (oneshot) {
+		/*
+		 * Docker or Daytona for one run: a session made for it by the same code as POST
+		 * /v1/sessions (session.c: the workdir opened as the caller, a member's commands
+		 * run as the member with their groups, root's as the workdir's owner or nobody),
+		 * but unlisted, counted among the caller's sessions while it lives, its
+		 * container or sandbox made only once the policy has allowed the command
+		 * (session_oneshot_open, from cordon_run), and removed before the answer: a
+		 * client that has the answer finds nothing of its run left, as after `cordon run
+		 * --backend docker`. Its run is a session run in every other way. A client that
+		 * goes away, or cordond's SIGTERM, cancels it as any run; its end comes all the
+		 * same, and cordond's stop waits for it (the run slot is held until then).
+		 */
+		if (session_oneshot(&rq->caller, b, &cn->cancel, &os, &status, &e) < 0)
+			goto fail;
+		s = os;
 	}
-	have_slot = true;
 	if (s)
 		session_run_begin(s);
 
@@ -456,8 +441,8 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 			cordon_err(&e, ENOMEM, "out of memory");
 			goto fail;
 		}
-	} else if (b.workdir) {
-		if (ident_open_workdir(&rq->caller, b.workdir, true, &wdfd, &workdir, &e) < 0) {
+	} else if (b->workdir) {
+		if (ident_open_workdir(&rq->caller, b->workdir, true, &wdfd, &workdir, &e) < 0) {
 			/* The caller's path, unless cordond is short of fds or memory (send_error). */
 			status = 400;
 			cordon_err_prefix(&e, "workdir");
@@ -490,8 +475,8 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		root_run_identity(s ? session_dirfd(s) : wdfd, &run_name, &run_home);
 
 	struct job j = {
-		.body = &b,
-		.profile = b.profile ? b.profile : (s ? session_profile(s) : "default"),
+		.body = b,
+		.profile = b->profile ? b->profile : (s ? session_profile(s) : "default"),
 		.uid = rq->caller.uid,
 		.gid = rq->caller.gid,
 		/* A member's run has their groups, as their own processes do (docs/security.md). */
@@ -503,6 +488,8 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		.workdir_fd = s ? session_dirfd(s) : wdfd,
 		.cancel = &cn->cancel,
 		.backend_handle = s ? session_backend_handle(s) : NULL,
+		.open_backend = os ? session_oneshot_open : NULL,
+		.open_backend_arg = os,
 		.backend_name = s ? session_backend_name(s) : NULL,
 	};
 	double t0 = now_s();
@@ -513,7 +500,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	 * in this process. Runners on but none to be had (none could be started): 503, not a
 	 * run here (docs/daemon.md, "When no runner can be started").
 	 */
-	if (!j.backend_handle && runner_get(&runner, &e) < 0) {
+	if (!j.backend_handle && !j.open_backend && runner_get(&runner, &e) < 0) {
 		status = 503;
 		goto fail;
 	}
@@ -528,8 +515,14 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	} else {
 		struct cordon_result res;
 
-		if (job_run(&j, &res, &td, &status, &e) < 0)
+		if (job_run(&j, &res, &td, &status, &e) < 0) {
+			/* Its container or sandbox could not be had: as a session create says. */
+			int st = os ? session_oneshot_error(os, &e) : 0;
+
+			if (st)
+				status = st;
 			goto fail;
+		}
 		refused = res.refused != NULL;
 		timed_out = res.timed_out;
 		if (cordon_result_to_json(&res, &js, &e) < 0) {
@@ -545,6 +538,13 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 		atomic_fetch_add(&metrics.refusals, 1);
 	if (timed_out)
 		atomic_fetch_add(&metrics.timeouts, 1);
+	if (os) {
+		/* Gone before the answer (above); a container's run leaves no teardown. */
+		finish_teardown(cn, TAKE_PTR(td), NULL, -1);
+		session_run_end(os);
+		session_oneshot_end(TAKE_PTR(os), b->keep);
+		s = NULL;
+	}
 	/*
 	 * The result is final: answer now, tear down after (on_completed: teardown_start). The
 	 * slot goes now too: the client may send its next run the moment it has this answer,
@@ -552,7 +552,7 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	 */
 	rq->runner = TAKE_PTR(runner);
 	rq->teardown = TAKE_PTR(td);
-	if (temp && !b.keep) {
+	if (temp && !b->keep) {
 		rq->temp_workdir = TAKE_PTR(workdir);
 		rq->temp_hold = hold;
 	} else {
@@ -563,9 +563,10 @@ static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, str
 	if (s)
 		session_run_end(s);
 	slot_release(cn);
-	run_body_free(&b);
 	return send_json_text(c, 200, TAKE_PTR(js), NULL);
 fail:
+	/* (Only a run without a session: a session's backend is its own, job.c.) */
+	*ret_elsewhere = status == JOB_NOT_LOCAL && !s;
 	status = job_error_status(status, &e);
 	if (status == 500)
 		atomic_fetch_add(&metrics.errors, 1);
@@ -573,10 +574,66 @@ fail:
 	finish_teardown(cn, td, temp && workdir ? TAKE_PTR(workdir) : NULL, hold);
 	if (s)
 		session_run_end(s);
-	if (have_slot)
-		slot_release(cn);
+	/* A failed run's temp workdir goes, as a local one's does (finish_teardown). */
+	session_oneshot_end(os, false);
+	slot_release(cn);
+	return *ret_elsewhere ? MHD_YES : send_error(c, status, &e);
+}
+
+static enum MHD_Result handle_run(struct MHD_Connection *c, struct conn *cn, struct req *rq,
+				  struct session *s)
+{
+	struct run_body b;
+	cordon_error e = { 0 };
+	enum MHD_Result ret;
+	bool elsewhere = false;
+
+	if (body_parse(s ? BODY_SESSION_RUN : BODY_RUN, rq->body ? rq->body : "", rq->len,
+		       cfg.max_output_cap, &b, &e) < 0)
+		return send_error(c, 400, &e);
+	if (b.profile_digest) {
+		/*
+		 * The client's profile of that name is not cordond's (a CORDON_PROFILE_PATH of
+		 * its own): not a run under another profile than the one it meant. `cordon run
+		 * --via auto` then runs it directly.
+		 */
+		struct cordon_profile *mine = NULL;
+		char d[17] = "";
+		cordon_error pe;
+
+		if (cordon_profile_load(b.profile ? b.profile : "default", &mine, &pe) == 0)
+			(void)profile_digest(mine, d, &pe);
+		cordon_profile_free(mine);
+		if (strcmp(d, b.profile_digest) != 0) {
+			cordon_err(&e, 0,
+				   "profile: '%s' is not the same profile for cordond as for the "
+				   "client (a CORDON_PROFILE_PATH of the client's); --via direct "
+				   "runs the client's",
+				   b.profile ? b.profile : "default");
+			run_body_free(&b);
+			return send_error(c, 409, &e);
+		}
+	}
+	if (b.argv && b.argc == 0) {
+		const char *backend = s ? session_backend_name(s) : b.backend ? b.backend : "local";
+
+		ret = send_json(c, 200, empty_argv_result(backend));
+		run_body_free(&b);
+		atomic_fetch_add(&metrics.runs, 1);
+		return ret;
+	}
+	/*
+	 * "backend": "docker" or "daytona" runs in a one-shot session (run_parsed); so does a
+	 * run whose profile names one of them, once the local path has found that out.
+	 */
+	ret = run_parsed(c, cn, rq, &b, s, !s && b.backend && strcmp(b.backend, "local"),
+			 &elsewhere);
+	if (elsewhere) {
+		elsewhere = false;
+		ret = run_parsed(c, cn, rq, &b, NULL, true, &elsewhere);
+	}
 	run_body_free(&b);
-	return send_error(c, status, &e);
+	return ret;
 }
 
 /* ---- other endpoints ---- */

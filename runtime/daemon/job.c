@@ -48,11 +48,26 @@ static int request_profile(const struct run_body *b, const struct job *j,
 	*status = 400;
 	if (cordon_profile_load(j->profile, &p, e) < 0)
 		return cordon_err_prefix(e, "profile");
-	/* A session's own backend is the session's, whatever its profile names. */
-	if (strcmp(p->backend, "local") && !j->backend_handle) {
+	/*
+	 * The run's backend is its session's, whatever its profile names; without a session,
+	 * the body's, else the profile's, as for a session's creation and a direct run. One that
+	 * is not local, without a container or sandbox to run in, is not the local path's:
+	 * cordond runs it in a one-shot session instead (JOB_NOT_LOCAL, http.c).
+	 */
+	const char *backend = j->backend_name ? j->backend_name
+			      : b->backend    ? b->backend
+					      : p->backend;
+
+	if (strcmp(backend, "local") && !j->backend_handle && !j->open_backend) {
+		cordon_err(e, 0, "profile: uses backend '%s'", backend);
 		cordon_profile_free(p);
-		return cordon_err(e, 0, "profile: uses backend '%s'; cordond serves local only",
-				  p->backend);
+		*status = JOB_NOT_LOCAL;
+		return -1;
+	}
+	if (strcmp(p->backend, backend)) {
+		free(p->backend);
+		if (!(p->backend = strdup(backend)))
+			goto oom;
 	}
 	*status = 500;
 	if (append_list(&p->allowed, &b->allowed, e) < 0 ||
@@ -185,18 +200,10 @@ int job_run(const struct job *j, struct cordon_result *res, struct cordon_teardo
 		.cancel = j->cancel,
 		.teardown = td,
 	};
-	if (j->backend_handle) {
-		/* A Docker or Daytona session: its container or sandbox, whatever backend the
-		 * profile names. */
-		free(p->backend);
-		p->backend = strdup(j->backend_name ? j->backend_name : "docker");
-		if (!p->backend) {
-			cordon_profile_free(p);
-			*status = 500;
-			return cordon_err(e, ENOMEM, "out of memory");
-		}
-		req.backend_handle = j->backend_handle;
-	}
+	/* A Docker or Daytona session: its container or sandbox (p->backend names it). */
+	req.backend_handle = j->backend_handle;
+	req.open_backend = j->open_backend;
+	req.open_backend_arg = j->open_backend_arg;
 	rc = cordon_run(&req, res, e);
 	cordon_profile_free(p);
 	if (rc < 0) {

@@ -165,6 +165,8 @@ static int serve_one(int fd, const char *header, const char *body, size_t n, int
 		.workdir = workdir,
 		.workdir_fd = wd_fd,
 		.cancel = &runner_cancel,
+		/* A runner's runs are local: a session's (always local here) or not. */
+		.backend_name = session ? "local" : NULL,
 	};
 	if (job_run(&j, &res, &td, &status, &e) < 0)
 		goto reply;

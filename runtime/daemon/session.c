@@ -30,6 +30,8 @@
 /* The kernel's overflow id, Debian's nobody/nogroup. */
 #define NOBODY 65534
 
+struct reservation;
+
 struct session {
 	struct session *next;
 	char id[SESSION_ID_LEN + 1];
@@ -45,6 +47,17 @@ struct session {
 	 */
 	const struct cordon_backend_ops *ops;
 	void *handle;
+	/*
+	 * Until ops->open: what opening it takes (session_open_backend), kept from session_prepare:
+	 * the profile as the session (or the one-shot run) sees it, and a one-shot's cancel flag.
+	 */
+	struct cordon_profile *prof;
+	volatile int *cancel;
+	/* A one-shot (session_oneshot): its slot among the caller's sessions, its temp hold. */
+	struct reservation *slot;
+	int hold;
+	int open_status; /* the status of a failed session_open_backend, with open_err */
+	cordon_error open_err;
 	bool dead; /* deleted: no new uses */
 	unsigned refs;
 	unsigned runs;
@@ -86,8 +99,11 @@ static void session_free(struct session *s)
 				   cordon_err_str(&e, buf, sizeof(buf)));
 		}
 	}
+	/* A kept one-shot workdir loses its mark, so that no sweep takes it (fsutil.h). */
+	fsutil_temp_release(s->hold, !s->temp);
 	if (s->dirfd >= 0)
 		(void)close(s->dirfd);
+	cordon_profile_free(s->prof);
 	caller_free(&s->owner);
 	free(s->workdir);
 	free(s->profile);
@@ -114,11 +130,56 @@ unsigned sessions_count(void)
 }
 
 /*
- * Make a session for c (not yet in the list): the profile, the workdir and, for Docker or
- * Daytona, the container or remote sandbox. 0 with *ret, or -1 with *status and *e.
+ * Open a prepared session's container (docker) or remote sandbox (daytona), as session_prepare
+ * left it: s->prof is the profile as the session sees it, with its owner's identity in it.
+ * 0 (nothing to do for a local session), or -1 with *status and *e. Either way s->prof is gone.
  */
-static int session_make(const struct caller *c, const struct run_body *b, struct session **ret,
-			int *status, cordon_error *e)
+static int session_open_backend(struct session *s, int *status, cordon_error *e)
+{
+	struct cordon_profile *prof = TAKE_PTR(s->prof);
+	int rc = 0;
+
+	if (s->ops == &backend_docker) {
+		/* A member's commands have the member's groups too (root's: the backend's rule). */
+		bool member = s->uid != 0;
+		const struct cordon_open o = {
+			.profile = prof,
+			.workdir = s->workdir,
+			.workdir_fd = s->dirfd,
+			.cancel = s->cancel,
+			.groups = member ? s->owner.groups : NULL,
+			.ngroups = member && s->owner.ngroups > 0 ? (size_t)s->owner.ngroups : 0,
+		};
+
+		if (backend_docker.open(&o, &s->handle, e) < 0) {
+			*status = 500;
+			rc = -1;
+		}
+	} else if (s->ops == &backend_daytona) {
+		const struct cordon_open o = { .profile = prof,
+					       .workdir = s->workdir,
+					       .workdir_fd = -1 };
+
+		if (backend_daytona.open(&o, &s->handle, e) < 0) {
+			*status = 400;
+			rc = -1;
+		} else if (daytona_ensure(s->handle, s->cancel, e) < 0) {
+			/* Created now, so that a bad key or a broken snapshot fails this request. */
+			*status = 502;
+			rc = -1;
+		}
+	}
+	cordon_profile_free(prof);
+	return rc;
+}
+
+/*
+ * Prepare a session for c (not yet in the list): the profile and the workdir, and for Docker
+ * or Daytona what opening its container or sandbox takes (s->ops, s->prof), not yet opened
+ * (session_open_backend). 0 with *ret, or -1 with *status and *e.
+ */
+static int session_prepare(const struct caller *c, const struct run_body *b, bool oneshot,
+			   struct session **ret, int *status, cordon_error *e)
 {
 	struct session *s;
 	unsigned char rnd[SESSION_ID_LEN / 2];
@@ -129,6 +190,7 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 		return cordon_err(e, ENOMEM, "out of memory");
 	}
 	s->dirfd = -1;
+	s->hold = -1;
 	s->uid = c->uid;
 	{
 		/*
@@ -153,17 +215,15 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 		}
 	}
 	/* The profile must exist now, not at the first run. */
-	struct cordon_profile *prof = NULL;
-
-	if (cordon_profile_load(s->profile, &prof, e) < 0) {
+	if (cordon_profile_load(s->profile, &s->prof, e) < 0) {
 		session_free(s);
 		return cordon_err_prefix(e, "profile");
 	}
+	struct cordon_profile *prof = s->prof;
 	const char *bname = b->backend ? b->backend : prof->backend;
 	bool docker = !strcmp(bname, "docker"), daytona = !strcmp(bname, "daytona");
 
 	if (strcmp(bname, "local") && !docker && !daytona) {
-		cordon_profile_free(prof);
 		session_free(s);
 		return cordon_err(e, 0, "backend: '%s' is not one cordond serves", bname);
 	}
@@ -182,12 +242,23 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 			return cordon_err_prefix(e, "workdir");
 		}
 	} else {
-		if (ident_mktemp(&s->owner, "cordon-session", &s->workdir, e) < 0) {
+		/* A one-shot's is named as a local run's temp workdir is (http.c). */
+		if (ident_mktemp(&s->owner, oneshot ? "cordon" : "cordon-session", &s->workdir, e) <
+		    0) {
 			session_free(s);
 			*status = 500;
 			return cordon_err_prefix(e, "workdir");
 		}
 		s->temp = true;
+		/*
+		 * A one-shot's is held while in use, as a local run's is (fsutil.h): if cordond is
+		 * killed, its next start sweeps it. A session's outlives cordond on purpose.
+		 */
+		if (oneshot) {
+			cordon_error he;
+
+			s->hold = fsutil_temp_hold(s->workdir, &he);
+		}
 		char *canon = NULL;
 
 		if (ident_open_workdir(&s->owner, s->workdir, !docker && !daytona, &s->dirfd,
@@ -198,6 +269,15 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 		}
 		free(canon);
 	}
+	/*
+	 * What the run asks of the container or sandbox itself, which is made with the profile:
+	 * a read-only workdir mount (docker), the network (daytona). A session's body has neither
+	 * (-1); a one-shot run's may, as the command line's `cordon run --readonly` has.
+	 */
+	if (b->readonly >= 0)
+		prof->readonly = b->readonly;
+	if (b->network >= 0)
+		prof->network = (enum cordon_network)b->network;
 	if (docker) {
 		/*
 		 * One container for the session's life, of the directory opened above as the
@@ -216,61 +296,46 @@ static int session_make(const struct caller *c, const struct run_body *b, struct
 		     (free(prof->docker_image), !(prof->docker_image = strdup(b->image)))) ||
 		    (c->uid != 0 &&
 		     (free(prof->docker_user), !(prof->docker_user = strdup(user))))) {
-			cordon_profile_free(prof);
 			session_free(s);
 			*status = 500;
 			return cordon_err(e, ENOMEM, "out of memory");
 		}
 		s->ops = &backend_docker;
-		/* A member's commands have the member's groups too (root's: the backend's rule). */
-		const struct cordon_open o = {
-			.profile = prof,
-			.workdir = s->workdir,
-			.workdir_fd = s->dirfd,
-			.groups = c->uid != 0 ? s->owner.groups : NULL,
-			.ngroups =
-				c->uid != 0 && s->owner.ngroups > 0 ? (size_t)s->owner.ngroups : 0,
-		};
-
-		if (backend_docker.open(&o, &s->handle, e) < 0) {
-			cordon_profile_free(prof);
-			session_free(s);
-			*status = 500;
-			return -1;
-		}
 	} else if (daytona) {
 		/*
-		 * One remote sandbox for the session's life, created now so that a bad key or a
-		 * broken snapshot fails this request, not the first run. The key is cordond's
-		 * (its environment): docs/daytona.md, "Through cordond".
+		 * One remote sandbox for the session's life. The key is cordond's (its
+		 * environment): docs/daytona.md, "Through cordond".
 		 */
 		if (b->image &&
 		    ((free(prof->daytona_snapshot), prof->daytona_snapshot = NULL),
 		     free(prof->daytona_image), !(prof->daytona_image = strdup(b->image)))) {
-			cordon_profile_free(prof);
 			session_free(s);
 			*status = 500;
 			return cordon_err(e, ENOMEM, "out of memory");
 		}
-		const struct cordon_open o = { .profile = prof,
-					       .workdir = s->workdir,
-					       .workdir_fd = -1 };
-
-		if (backend_daytona.open(&o, &s->handle, e) < 0) {
-			cordon_profile_free(prof);
-			session_free(s);
-			*status = 400;
-			return -1;
-		}
 		s->ops = &backend_daytona;
-		if (daytona_ensure(s->handle, NULL, e) < 0) {
-			cordon_profile_free(prof);
-			session_free(s);
-			*status = 502;
-			return -1;
-		}
+	} else {
+		cordon_profile_free(TAKE_PTR(s->prof));
 	}
-	cordon_profile_free(prof);
+	*ret = s;
+	return 0;
+}
+
+/*
+ * Make a session for c (not yet in the list): the profile, the workdir and, for Docker or
+ * Daytona, the container or remote sandbox. 0 with *ret, or -1 with *status and *e.
+ */
+static int session_make(const struct caller *c, const struct run_body *b, struct session **ret,
+			int *status, cordon_error *e)
+{
+	struct session *s = NULL;
+
+	if (session_prepare(c, b, false, &s, status, e) < 0)
+		return -1;
+	if (session_open_backend(s, status, e) < 0) {
+		session_free(s);
+		return -1;
+	}
 	*ret = s;
 	return 0;
 }
@@ -299,34 +364,46 @@ static void reservation_drop_locked(struct reservation *r)
 		}
 }
 
+/*
+ * Link slot as one of its uid's sessions, if that uid has room for one more: 0, or -1 with
+ * *e (a 429). what names what is counted, in that error.
+ */
+static int reserve(struct reservation *slot, const char *what, cordon_error *e)
+{
+	unsigned mine = 0;
+
+	pthread_mutex_lock(&lock);
+	for (struct session *o = sessions; o; o = o->next)
+		if (o->uid == slot->uid)
+			mine++;
+	for (struct reservation *r = reservations; r; r = r->next)
+		if (r->uid == slot->uid)
+			mine++;
+	if (mine >= cfg.max_sessions_per_caller) {
+		pthread_mutex_unlock(&lock);
+		return cordon_err(e, 0, "sessions: limit of %u per caller reached%s",
+				  cfg.max_sessions_per_caller, what);
+	}
+	slot->next = reservations;
+	reservations = slot;
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
 int sessions_create(const struct caller *c, const struct run_body *b, json_t **ret, int *status,
 		    cordon_error *e)
 {
 	struct reservation slot = { .uid = c->uid };
 	struct session *s = NULL;
 	json_t *j = NULL;
-	unsigned mine = 0;
 
 	*status = 400;
 	if (b->image && (!b->backend || !strcmp(b->backend, "local")))
 		return cordon_err(e, 0, "image: only with \"backend\": \"docker\" or \"daytona\"");
-	pthread_mutex_lock(&lock);
-	for (struct session *o = sessions; o; o = o->next)
-		if (o->uid == c->uid)
-			mine++;
-	for (struct reservation *r = reservations; r; r = r->next)
-		if (r->uid == c->uid)
-			mine++;
-	if (mine >= cfg.max_sessions_per_caller) {
-		pthread_mutex_unlock(&lock);
+	if (reserve(&slot, "", e) < 0) {
 		*status = 429;
-		return cordon_err(e, 0, "sessions: limit of %u per caller reached",
-				  cfg.max_sessions_per_caller);
+		return -1;
 	}
-	slot.next = reservations;
-	reservations = &slot;
-	pthread_mutex_unlock(&lock);
-
 	if (session_make(c, b, &s, status, e) == 0) {
 		s->last_used = now_s();
 		j = json_pack("{s:s,s:s,s:s,s:s}", "id", s->id, "workdir", shown_workdir(s),
@@ -350,6 +427,90 @@ int sessions_create(const struct caller *c, const struct run_body *b, json_t **r
 	}
 	*ret = j;
 	return 0;
+}
+
+/*
+ * One-shot sessions (POST /v1/run on Docker or Daytona, http.c). A one-shot is made by the
+ * same session_prepare and session_open_backend as any session (the workdir opened as the
+ * caller, a member's commands as the member with their groups, root's as the workdir's owner
+ * or nobody), but it is never in the list: no request can name, run in, expire or stop it;
+ * only the request that made it uses it, and ends it before answering. While it lives its
+ * reservation counts as one of the caller's sessions, so runs cannot hold more containers or
+ * sandboxes than --max-sessions-per-caller allows sessions to.
+ */
+int session_oneshot(const struct caller *c, const struct run_body *b, volatile int *cancel,
+		    struct session **ret, int *status, cordon_error *e)
+{
+	struct reservation *slot = calloc(1, sizeof(*slot));
+	struct session *s = NULL;
+
+	if (!slot) {
+		*status = 500;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	slot->uid = c->uid;
+	if (reserve(slot, " (a docker or daytona run holds one while it runs)", e) < 0) {
+		free(slot);
+		*status = 429;
+		return -1;
+	}
+	*status = 400;
+	if (session_prepare(c, b, true, &s, status, e) == 0 && !s->ops) {
+		/* Its profile named another backend when the run was dispatched (http.c). */
+		session_free(TAKE_PTR(s));
+		*status = 503;
+		cordon_err(e, 0, "profile: '%s' changed meanwhile; try again",
+			   b->profile ? b->profile : "default");
+	}
+	if (!s) {
+		pthread_mutex_lock(&lock);
+		reservation_drop_locked(slot);
+		pthread_mutex_unlock(&lock);
+		free(slot);
+		return -1;
+	}
+	s->slot = slot;
+	s->cancel = cancel;
+	*ret = s;
+	return 0;
+}
+
+int session_oneshot_open(void *arg, void **ret_h, cordon_error *e)
+{
+	struct session *s = arg;
+
+	if (session_open_backend(s, &s->open_status, e) < 0) {
+		s->open_err = *e;
+		return -1;
+	}
+	s->cancel = NULL; /* the request's flag: for the open only */
+	*ret_h = s->handle;
+	return 0;
+}
+
+int session_oneshot_error(const struct session *s, cordon_error *e)
+{
+	if (!s->open_status)
+		return 0;
+	*e = s->open_err;
+	return s->open_status;
+}
+
+void session_oneshot_end(struct session *s, bool keep)
+{
+	struct reservation *slot;
+
+	if (!s)
+		return;
+	slot = s->slot;
+	if (keep)
+		s->temp = false;
+	/* Its container or sandbox counts among the caller's until it is gone. */
+	session_free(s);
+	pthread_mutex_lock(&lock);
+	reservation_drop_locked(slot);
+	pthread_mutex_unlock(&lock);
+	free(slot);
 }
 
 struct session *session_get(const struct caller *c, const char *id)

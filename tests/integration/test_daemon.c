@@ -675,7 +675,9 @@ static const struct bad_body bad_bodies[] = {
 	{ "{\"command\":\"x\",\"profile\":\"/etc/cordon/profiles/default.conf\"}", 400,
 	  "profile: " },
 	{ "{\"command\":\"x\",\"profile\":\"no-such-profile\"}", 400, "profile: " },
-	{ "{\"command\":\"x\",\"backend\":\"docker\"}", 400, "backend: cordond serves the local" },
+	/* A one-shot Docker run's image is its profile's, as SPEC §7 lists the fields. */
+	{ "{\"command\":\"x\",\"backend\":\"docker\",\"image\":\"busybox\"}", 400,
+	  "image: unknown field" },
 	{ "{\"command\":\"x\",\"backend\":\"vm\"}", 400, "backend: unknown backend" },
 	{ "{\"command\":\"x\",\"workdir\":\"rel/dir\"}", 400, "workdir: must be an absolute path" },
 	{ "{\"command\":\"x\",\"workdir\":\"/tmp/a\\u0000b\"}", 400, "workdir: contains a NUL" },
@@ -706,6 +708,67 @@ Test(daemon, malformed_requests, .timeout = 60)
 	cr_expect_eq(r.status, 200);
 	res_free(&r);
 	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/*
+ * Which backend a run has: its session's; else the body's; else its profile's (as a session's
+ * creation and a direct run decide). A profile that names docker sends a run without a backend
+ * field to a one-shot Docker session (tests/docker has those runs, against a real dockerd):
+ * here its policy refuses the command before any container is asked for, and a command it
+ * allows reaches the Docker backend (whose image, absent, or dockerd, is the error).
+ */
+Test(daemon, a_runs_backend_is_its_sessions_its_bodys_or_its_profiles, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	char *dir = tu_tmpdir(), id[SESSION_ID_CHARS + 1] = "", url[128];
+
+	tu_write_file(dir, "dk.conf",
+		      "[profile]\ninclude = default\n[sandbox]\nbackend = docker\n"
+		      "[docker]\nimage = cordon-test/nope:0\n");
+	cr_assert_eq(setenv("CORDON_PROFILE_PATH", dir, 1), 0);
+	daemon_start(&d, NULL);
+	(void)unsetenv("CORDON_PROFILE_PATH");
+
+	http(d.sock, "POST", "/v1/run",
+	     "{\"command\":\"echo here\",\"backend\":\"local\",\"profile\":\"dk\"}", &r);
+	EXPECT(&r, 200, "\"output\": \"here\"");
+	EXPECT_FIELD(&r, "backend", "local");
+	res_free(&r);
+
+	http(d.sock, "POST", "/v1/sessions", "{\"backend\":\"local\",\"profile\":\"dk\"}", &r);
+	EXPECT(&r, 201, "\"backend\":\"local\"");
+	{
+		char *v = jfield(&r, "id");
+
+		snprintf(id, sizeof(id), "%s", v ? v : "");
+		free(v);
+	}
+	res_free(&r);
+	snprintf(url, sizeof(url), "/v1/sessions/%s/run", id);
+	http(d.sock, "POST", url, "{\"command\":\"echo in-session\"}", &r);
+	EXPECT(&r, 200, "\"output\": \"in-session\"");
+	EXPECT_FIELD(&r, "backend", "local");
+	res_free(&r);
+
+	http(d.sock, "POST", "/v1/run",
+	     "{\"command\":\"rm -rf x\",\"profile\":\"dk\",\"blocked\":[\"rm\"]}", &r);
+	EXPECT(&r, 200, "\"refused\": \"Command not allowed: 'rm -rf x'\"");
+	EXPECT_FIELD(&r, "backend", "docker");
+	res_free(&r);
+
+	http(d.sock, "POST", "/v1/run", "{\"command\":\"true\",\"profile\":\"dk\"}", &r);
+	EXPECT(&r, 500, "{\"error\":\"docker: ");
+	res_free(&r);
+
+	/* An empty argv is AG2's exit 2 in every backend, and names the run's. */
+	http(d.sock, "POST", "/v1/run", "{\"argv\":[],\"backend\":\"docker\"}", &r);
+	EXPECT(&r, 200, "\"output\":\"[exit code: 2]\"");
+	EXPECT_FIELD(&r, "backend", "docker");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(dir);
+	free(dir);
 }
 
 /*
