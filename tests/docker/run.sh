@@ -385,12 +385,30 @@ check "... and cordon gc --backend docker removes it" "removed 1 orphaned contai
 rm -rf "$wd"
 
 # cordond: a docker session keeps one container for its runs; files API; DELETE removes it.
+# Its group is cordon, with a member (the integration tests' user), and its profiles those of
+# the build tree plus two that name the test image (one of them the docker backend too).
+flock /tmp/cordon-test-users.lock sh -c 'getent group cordon >/dev/null || groupadd -r cordon;
+	id cordon-tm >/dev/null 2>&1 || useradd -M -N -s /bin/sh -G cordon cordon-tm' >/dev/null 2>&1
 dd=$(mktemp -d /tmp/cordon-test-dd.XXXXXX)
-"$B/cordond" --socket "$dd/s" --group root 2>"$dd/log" &
+chmod 0755 "$dd" # the member reaches the socket through it
+mkdir "$dd/profiles"
+printf '[profile]\ninclude = default\n[docker]\nimage = %s\n' "$IMG" >"$dd/profiles/dimg.conf"
+printf '[profile]\ninclude = dimg\n[sandbox]\nbackend = docker\n' >"$dd/profiles/dk.conf"
+CORDON_PROFILE_PATH="$dd/profiles" "$B/cordond" --socket "$dd/s" --grace 1 2>"$dd/log" &
 dpid=$!
 for _ in $(seq 1 50); do [ -S "$dd/s" ] && break; sleep 0.1; done
 api() { curl -s --unix-socket "$dd/s" "$@"; }
+member_api() { setpriv --reuid=cordon-tm --regid=users --init-groups curl -s --unix-socket "$dd/s" "$@"; }
 field() { python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1]))' "$1"; }
+# cordond's containers, by the cordon.session label and the owner label it gives them (other
+# processes may make containers of their own meanwhile).
+downer="$dpid:$(awk '{print $22}' "/proc/$dpid/stat")"
+dleft() { "$DOCKER" ps -aq --filter label=cordon.session --filter "label=cordon.owner=$downer" | wc -l; }
+# How many containers cordond created since $1 (seconds since the epoch).
+dcreated() {
+	"$DOCKER" events --since "$1" --until "$(date +%s.%N)" --filter type=container \
+		--filter event=create --filter "label=cordon.owner=$downer" --format '{{.ID}}' | wc -l
+}
 sid=$(api -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$IMG\"}" | field id)
 out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"echo st > /tmp/keep; id -u"}' | field output)
 check "session: runs in its container as the session owner" "65534" "$out"
@@ -437,8 +455,78 @@ PY
 )
 check "python: CordonEnvironment(backend=docker)" "py
 CapEff:	0000000000000000 0|$before" "$out|$(leftovers)"
+
+# POST /v1/run on Docker: a one-shot session (docs/daemon.md, "One-shot runs on Docker or
+# Daytona"): a container made for the run, by the session code, and removed before the answer.
+muid=$(id -u cordon-tm)
+out=$(api -X POST http://x/v1/run -d '{"command":"id -u; echo hi; pwd","backend":"docker","profile":"dimg"}')
+check "one-shot: root's run, as nobody in its temp workdir, nothing left" "65534
+hi
+/workspace|docker|0" "$(field output <<<"$out")|$(field backend <<<"$out")|$(dleft)"
+mw=$(mktemp -d /tmp/cordon-test-dmw.XXXXXX)
+chown "$muid:users" "$mw"
+out=$(api -X POST http://x/v1/run -d "{\"command\":\"id -u; touch made\",\"backend\":\"docker\",\"profile\":\"dimg\",\"workdir\":\"$mw\"}" | field output)
+check "one-shot: root's run in a user's workdir, as its owner" "$muid|$muid|0" "$out|$(stat -c %u "$mw/made")|$(dleft)"
+out=$(member_api -X POST http://x/v1/run -d "{\"command\":\"id -u; id -G; touch made2\",\"backend\":\"docker\",\"profile\":\"dimg\",\"workdir\":\"$mw\"}" | field output)
+check "one-shot: a member's run, as the member with their groups, nothing left" "$muid
+$(id -G cordon-tm)|$muid|0" "$out|$(stat -c %u "$mw/made2")|$(dleft)"
+out=$(member_api -X POST http://x/v1/run -d '{"command":"id -u; pwd","backend":"docker","profile":"dimg"}')
+check "one-shot: a member's temp workdir, removed after" "$muid
+/workspace|no|0" "$(field output <<<"$out")|$([ -e "$(field workdir <<<"$out")" ] && echo yes || echo no)|$(dleft)"
+rm -rf "$mw"
+out=$(member_api -X POST http://x/v1/run -d '{"command":"id -u","profile":"dk"}')
+check "one-shot: a profile that names docker is run there" "$muid|docker|0" "$(field output <<<"$out")|$(field backend <<<"$out")|$(dleft)"
+out=$(api -X POST http://x/v1/run -d '{"command":"sleep 30","backend":"docker","profile":"dimg","timeout":1}' | field output)
+check "one-shot: timeout text, nothing left" "Execution timed out after 1s
+[exit code: 124]|0" "$out|$(dleft)"
+out=$(api -X POST http://x/v1/run -d '{"command":"env touch x","backend":"docker","profile":"dimg","readonly":true}' | field output)
+check "one-shot: readonly mounts the workdir read-only, as cordon run --readonly" "touch: x: Read-only file system
+[exit code: 1]" "$out"
+t0=$(date +%s.%N)
+out=$(member_api -X POST http://x/v1/run -d '{"command":"rm -rf x","backend":"docker","profile":"dimg","blocked":["rm"]}')
+check "one-shot: a refused command makes no container" "Command not allowed: 'rm -rf x'|126|0" \
+	"$(field output <<<"$out")|$(field exit_code <<<"$out")|$(dcreated "$t0")"
+out=$(api -X POST http://x/v1/run -d '{"command":"true","backend":"docker","image":"busybox"}' | field error)
+check "one-shot: no image field (the profile's)" "image: unknown field" "$out"
+out=$(api -X POST http://x/v1/run -d '{"command":"true","backend":"docker","profile":"dimg","workdir":"/proc/self"}' | field error)
+case $out in workdir:*) ok "one-shot: a bad workdir is refused, nothing made" ;; *) ko "one-shot: a bad workdir" "$out" ;; esac
+# The same JSON as `cordon run --backend docker` for the same command.
+ja=$(api -X POST http://x/v1/run -d '{"command":"echo same; echo err >&2; exit 3","backend":"docker","profile":"dimg"}')
+jb=$("$CORDON" run --backend docker --image "$IMG" --format json -- 'echo same; echo err >&2; exit 3' 2>/dev/null)
+same='import json,sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+k = ("output", "stdout", "stderr", "exit_code", "signal", "timed_out", "refused", "truncated",
+     "stdout_bytes", "stderr_bytes", "backend")
+print(list(a) == list(b), [a[x] for x in k] == [b[x] for x in k], a["output"])'
+check "one-shot: the same result as cordon run --backend docker" "True True same
+err
+[exit code: 3]" "$(python3 -c "$same" "$ja" "$jb")"
+# A client that goes away mid-run: the run is cancelled and its container removed.
+# (setpriv execs curl: $! is the client itself, not a subshell that would leave it running)
+setpriv --reuid=cordon-tm --regid=users --init-groups curl -s --unix-socket "$dd/s" \
+	-X POST http://x/v1/run -d '{"command":"sleep 50","backend":"docker","profile":"dimg"}' >/dev/null &
+cpid=$!
+for _ in $(seq 1 100); do [ "$(dleft)" -ge 1 ] && break; sleep 0.1; done
+up=$(dleft)
+sleep 0.3
+kill -KILL $cpid
+wait $cpid 2>/dev/null
+for _ in $(seq 1 100); do [ "$(dleft)" -eq 0 ] && break; sleep 0.1; done
+check "one-shot: a client gone mid-run leaves no container" "1|0" "$up|$(dleft)"
+# cordond's SIGTERM mid-run (grace 1 s): the run is killed, the answer says so, nothing left.
+term_out=$(mktemp /tmp/cordon-test-dterm.XXXXXX)
+curl -s --unix-socket "$dd/s" -X POST http://x/v1/run \
+	-d '{"command":"sleep 50","backend":"docker","profile":"dimg"}' >"$term_out" &
+cpid=$!
+for _ in $(seq 1 100); do [ "$(dleft)" -ge 1 ] && break; sleep 0.1; done
+up=$(dleft)
+sleep 0.3
 kill -TERM $dpid
 wait $dpid
+wait $cpid
+check "one-shot: cordond's SIGTERM mid-run: -15, no container left" "1|[exit code: -15]|0" \
+	"$up|$(field output <"$term_out")|$(dleft)"
+rm -f "$term_out"
 rm -rf "$dd"
 
 out=$("$CORDON" doctor 2>&1 | grep '^docker:')
