@@ -42,7 +42,7 @@ const char *client_unsupported(const char *profile, bool pass_stdin, const char 
 	if (pass_stdin)
 		return "--stdin is not available through cordond";
 	if (image)
-		return "--image is not available through cordond (it serves the local backend)";
+		return "--image is not available through cordond (it takes the profile's)";
 	return NULL;
 }
 

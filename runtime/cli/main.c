@@ -552,10 +552,16 @@ static int cmd_run(const struct subcommand *sc, int argc, char **argv)
 		 * profile itself (by name), so it is not loaded here first.
 		 */
 		const char *sock = client_socket_path();
-		const char *why = o.backend && strcmp(o.backend, "local")
-					  ? "cordond's /v1/run serves the local backend only "
-					    "(docker: sessions)"
-					  : client_unsupported(o.profile, o.pass_stdin, o.image);
+		/*
+		 * The CLI sends cordond local runs only. cordond serves Docker runs too (a one-shot
+		 * session), but with its own access to Docker; a `cordon run --backend docker` is
+		 * the caller's, with the caller's access, as it was before cordond served them.
+		 */
+		const char *why =
+			o.backend && strcmp(o.backend, "local")
+				? "the CLI sends cordond local runs only (--backend docker "
+				  "runs directly)"
+				: client_unsupported(o.profile, o.pass_stdin, o.image);
 		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
 		struct cordon_profile *pp = NULL;
 		const char *own_path = getenv("CORDON_PROFILE_PATH");
@@ -563,12 +569,12 @@ static int cmd_run(const struct subcommand *sc, int argc, char **argv)
 		double run_timeout = 0;
 		cordon_error pe;
 
-		/* A profile that names another backend is one /v1/run cannot serve either (a
-		 * profile that does not load is left to the daemon, which says the same). */
+		/* Nor a profile that names another backend (a profile that does not load is left
+		 * to the daemon, which says so). */
 		if (!why && !o.backend && cordon_profile_load(o.profile, &pp, &pe) == 0 &&
 		    strcmp(pp->backend, "local"))
-			why = "cordond's /v1/run serves the local backend only (the profile names "
-			      "another)";
+			why = "the CLI sends cordond local runs only (the profile names another "
+			      "backend)";
 		/*
 		 * With a CORDON_PROFILE_PATH of ours, our profile of that name may not be
 		 * cordond's: it compares their digests (a mismatch runs here under auto).

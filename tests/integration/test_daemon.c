@@ -4417,9 +4417,9 @@ Test(daemon, cli_via_daemon, .timeout = 90)
 	}
 	{
 		/*
-		 * A profile (by name) that names another backend: /v1/run cannot serve it, so
-		 * --via daemon says so and --via auto runs it directly (whatever the direct run
-		 * makes of it here, it is not cordond's refusal).
+		 * A profile (by name) that names another backend: the CLI sends cordond local
+		 * runs only, so --via daemon says so and --via auto runs it directly (whatever
+		 * the direct run makes of it here, it is not that refusal).
 		 */
 		char *dir = tu_tmpdir(), *pp = NULL;
 		const char *const args[] = { "run", "--via", "daemon", "-p",
@@ -4430,13 +4430,23 @@ Test(daemon, cli_via_daemon, .timeout = 90)
 		cr_assert(asprintf(&pp, "CORDON_PROFILE_PATH=%s", dir) > 0);
 		cli_env(&a, d.sock, pp, args);
 		cr_expect_eq(a.status, 125);
-		cr_expect(
-			strstr(a.err, "serves the local backend only (the profile names another)"),
-			"%s", a.err);
+		cr_expect(strstr(a.err, "local runs only (the profile names another backend)"),
+			  "%s", a.err);
 		tu_run_free(&a);
 		cli_env(&a, d.sock, pp, auto_args);
-		cr_expect_null(strstr(a.err, "serves the local backend only"), "%s", a.err);
+		cr_expect_null(strstr(a.err, "local runs only"), "%s", a.err);
 		tu_run_free(&a);
+		{
+			const char *const dk_args[] = { "run",	  "--via", "daemon", "--backend",
+							"docker", "--",	   "true",   NULL };
+
+			cli(&a, d.sock, dk_args);
+			cr_expect_eq(a.status, 125);
+			cr_expect(strstr(a.err, "--via daemon: the CLI sends cordond local runs "
+						"only (--backend docker runs directly)"),
+				  "%s", a.err);
+			tu_run_free(&a);
+		}
 		free(pp);
 		tu_rmtree(dir);
 		free(dir);
