@@ -409,7 +409,9 @@ class Cordon:
     def run_json(self, command: Union[str, Sequence[str]], **kw: Any) -> Dict[str, Any]:
         """Run `command` (a shell string, or an argv list run without a shell); the full result
         (SPEC section 5) as a dict. Keywords: profile, workdir, env, timeout, max_output,
-        allowed, blocked, ignore, readonly, policy_mode, network, keep."""
+        backend, allowed, blocked, ignore, readonly, policy_mode, network, keep. With
+        backend="docker" or "daytona", cordond runs it in a container or sandbox made for
+        this run and removed before it answers; the image is the profile's."""
         return self.request("POST", "/v1/run", self._run_body(command, kw))
 
     def run(self, command: Union[str, Sequence[str]], **kw: Any) -> str:

@@ -162,6 +162,14 @@ class TestCordon(DaemonCase):
         self.assertEqual(r["output"], "Command not allowed: 'rm -rf x'")
         self.assertEqual(r["refused"], r["output"])
 
+    def test_backend_is_passed_on(self) -> None:
+        # cordond's one-shot Docker and Daytona runs (tests/docker, tests/daytona run them): a
+        # refused command and an empty argv need no container or sandbox, and name the backend.
+        r = self.client.run_json("rm -rf x", backend="docker", blocked=["rm"])
+        self.assertEqual((r["refused"], r["backend"]), ("Command not allowed: 'rm -rf x'", "docker"))
+        r = self.client.run_json([], backend="daytona")
+        self.assertEqual((r["output"], r["backend"]), ("[exit code: 2]", "daytona"))
+
     def test_workdir(self) -> None:
         d = tempfile.mkdtemp(prefix="cordon-py-wd-")
         _give_to_nobody(d)
