@@ -124,6 +124,8 @@ class DaytonaSessions(unittest.TestCase):
 
 
 MEMBER = "cordon-tm"  # the integration tests' member of group cordon
+# An interpreter the member may run (a pyenv under /root is not), as clients/python's tests pick.
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
 def ensure_member() -> None:
@@ -218,7 +220,7 @@ class DaytonaOneShot(unittest.TestCase):
         ensure_member()
         code = ("import json, sys; sys.path.insert(0, sys.argv[2]); from cordon import Cordon; "
                 "print(json.dumps(Cordon(sys.argv[1]).run_json('echo $((6 * 7))', backend='daytona')))")
-        p = subprocess.run(["setpriv", "--reuid=" + MEMBER, "--regid=users", "--init-groups", sys.executable, "-c",
+        p = subprocess.run(["setpriv", "--reuid=" + MEMBER, "--regid=users", "--init-groups", PYTHON, "-c",
                             code, self.daemon.socket, str(ROOT / "clients" / "python")],
                            capture_output=True, text=True, timeout=60, cwd="/")
         self.assertEqual(p.returncode, 0, p.stderr)
