@@ -545,6 +545,14 @@ static int cmd_run(const struct subcommand *sc, int argc, char **argv)
 			     : exec_remote(o.backend);
 		goto out;
 	}
+	/*
+	 * cordond's socket, when it refused this caller and the run went on here (--via auto): a
+	 * direct run that cannot be set up says so too, since the daemon is how this host meant
+	 * such runs to go (where unprivileged user namespaces are off, or /proc is masked, as in
+	 * many containers, only it can sandbox them).
+	 */
+	const char *refused_by = NULL;
+
 	if (!check_only && strcmp(o.via, "direct") != 0) {
 		/*
 		 * Through cordond (runtime/cli/client.c): auto falls back to a direct run only when
@@ -639,6 +647,8 @@ static int cmd_run(const struct subcommand *sc, int argc, char **argv)
 					      o.via, sock);
 				goto out;
 			}
+			if (err == EACCES || err == EPERM)
+				refused_by = sock;
 			if (daemon_only) {
 				rc = cli_fail("--via daemon: cordond is not reachable at %s: %s",
 					      sock, strerror(err));
@@ -701,7 +711,13 @@ direct:
 	int out_err = 0;
 	struct cordon_result res;
 	if (cordon_run(&rq, &res, &e) < 0) {
-		rc = fail_err(&e);
+		char buf[512];
+
+		rc = refused_by && !cancelled
+			     ? cli_fail("%s (cordond's socket %s refused this user: only root and "
+					"members of group cordon may use it)",
+					cordon_err_str(&e, buf, sizeof(buf)), refused_by)
+			     : fail_err(&e);
 		/* Cut short by a signal (a hung dockerd's call): the signal's status, as a run's. */
 		if (cancelled)
 			rc = 128 + cancelled;

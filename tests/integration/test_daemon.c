@@ -978,11 +978,14 @@ Test(daemon, authorisation, .timeout = 90)
 	for (int k = 0; k < 2; k++) {
 		struct passwd *o = getpwnam(OUTSIDER);
 		char uid[32], gid[32], env[200];
-		const char *argv[] = {
-			"setpriv", uid,		gid,   "--init-groups", "env",
-			env,	   tu_cordon(), "run", "--via",		k ? "auto" : "daemon",
-			"--",	   "echo hi",	NULL
-		};
+		const char *argv[] = { "setpriv",   uid,
+				       gid,	    "--init-groups",
+				       "env",	    env,
+				       tu_cordon(), "run",
+				       "--via",	    k ? "auto" : "daemon",
+				       "--",	    "echo hi",
+				       NULL,	    NULL,
+				       NULL,	    NULL };
 		struct tu_run run;
 
 		cr_assert(o);
@@ -994,6 +997,21 @@ Test(daemon, authorisation, .timeout = 90)
 			cr_expect_eq(run.status, 0, "auto: %d %s", run.status, run.err);
 			cr_expect(strstr(run.out, "hi"), "auto: %s %s", run.out, run.err);
 			cr_expect(!strstr(run.err, "permission denied"), "auto: %s", run.err);
+			/* A direct run that cannot start says the socket refused them too. */
+			tu_run_free(&run);
+			argv[10] = "-w";
+			argv[11] = "/root/cordon-test-closed/wd";
+			argv[12] = "--";
+			argv[13] = "echo hi";
+			tu_exec(&run, NULL, NULL, (char *const *)argv);
+			cr_expect_eq(run.status, 125, "auto, closed workdir: %d %s", run.status,
+				     run.err);
+			cr_expect(strstr(run.err,
+					 "refused this user: only root and members of group "
+					 "cordon"),
+				  "%s", run.err);
+			cr_expect(!strchr(run.err, '\n') || strchr(run.err, '\n')[1] == '\0',
+				  "not one line: %s", run.err);
 		} else {
 			cr_expect_eq(run.status, 125, "daemon: %d %s", run.status, run.err);
 			cr_expect(strstr(run.err, "permission denied on cordond's socket"), "%s",
