@@ -756,6 +756,14 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 			return cordon_err_prefix(e, "sandbox");
 		trace_line(x, "prepare: setuid scan", now_ms());
 	}
+	/*
+	 * The directories on the way to each of them are pinned, as those on the way to a hidden
+	 * name are: a run that could move them (they are its own too) could move one back and
+	 * forth while another run's scan walks the workdir, which would then miss the program and
+	 * leave it that run's command to rewrite (found in review).
+	 */
+	if (setid && setid_pin_parents(x->wd_fd, &x->hides, e) < 0)
+		return cordon_err_prefix(e, "sandbox");
 	if ((x->hides.n || x->hides.npin || x->hides.nro) && check_mount_max(&x->hides, e) < 0)
 		return cordon_err_prefix(e, "sandbox: hide");
 	/*

@@ -121,6 +121,64 @@ Test(setid, finds_privileged_programs_and_nothing_else)
 	free(wd);
 }
 
+/*
+ * setid_pin_parents: every directory on the way to a protected file, once, with its inode, among
+ * the pins the hide scan made already (not twice), sorted parents first; a top-level file needs
+ * none. (A run could otherwise move a protected file's directory while another run's scan
+ * walks the workdir: escape_privs::setid_program_moved_during_a_scan.)
+ */
+static void make_special(const char *wd, const char *rel, mode_t type);
+
+Test(setid, the_directories_of_protected_files_are_pinned)
+{
+	static const char *const want[] = { "a", "a/b", "a/b/c", "dev", "usr", "usr/bin" };
+	char *wd = tu_tmpdir(), p[4096];
+	struct sb_hide_list l = { 0 };
+	cordon_error e = { 0 };
+	struct stat st;
+	int fd;
+
+	make_dir(wd, "usr");
+	make_dir(wd, "usr/bin");
+	make_dir(wd, "usr/lib");
+	make_dir(wd, "dev");
+	make_dir(wd, "a");
+	make_dir(wd, "a/b");
+	make_dir(wd, "a/b/c");
+	make_file(wd, "su", 04755);
+	make_file(wd, "usr/bin/su", 04755);
+	make_file(wd, "usr/bin/chage", 02755);
+	make_file(wd, "usr/lib/plain", 0755);
+	make_file(wd, "a/b/c/su", 04755);
+	make_special(wd, "dev/fifo", S_IFIFO);
+	cr_assert_eq(scan(wd, &l, &e), 0, "%s", e.msg);
+	cr_assert_eq(l.nro, 5, "%zu listed", l.nro);
+	/* A pin of the hide scan's (on the way to a hidden name) is not made twice. */
+	(void)snprintf(p, sizeof(p), "%s/usr", wd);
+	cr_assert_eq(stat(p, &st), 0);
+	l.pin = calloc(1, sizeof(*l.pin));
+	cr_assert(l.pin);
+	l.pin[0] = (struct sb_hide){
+		.rel = strdup("usr"), .dev = st.st_dev, .ino = st.st_ino, .dir = true
+	};
+	l.npin = l.pincap = 1;
+	fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(setid_pin_parents(fd, &l, &e), 0, "%s", e.msg);
+	(void)close(fd);
+	cr_assert_eq(l.npin, ARRAY_SIZE(want), "%zu pinned", l.npin);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		cr_expect_str_eq(l.pin[i].rel, want[i], "pin %zu", i);
+		(void)snprintf(p, sizeof(p), "%s/%s", wd, want[i]);
+		cr_assert_eq(stat(p, &st), 0);
+		cr_expect(l.pin[i].dir && l.pin[i].dev == st.st_dev && l.pin[i].ino == st.st_ino,
+			  "%s: another inode", want[i]);
+	}
+	hide_list_free(&l);
+	tu_rmtree(wd);
+	free(wd);
+}
+
 Test(setid, deeper_than_the_bound_is_refused)
 {
 	char *wd = tu_tmpdir(), rel[4096] = "";

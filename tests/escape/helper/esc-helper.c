@@ -1028,6 +1028,38 @@ static int cmd_mmapwrite(int argc, char **argv)
 }
 
 /*
+ * flip A B STOP [US]: rename A to B and back, US microseconds apart (0: without pause), until
+ * the file STOP exists (or 60 s), as a command does to move what another run's setup is
+ * scanning (escape_privs::setid_program_moved_during_a_scan). A refusal ends it with that
+ * errno: not an escape by itself, what the other runs do is.
+ */
+static int cmd_flip(int argc, char **argv)
+{
+	time_t end = time(NULL) + 60;
+	unsigned long moves = 0;
+	useconds_t pause;
+
+	if (argc < 3)
+		return 2;
+	pause = argc > 3 ? (useconds_t)atoi(argv[3]) : 0;
+	while (time(NULL) < end && access(argv[2], F_OK) < 0) {
+		for (int i = 0; i < (pause ? 1 : 256); i++) {
+			if (rename(argv[0], argv[1]) < 0 || (pause && usleep(pause) < 0) ||
+			    rename(argv[1], argv[0]) < 0) {
+				printf("flip: %lu moves, then ", moves);
+				blocked("flip", errno);
+				return 0;
+			}
+			moves += 2;
+			if (pause)
+				(void)usleep(pause);
+		}
+	}
+	printf("flip: %lu moves\n", moves);
+	return 0;
+}
+
+/*
  * crash [lower]: die of SIGSEGV, after lowering RLIMIT_CORE to 0 with "lower". What matters is
  * what the kernel does with the core: with a core_pattern that pipes to a helper, it runs that
  * helper as root on the host unless the limit is exactly 1 (fs/coredump.c).
@@ -1288,7 +1320,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: esc-helper tty|notty|ptrace|vm|keys|bpf|io_uring|userfaultfd|perf|"
 			"userns|setns|mount|modules|abi|personality|sockets|watch|tcp|udp|unix|"
-			"fdpass|crash|"
+			"fdpass|crash|flip|mmapwrite|"
 			"membomb|hold|setid|"
 			"forkbomb|sysv|exe|fds ...\n");
 }
@@ -1349,6 +1381,8 @@ int main(int argc, char **argv)
 		return cmd_fdpass(argc, argv);
 	if (!strcmp(c, "crash"))
 		return cmd_crash(argc, argv);
+	if (!strcmp(c, "flip"))
+		return cmd_flip(argc, argv);
 	if (!strcmp(c, "mmapwrite"))
 		return cmd_mmapwrite(argc, argv);
 	if (!strcmp(c, "membomb"))
