@@ -242,6 +242,16 @@ void hide_list_free(struct sb_hide_list *l)
 static int add(struct sb_hide_list *l, const char *rel, const struct stat *st, cordon_error *e);
 
 /*
+ * A lookup that failed for want of an fd or memory says nothing about the name: the scan
+ * fails (fail closed) rather than take it for absent and leave it, or what it leads to,
+ * visible. The walk holds an fd a level, to a depth the command chooses (open_failed).
+ */
+static bool lookup_short(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM;
+}
+
+/*
  * The directory part of rel beneath the workdir, no symlink on the way, and *ret_name the
  * rest. A name at the workdir's top is looked up from wd_fd itself (nothing to open):
  * *ret_owned is then -1, else the fd opened here, for the caller to close.
@@ -261,7 +271,7 @@ static int parent_fd(int wd_fd, const char *rel, const char **ret_name, int *ret
 		return wd_fd;
 	}
 	if ((size_t)(slash - rel) >= sizeof(dir))
-		return -1;
+		return errno = ENAMETOOLONG, -1;
 	memcpy(dir, rel, (size_t)(slash - rel));
 	dir[slash - rel] = '\0';
 	*ret_name = slash + 1;
@@ -390,6 +400,8 @@ static int placeholder(struct walk *w, const char *rel)
 	int dfd, fd;
 
 	dfd = parent_fd(w->wd_fd, rel, &name, &owned);
+	if (dfd < 0 && lookup_short(errno))
+		return cordon_err(w->e, errno, "mask '%s'", rel);
 	if (dfd < 0 || !*name)
 		return 0;
 	for (i = 0;; i++) {
@@ -681,8 +693,10 @@ static int add_symlink_target(struct walk *w, const char *rel)
 	uint64_t t0 = mono_ns(), budget;
 	struct stat st;
 	ssize_t n;
+	int err;
 
 	fd = openat(w->wd_fd, rel, O_PATH | O_CLOEXEC);
+	err = fd < 0 ? errno : 0;
 	/*
 	 * A chain of 40 links with 4,000-byte targets ("././...") costs the kernel about a
 	 * millisecond to follow, and a workdir can hold many: the scan's time following them is
@@ -697,6 +711,8 @@ static int add_symlink_target(struct walk *w, const char *rel)
 			"the workdir's symlinks take too long to resolve (%zu followed in "
 			"%.1f s): remove them, or ignore their directory whole",
 			w->nsymlinks, (double)w->symlink_ns / 1e9);
+	if (fd < 0 && lookup_short(err))
+		return cordon_err(w->e, err, "follow the hidden symlink '%s'", rel);
 	if (fd < 0)
 		return 0; /* dangling: nothing to read */
 	(void)snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
@@ -1129,17 +1145,24 @@ static void enter(struct walker *t, int depth, const char *name, size_t nlen)
 static int walk_dir(struct walker *t, int dfd, char *rel, size_t rlen, int depth);
 
 /*
- * A directory the walk cannot open is passed by (unreadable to the command as well), and one
- * gone meanwhile always is. A walk for HIDE_SETID fails instead, as setid_scan does: it runs
- * as root, to whom nothing is unreadable, and a directory passed by could hold a program the
- * command would own.
+ * A directory gone meanwhile (or replaced by a file or a symlink) is passed by, and one the walk
+ * may not read (EACCES, EPERM) too: it runs with the command's user's rights, so the command
+ * cannot read it either. Any other failure fails the walk: a directory not listed for want of
+ * an fd (EMFILE: the walk holds one a level, and the command chooses the depth), of memory or
+ * of a working disk may hold names to hide that the command can read (found in review: a
+ * server.pem 60 levels down went unhidden at `ulimit -n 64`). A walk for HIDE_SETID fails on
+ * EACCES and EPERM as well, as setid_scan does: it runs as root, to whom nothing is
+ * unreadable, and a directory passed by could hold a program the command would own.
  */
 static int open_failed(struct walker *t, const char *rel)
 {
-	if (!t->w->setid || t->w->link_pass || errno == ENOENT || errno == ENOTDIR ||
-	    errno == ELOOP)
+	bool setid = t->w->setid && !t->w->link_pass;
+
+	if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
 		return 0;
-	return cordon_err(t->e, errno, "setuid scan: open '%s'", rel);
+	if (!setid && (errno == EACCES || errno == EPERM))
+		return 0;
+	return cordon_err(t->e, errno, "%s: open '%s'", setid ? "setuid scan" : "walk", rel);
 }
 
 /* The directory fd (the caller's, closed here) walked, below a hidden one when covered. */
@@ -1261,8 +1284,8 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 /*
  * One directory (fd, the caller's): its entries by getdents64 into the buffer of its depth,
  * reused from directory to directory (no opendir: its fstat, fcntl and allocation a
- * directory add up over a big tree). An unreadable directory is skipped: unreadable to the
- * command as well (with HIDE_SETID it fails the walk: open_failed).
+ * directory add up over a big tree). One that cannot be read through fails the walk, as one
+ * that cannot be opened does (open_failed).
  */
 static int walk_fd(struct walker *t, int fd, char *rel, size_t rlen, int depth)
 {
@@ -1285,11 +1308,14 @@ static int walk_fd(struct walker *t, int fd, char *rel, size_t rlen, int depth)
 			if (t->stop)
 				return 0;
 		}
-	if (got < 0 && t->w->setid && !t->w->link_pass) {
+	/* Removed meanwhile (ENOENT): nothing left in it. Anything else: as open_failed. */
+	if (got < 0 && errno != ENOENT) {
 		int err = errno;
 
 		rel[rlen] = '\0';
-		return cordon_err(t->e, err, "setuid scan: read '%s'", rlen ? rel : ".");
+		return cordon_err(t->e, err, "%s: read '%s'",
+				  t->w->setid && !t->w->link_pass ? "setuid scan" : "walk",
+				  rlen ? rel : ".");
 	}
 	return 0;
 }
@@ -1618,6 +1644,8 @@ static int mask_literal(struct walk *w, const char *entry)
 					return r < 0 ? -1 : 0;
 				continue; /* made meanwhile by a concurrent run: take that one */
 			}
+			if (lookup_short(errno))
+				return cordon_err(w->e, errno, "mask '%s'", rel);
 			return 0; /* absent, or outside the workdir: nothing to hide */
 		}
 		if (fstat(fd, &st) < 0)

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -659,6 +660,64 @@ ESC_CASE(escape_paths, hidden_name_cannot_be_moved_away)
 	free(script);
 	tu_run_free(&r1);
 	tu_run_free(&r2);
+}
+
+/* cordon started with 64 fds (a caller's `ulimit -n 64`): its walk holds one a level. */
+static void few_fds(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = 64;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/*
+ * A hidden name deep in a tree the command made, with cordon's fds running out on the way:
+ * the walk holds a directory fd a level, 60 levels here, and past the caller's RLIMIT_NOFILE
+ * (64, with cordon's own) the open failed with EMFILE and the directory was passed by as if
+ * the command could not read it either: server.pem went unhidden and the command read it
+ * (found in review, as a user at `ulimit -n 64`, and as root under --readonly; a root-owned
+ * workdir that is not read-only failed, its setuid checks being in the same walk). A
+ * directory the walk cannot open for any reason but EACCES (the command cannot read it
+ * either) fails the run now, as one it cannot read through does.
+ */
+ESC_CASE(escape_paths, hidden_name_past_the_fd_limit)
+{
+	static const char *const args[] = { "--ignore", "*.pem", "--readonly", NULL };
+	struct esc_opts o = { .args = args, .allow_setup_error = true, .pre_exec = few_fds };
+	char *deep = strdup("d"), *dir;
+	struct tu_run r;
+
+	for (int i = 1; i < 60; i++) {
+		char *n = NULL;
+
+		cr_assert(asprintf(&n, "%s/d", deep) > 0);
+		free(deep);
+		deep = n;
+	}
+	dir = strdup(deep);
+	/* Every level but the last, which put_pem makes with the secret in it. */
+	for (char *s = strchr(dir, '/'); s; s = strchr(s + 1, '/')) {
+		char *p;
+
+		*s = '\0';
+		p = esc_wpath(e, dir);
+		cr_assert(mkdir(p, 0755) == 0, "mkdir %s: %s", p, strerror(errno));
+		esc_own(e, p);
+		free(p);
+		*s = '/';
+	}
+	put_pem(e, deep);
+	/* No shell operator: --readonly makes the policy restricted. */
+	esc_run(&r, &o, "grep -r KEY .");
+	esc_expect_absent(&r, e->secret, "the deep server.pem");
+	cr_expect(r.status <= 1 || r.status == 125, "did not run: %d %s %s", r.status, r.out,
+		  r.err);
+	free(dir);
+	free(deep);
+	tu_run_free(&r);
 }
 
 /*
