@@ -1011,6 +1011,58 @@ static int cmp_hide_rel(const void *a, const void *b)
 	return strcmp(((const struct sb_hide *)a)->rel, ((const struct sb_hide *)b)->rel);
 }
 
+/* How many directories the paths of v[0..n) have on their way, with repeats. */
+static size_t count_dirs(const struct sb_hide *v, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (const char *s = strchr(v[i].rel, '/'); s; s = strchr(s + 1, '/'))
+			k++;
+	return k;
+}
+
+/*
+ * Each of the k directories of dirs (sorted here) into l->pin once, but none that is one of
+ * the first nskip pins of l already. One gone since the walk is left out: the name below it
+ * then fails the setup (mounts.c); one that cannot be looked up for want of an fd or memory
+ * fails the scan (lookup_short).
+ */
+static int pin_dirs(int wd_fd, struct sb_hide_list *l, struct dir_ref *dirs, size_t k, size_t nskip,
+		    cordon_error *e)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char dir[PATH_MAX];
+
+	qsort(dirs, k, sizeof(*dirs), cmp_dir_ref);
+	for (size_t j = 0; j < k; j++) {
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+		bool skip = false;
+
+		if ((j > 0 && cmp_dir_ref(&dirs[j - 1], &dirs[j]) == 0) ||
+		    dirs[j].len >= sizeof(dir))
+			continue;
+		memcpy(dir, dirs[j].s, dirs[j].len);
+		dir[dirs[j].len] = '\0';
+		for (size_t i = 0; i < nskip && !skip; i++)
+			skip = strcmp(l->pin[i].rel, dir) == 0;
+		if (skip)
+			continue;
+		fd = (int)syscall(SYS_openat2, wd_fd, dir, &how, sizeof(how));
+		if (fd < 0 && lookup_short(errno))
+			return cordon_err(e, errno, "pin '%s'", dir);
+		if (fd < 0 || fstat(fd, &st) < 0)
+			continue;
+		if (push(&l->pin, &l->npin, &l->pincap, dir, &st, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Every directory on the way to a hidden name, pinned like those on the way to the literal
  * masks (pin_parents; mounts.c: pin_all): a mount point cannot be renamed in the namespace that
@@ -1025,23 +1077,16 @@ static int cmp_hide_rel(const void *a, const void *b)
 static int pin_hidden_parents(struct walk *w)
 {
 	struct sb_hide_list *l = w->out;
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
 	_cleanup_free_ const char **by = NULL;
 	_cleanup_free_ struct dir_ref *dirs = NULL;
 	_cleanup_free_ bool *drop = NULL;
 	size_t nlit = l->npin, ndirs = 0, k = 0;
-	char dir[PATH_MAX];
 
 	if (l->n == 0)
 		return 0;
 	by = calloc(l->n, sizeof(*by));
 	drop = calloc(l->n, sizeof(*drop));
-	for (size_t i = 0; i < l->n; i++)
-		for (const char *s = strchr(l->v[i].rel, '/'); s; s = strchr(s + 1, '/'))
-			ndirs++;
+	ndirs = count_dirs(l->v, l->n);
 	dirs = calloc(ndirs ? ndirs : 1, sizeof(*dirs));
 	if (!by || !drop || !dirs)
 		return cordon_err(w->e, ENOMEM, "out of memory");
@@ -1058,28 +1103,8 @@ static int pin_hidden_parents(struct walk *w)
 		for (const char *s = strchr(rel, '/'); s; s = strchr(s + 1, '/'))
 			dirs[k++] = (struct dir_ref){ rel, (size_t)(s - rel) };
 	}
-	qsort(dirs, k, sizeof(*dirs), cmp_dir_ref);
-	for (size_t j = 0; j < k; j++) {
-		_cleanup_close_ int fd = -1;
-		struct stat st;
-		bool lit = false;
-
-		if ((j > 0 && cmp_dir_ref(&dirs[j - 1], &dirs[j]) == 0) ||
-		    dirs[j].len >= sizeof(dir))
-			continue;
-		memcpy(dir, dirs[j].s, dirs[j].len);
-		dir[dirs[j].len] = '\0';
-		for (size_t i = 0; i < nlit && !lit; i++)
-			lit = strcmp(l->pin[i].rel, dir) == 0;
-		if (lit)
-			continue;
-		/* Gone since the walk: the hidden name below it then fails the setup (mounts.c). */
-		fd = (int)syscall(SYS_openat2, w->wd_fd, dir, &how, sizeof(how));
-		if (fd < 0 || fstat(fd, &st) < 0)
-			continue;
-		if (push(&l->pin, &l->npin, &l->pincap, dir, &st, w->e) < 0)
-			return -1;
-	}
+	if (pin_dirs(w->wd_fd, l, dirs, k, nlit, w->e) < 0)
+		return -1;
 	k = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		if (drop[i])
@@ -1090,6 +1115,34 @@ static int pin_hidden_parents(struct walk *w)
 	l->n = k;
 	if (l->npin > 1)
 		qsort(l->pin, l->npin, sizeof(*l->pin), cmp_hide_rel);
+	return 0;
+}
+
+int hide_pin_protected(int wd_fd, struct sb_hide_list *l, cordon_error *e)
+{
+	_cleanup_free_ struct dir_ref *dirs = NULL;
+	size_t ndirs = count_dirs(l->ro, l->nro), k = 0;
+
+	if (ndirs == 0)
+		return 0;
+	dirs = calloc(ndirs, sizeof(*dirs));
+	if (!dirs)
+		return cordon_err(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < l->nro; i++)
+		for (const char *s = strchr(l->ro[i].rel, '/'); s; s = strchr(s + 1, '/'))
+			dirs[k++] = (struct dir_ref){ l->ro[i].rel, (size_t)(s - l->ro[i].rel) };
+	if (pin_dirs(wd_fd, l, dirs, k, 0, e) < 0)
+		return -1;
+	/* Each directory once (the hide scan's pins may name it already), parents first. */
+	qsort(l->pin, l->npin, sizeof(*l->pin), cmp_hide_rel);
+	k = 0;
+	for (size_t i = 0; i < l->npin; i++) {
+		if (k > 0 && strcmp(l->pin[k - 1].rel, l->pin[i].rel) == 0)
+			free(l->pin[i].rel);
+		else
+			l->pin[k++] = l->pin[i];
+	}
+	l->npin = k;
 	return 0;
 }
 

@@ -762,7 +762,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	 * forth while another run's scan walks the workdir, which would then miss the program and
 	 * leave it that run's command to rewrite (found in review).
 	 */
-	if (setid && setid_pin_parents(x->wd_fd, &x->hides, e) < 0)
+	if (setid && hide_pin_protected(x->wd_fd, &x->hides, e) < 0)
 		return cordon_err_prefix(e, "sandbox");
 	if ((x->hides.n || x->hides.npin || x->hides.nro) && check_mount_max(&x->hides, e) < 0)
 		return cordon_err_prefix(e, "sandbox: hide");

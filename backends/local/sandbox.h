@@ -246,6 +246,16 @@ int hide_scan(int wd_fd, const char *workdir, const struct cordon_profile *p, un
  */
 int hide_scan_threads(int wd_fd, const char *workdir, const struct cordon_profile *p,
 		      unsigned flags, int threads, struct sb_hide_list *ret, cordon_error *e);
+/*
+ * Every directory on the way to each file of l->ro (setid.c's protected files), added to
+ * l->pin (each once, sorted: parents first), so that the child binds each onto itself
+ * (mounts.c: pin_all) and the command cannot rename one (EBUSY, EXDEV). Without them a run
+ * could move a protected file's directory back and forth while another run's scan walks the
+ * workdir, which then misses the file and leaves it the command's to rewrite
+ * (docs/security.md). A directory gone since the scan is left out: the file below it then
+ * fails the setup.
+ */
+int hide_pin_protected(int wd_fd, struct sb_hide_list *l, cordon_error *e);
 /* Tests only: the walk's second thread fails (ENOMEM) as it starts; the entry bound (0: 100,000). */
 extern bool hide_test_worker_fails;
 extern size_t hide_test_max_entries;

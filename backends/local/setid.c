@@ -23,7 +23,7 @@
  * owns it: a group- or world-writable one is as exposed), and the child binds each onto itself
  * read-only (mounts.c): it stays readable and runnable inside (nosuid), and cannot be opened
  * for writing or chmod'ed (EROFS), renamed or removed (EBUSY), or linked to a name of another
- * mount (EXDEV). The directories on the way to each are pinned too (setid_pin_parents): the
+ * mount (EXDEV). The directories on the way to each are pinned too (hide_pin_protected): the
  * command owns them as well, and moving one back and forth while another run's scan walks the
  * workdir made that scan miss the file (found in review). Nothing else can make one: the
  * filter keeps the bits from being set, mknod needs CAP_MKNOD, and a file made meanwhile by
@@ -47,13 +47,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -383,82 +381,4 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
 	free(s.dirs);
 	(void)close(s.top);
 	return rc;
-}
-
-/* A directory of a protected file's path: its first len bytes. */
-struct dir_ref {
-	const char *s;
-	size_t len;
-};
-
-static int cmp_dir_ref(const void *a, const void *b)
-{
-	const struct dir_ref *x = a, *y = b;
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(x->s, y->s, n);
-
-	return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-static int cmp_pin(const void *a, const void *b)
-{
-	return strcmp(((const struct sb_hide *)a)->rel, ((const struct sb_hide *)b)->rel);
-}
-
-int setid_pin_parents(int wd_fd, struct sb_hide_list *out, cordon_error *e)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	_cleanup_free_ struct dir_ref *dirs = NULL;
-	size_t ndirs = 0, k = 0;
-	char dir[PATH_MAX];
-
-	for (size_t i = 0; i < out->nro; i++)
-		for (const char *s = strchr(out->ro[i].rel, '/'); s; s = strchr(s + 1, '/'))
-			ndirs++;
-	if (ndirs == 0)
-		return 0;
-	dirs = calloc(ndirs, sizeof(*dirs));
-	if (!dirs)
-		return cordon_err(e, ENOMEM, "out of memory");
-	for (size_t i = 0; i < out->nro; i++)
-		for (const char *s = strchr(out->ro[i].rel, '/'); s; s = strchr(s + 1, '/'))
-			dirs[k++] =
-				(struct dir_ref){ out->ro[i].rel, (size_t)(s - out->ro[i].rel) };
-	qsort(dirs, k, sizeof(*dirs), cmp_dir_ref);
-	for (size_t j = 0; j < k; j++) {
-		_cleanup_close_ int fd = -1;
-		struct stat st;
-
-		if ((j > 0 && cmp_dir_ref(&dirs[j - 1], &dirs[j]) == 0) ||
-		    dirs[j].len >= sizeof(dir))
-			continue;
-		memcpy(dir, dirs[j].s, dirs[j].len);
-		dir[dirs[j].len] = '\0';
-		/* Gone since the walk: the protected file below it then fails the setup (mounts.c). */
-		fd = (int)syscall(SYS_openat2, wd_fd, dir, &how, sizeof(how));
-		if (fd < 0 || fstat(fd, &st) < 0)
-			continue;
-		if (array_grow(&out->pin, out->npin, &out->pincap, 16, e) < 0)
-			return -1;
-		out->pin[out->npin] = (struct sb_hide){
-			.rel = strdup(dir), .dev = st.st_dev, .ino = st.st_ino, .dir = true
-		};
-		if (!out->pin[out->npin].rel)
-			return cordon_err(e, ENOMEM, "out of memory");
-		out->npin++;
-	}
-	/* Each directory once (the hide scan's pins may name it already), parents first. */
-	qsort(out->pin, out->npin, sizeof(*out->pin), cmp_pin);
-	k = 0;
-	for (size_t i = 0; i < out->npin; i++) {
-		if (k > 0 && strcmp(out->pin[k - 1].rel, out->pin[i].rel) == 0)
-			free(out->pin[i].rel);
-		else
-			out->pin[k++] = out->pin[i];
-	}
-	out->npin = k;
-	return 0;
 }

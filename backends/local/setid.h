@@ -21,13 +21,3 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e);
  * command must not change: what setid_scan lists, and the hide walk with HIDE_SETID too.
  */
 bool setid_privileged(int dfd, const char *name, const struct stat *st);
-
-/*
- * Every directory on the way to each file of out->ro, added to out->pin (each once, sorted:
- * parents first), so that the child binds each onto itself (mounts.c: pin_all) and the
- * command cannot rename one (EBUSY). Without them a run could move a protected file's
- * directory back and forth while another run's scan walks the workdir, which then misses it
- * and leaves it the command's to rewrite (docs/security.md). A directory gone since the scan
- * is left out: the file below it then fails the setup.
- */
-int setid_pin_parents(int wd_fd, struct sb_hide_list *out, cordon_error *e);

@@ -122,7 +122,7 @@ Test(setid, finds_privileged_programs_and_nothing_else)
 }
 
 /*
- * setid_pin_parents: every directory on the way to a protected file, once, with its inode, among
+ * hide_pin_protected: every directory on the way to a protected file, once, with its inode, among
  * the pins the hide scan made already (not twice), sorted parents first; a top-level file needs
  * none. (A run could otherwise move a protected file's directory while another run's scan
  * walks the workdir: escape_privs::setid_program_moved_during_a_scan.)
@@ -164,7 +164,7 @@ Test(setid, the_directories_of_protected_files_are_pinned)
 	l.npin = l.pincap = 1;
 	fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(setid_pin_parents(fd, &l, &e), 0, "%s", e.msg);
+	cr_assert_eq(hide_pin_protected(fd, &l, &e), 0, "%s", e.msg);
 	(void)close(fd);
 	cr_assert_eq(l.npin, ARRAY_SIZE(want), "%zu pinned", l.npin);
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
