@@ -182,6 +182,11 @@ unit_filter_denies() {
 }
 check "the unit's syscall filter denies what no sandbox may use and cordond does not" \
 	unit_filter_denies
+# The runs count in the service's tasks: systemd's default TasksMax (15% of pid_max) would let
+# one member's runs leave cordond no thread to start.
+out=$(inside systemctl show -p TasksMax --value cordond.service)
+check "the service's TasksMax leaves the bound to the runs' own pids limits: $out" \
+	test "$out" = infinity
 inside runuser -u alice -- cordon run --via daemon -w /home/alice/w -- \
 	'hostname >host; echo $$ >pid; touch started; sleep 3' >/dev/null 2>&1 &
 bg=$!
