@@ -286,8 +286,15 @@ int ident_from_socket(int fd, gid_t cordon_gid, bool have_group, struct caller *
 		if (!c.home)
 			goto oom;
 	}
-	/* Not a "no entry": a shortage that fd_shortage() missed must not last a second. */
-	if (c.name)
+	/*
+	 * Only an answer that lets the caller in is kept for the next second. A "no entry", or a
+	 * member's groups without cordon, may be a lookup cut short: glibc's NSS, with `group:
+	 * files systemd`, answers getgrouplist with the primary group alone (errno ESRCH) when
+	 * the files source could not open /etc/group and the next one could (found in review:
+	 * 14k-56k of 200k calls under a toggling fd limit). Kept, it would shut a member out for
+	 * a second; looked up again, an outsider costs only its own connection's lookup.
+	 */
+	if (c.name && (c.uid == 0 || (have_group && has_group(&c, cordon_gid))))
 		ident_store(&c, sig, now);
 decide:
 	c.authorised = c.uid == 0 || (c.name && have_group && has_group(&c, cordon_gid));
