@@ -58,7 +58,7 @@ struct docker {
 	char *sock;
 	char api[16]; /* "/v1.41" */
 	char *id;     /* the container */
-	char *name;   /* its name, cordon-<session> */
+	char *name;   /* its name, cordon-<session>; without id, a create whose answer was lost */
 	char *workdir_in;
 	/*
 	 * The workdir that must be the container's: the path is only what dockerd is given, the
@@ -441,13 +441,15 @@ static void docker_close(void *h)
 	 * unnoticed: one line says which, and what removes it (gc takes a container whose owner,
 	 * this process, is gone; cordond does at its next start).
 	 */
-	if (d && d->id && remove_container(d->sock, d->api, d->id, &e) < 0) {
+	if (d && (d->id || d->name) &&
+	    remove_container(d->sock, d->api, d->id ? d->id : d->name, &e) < 0) {
 		char buf[320];
 
 		fprintf(stderr,
 			"cordon: warning: container %s (%.12s) was not removed (%s); 'cordon gc "
 			"--backend docker' removes it once this process has exited\n",
-			d->name ? d->name : "?", d->id, cordon_err_str(&e, buf, sizeof(buf)));
+			d->name ? d->name : "?", d->id ? d->id : "id unknown",
+			cordon_err_str(&e, buf, sizeof(buf)));
 	}
 	docker_free(d); /* and the agent's directory, once its container is gone */
 }
@@ -702,7 +704,8 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 	char session[33], name[48], user[32], mdir[4096];
 	_cleanup_free_ char *path = NULL;
 	json_t *body = NULL, *j = NULL;
-	int rc = -1;
+	volatile int *cancel;
+	int rc = -1, called;
 
 	backend_random_hex(session, 16);
 	orphan_self_read(&self); /* the owner, and where its pid means something */
@@ -747,8 +750,26 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 		cordon_err(e, ENOMEM, "out of memory");
 		goto out;
 	}
-	if (call(d, "POST", path, body, &r, e) < 0)
+	/*
+	 * Not cut short by the caller's cancel flag: dockerd makes the container whether anyone
+	 * waits for its answer or not (it does not stop when the connection closes), and
+	 * without the answer's id it was left behind, created and never started, its owner
+	 * alive, so that gc kept it (found in red team: a member of group cordon who dropped
+	 * POST /v1/run's connection during the create left one each time, counted by no
+	 * limit). Removing it by name at once does not do: until dockerd has made it, the name
+	 * finds nothing. So the create is waited for (at most CALL_TIMEOUT_MS) and the flag
+	 * looked at after it; a cancel then removes the container (docker_close).
+	 */
+	cancel = TAKE_PTR(d->cancel);
+	called = call(d, "POST", path, body, &r, e);
+	d->cancel = cancel;
+	if (called < 0) {
+		/* Its answer lost all the same (no answer within CALL_TIMEOUT_MS): dockerd may
+		 * make it yet. By its name, then, as well as that can be done (docker_close). */
+		free(d->name);
+		d->name = strdup(name);
 		goto out;
+	}
 	if (r.status == 404 && r.body && strstr(r.body, "No such image")) {
 		/* Never pull: a missing image is the user's to fetch. (Other 404s: a missing
 		 * network, for one.) */
@@ -773,6 +794,8 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 	d->id = strdup(json_string_value(json_object_get(j, "Id")));
 	d->name = strdup(name);
 	rc = d->id && d->name ? 0 : cordon_err(e, ENOMEM, "out of memory");
+	if (rc == 0 && d->cancel && *d->cancel)
+		rc = cordon_err(e, EINTR, "docker: interrupted while the container was created");
 out:
 	json_decref(j);
 	json_decref(body);
@@ -910,15 +933,17 @@ static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *
 		 * API then runs the commands. A failure that is not the agent's (a missing
 		 * image) fails again, with its own message.
 		 */
-		if (d->id) {
+		if (d->id || d->name) {
 			cordon_error e2;
 
 			/* docker_close tries again, and says so when it cannot either. */
-			if (remove_container(d->sock, d->api, d->id, &e2) < 0)
+			if (remove_container(d->sock, d->api, d->id ? d->id : d->name, &e2) < 0)
 				goto out;
 		}
 		free(d->id);
 		d->id = NULL;
+		free(d->name);
+		d->name = NULL;
 		agent_host_free(&d->agent);
 		if (open_container(d, p, NULL, &pid, e) < 0)
 			goto out;

@@ -1083,6 +1083,193 @@ Test(docker_wd, close_warns_about_a_container_it_could_not_remove)
 }
 
 /*
+ * A proxy between cordon and dockerd's socket that sets the caller's cancel flag during a
+ * container create (a client of cordond gone, cordond's SIGTERM, a SIGINT to cordon) and holds
+ * it up for longer than cordon looks at the flag: before dockerd has the request (early: so
+ * that dockerd makes the container after cordon has given up on it), or once dockerd has
+ * answered it (the container exists, its id not yet cordon's). Each connection is relayed by a
+ * thread of its own, as dockerd serves them: cordon's next call is not held up behind it.
+ */
+struct hold_proxy {
+	int lfd;
+	const char *upstream;
+	volatile int *cancel;
+	bool early;
+	int relays;    /* running (atomic) */
+	char name[64]; /* the container the create asked for */
+};
+
+struct hold_relay {
+	struct hold_proxy *p;
+	int c;
+};
+
+static void *hold_proxy_relay(void *arg)
+{
+	struct hold_relay *hr = arg;
+	struct hold_proxy *p = hr->p;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int c = hr->c, u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool create = false;
+	static char bufs[16][65536];
+	static int next;
+	char *buf = bufs[__atomic_fetch_add(&next, 1, __ATOMIC_SEQ_CST) % 16];
+
+	free(hr);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p->upstream);
+	if (u < 0 || connect(u, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto out;
+	for (bool client = true;;) {
+		struct pollfd fds[2] = { { .fd = client ? c : -1, .events = POLLIN },
+					 { .fd = u, .events = POLLIN } };
+		ssize_t n;
+
+		if (poll(fds, 2, 30000) <= 0)
+			break;
+		if (fds[0].revents) {
+			char *q;
+
+			n = read(c, buf, 65535);
+			/* cordon gone: dockerd's answer is still waited for, as dockerd works on */
+			if (n <= 0 && create) {
+				client = false;
+				continue;
+			}
+			if (n <= 0)
+				break;
+			buf[n] = '\0';
+			q = memmem(buf, (size_t)n, "/containers/create?name=", 24);
+			if (q && !create) {
+				create = true;
+				sscanf(q + 24, "%63[a-z0-9-]", p->name);
+				if (p->early) {
+					*p->cancel = 1;
+					usleep(400 * 1000); /* past http.c's CANCEL_POLL_MS */
+				}
+			}
+			if (send(u, buf, (size_t)n, MSG_NOSIGNAL) != n)
+				break;
+		}
+		if (fds[1].revents) {
+			n = read(u, buf, 65536);
+			if (n <= 0)
+				break;
+			if (create && !p->early) {
+				*p->cancel = 1;
+				usleep(400 * 1000);
+			}
+			if (send(c, buf, (size_t)n, MSG_NOSIGNAL) != n)
+				break;
+		}
+	}
+out:
+	if (u >= 0)
+		close(u);
+	close(c);
+	__atomic_fetch_sub(&p->relays, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void *hold_proxy_main(void *arg)
+{
+	struct hold_proxy *p = arg;
+	int c;
+
+	while ((c = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		struct hold_relay *hr = malloc(sizeof(*hr));
+		pthread_t t;
+
+		cr_assert_not_null(hr);
+		*hr = (struct hold_relay){ p, c };
+		__atomic_fetch_add(&p->relays, 1, __ATOMIC_SEQ_CST);
+		cr_assert_eq(pthread_create(&t, NULL, hold_proxy_relay, hr), 0);
+		pthread_detach(t);
+	}
+	return NULL;
+}
+
+/*
+ * An open whose cancel flag is set during its container's create (early: before dockerd has
+ * the request): it fails, and no container is left.
+ */
+static void open_cancelled_in_create(bool early)
+{
+	char *dir = tu_tmpdir(), *sock = NULL, host[4200], path[160];
+	const char *old = getenv("DOCKER_HOST");
+	char *saved_host = old ? strdup(old) : NULL;
+	volatile int cancel = 0;
+	struct hold_proxy p = { .cancel = &cancel, .early = early };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const struct cordon_open o = {
+		.profile = prof, .workdir = wd, .workdir_fd = -1, .cancel = &cancel
+	};
+	pthread_t t;
+	cordon_error e;
+	int rc, status;
+
+	cr_assert_eq(docker_socket_path(&sock, &e), 0, "%s", e.msg);
+	p.upstream = sock;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/p.sock", dir);
+	p.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(p.lfd, 0);
+	cr_assert_eq(bind(p.lfd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+	cr_assert_eq(listen(p.lfd, 8), 0);
+	cr_assert_eq(pthread_create(&t, NULL, hold_proxy_main, &p), 0);
+	snprintf(host, sizeof(host), "unix://%s", sa.sun_path);
+	setenv("DOCKER_HOST", host, 1);
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+
+	rc = backend_docker.open(&o, &h, &e);
+
+	(void)shutdown(p.lfd, SHUT_RDWR);
+	pthread_join(t, NULL);
+	close(p.lfd);
+	/* Every relay done: dockerd has had all there was to have. */
+	for (int i = 0; i < 500 && __atomic_load_n(&p.relays, __ATOMIC_SEQ_CST); i++)
+		usleep(10 * 1000);
+	if (saved_host)
+		setenv("DOCKER_HOST", saved_host, 1);
+	else
+		unsetenv("DOCKER_HOST");
+	free(saved_host);
+	if (rc == 0)
+		backend_docker.close(h);
+	h = NULL;
+	cr_assert(cancel);
+	cr_assert_not_null(strstr(p.name, "cordon-"), "no create went through [%s]", p.name);
+	snprintf(path, sizeof(path), "/containers/%s/json", p.name);
+	status = api("GET", path, NULL, NULL);
+	if (status != 404) {
+		snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", p.name);
+		(void)api("DELETE", path, NULL, NULL);
+	}
+	cr_assert_eq(status, 404, "the container %s was left", p.name);
+	cr_assert_neq(rc, 0, "the open went on after its cancel");
+	cr_assert_not_null(strstr(e.msg, "interrupted"), "%s", e.msg);
+	free(sock);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/*
+ * A create cut short: dockerd makes the container all the same, whether or not anyone waits
+ * for its answer. Before, the open gave up on it at once, without its id: the container stayed
+ * (created, never started), no session's, its owner (cordond) alive, so gc kept it too; a
+ * member of group cordon who dropped POST /v1/run's connection at that moment left one each
+ * time, past every limit. Removing it by its name at once would not do: dockerd had not made
+ * it yet (early).
+ */
+Test(docker_wd, a_cancel_during_the_create_leaves_no_container)
+{
+	open_cancelled_in_create(true);
+}
+
+Test(docker_wd, a_cancel_once_the_container_is_made_leaves_no_container)
+{
+	open_cancelled_in_create(false);
+}
+
+/*
  * The agent's directory removed from /tmp while its container runs (a /tmp cleaner: many
  * systems age /tmp with systemd-tmpfiles) and its name taken by another user, whose own d is
  * in it: at a restart, dockerd resolves the mount's path again. Before, it mounted that user's
