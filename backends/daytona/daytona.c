@@ -676,10 +676,20 @@ static int create_sandbox(struct daytona *d, json_t *body, cordon_error *e)
 		struct dt_request rq;
 		struct dt_response r = { 0 };
 		char **ids = NULL;
+		/*
+		 * Not cut short by the caller's cancel flag: Daytona makes the sandbox whether
+		 * anyone waits for its answer or not, and a lookup by the session label made at
+		 * once finds nothing while it is still being made (found in red team: a client of
+		 * cordond that went away during the create left a sandbox running until its
+		 * auto-stop, counted by no limit). The create is waited for, the flag looked at
+		 * after it, and the sandbox, known by its id then, deleted (daytona_close).
+		 */
+		volatile int *cancel = TAKE_PTR(d->c.cancel);
 		int rc = api_call(d, "POST", "/sandbox", "create sandbox", body, DT_RETRY_SAFE, &rq,
 				  &r, e);
 		bool unknown;
 
+		d->c.cancel = cancel;
 		if (rc == 0 && (r.status == 200 || r.status == 201)) {
 			rc = read_sandbox(d, &r, "create sandbox", state, sizeof(state), reason,
 					  sizeof(reason), e);
@@ -688,18 +698,19 @@ static int create_sandbox(struct daytona *d, json_t *body, cordon_error *e)
 				delete_by_session(d);
 				return -1;
 			}
+			if (cancel && *cancel)
+				return cordon_err(e, ECANCELED,
+						  "daytona: cancelled while sandbox %s was created",
+						  d->id);
 			break;
 		}
 		if (rc == 0)
 			dt_status_error(&d->c, &rq, &r, e);
-		unknown = rc < 0 ? e->code != ENOMEM && e->code != ECANCELED
+		unknown = rc < 0 ? e->code != ENOMEM
 				 : r.status == 500 || r.status == 502 || r.status == 504;
 		dt_response_free(&r);
-		if (!unknown) {
-			if (rc < 0 && e->code == ECANCELED)
-				delete_by_session(d);
+		if (!unknown)
 			return -1;
-		}
 		{
 			cordon_error fe;
 

@@ -14,7 +14,7 @@ import time
 import unittest
 from pathlib import Path
 
-from daytona_env import API, CORDON, FAKE, KEY, TOOLBOX, fake_config, fake_reset, fake_state
+from daytona_env import API, CORDON, FAKE, KEY, TOOLBOX, fake_config, fake_faults, fake_reset, fake_state
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "clients" / "python"))
@@ -286,6 +286,24 @@ class DaytonaOneShot(unittest.TestCase):
         self.assertTrue(wait_for(lambda: fake_state()["live"] == 0 and running() == 0), fake_state()["sandboxes"])
         sid, reqs = self.lifecycle()
         self.assertIn(("DELETE", "/sandbox/" + sid), [(m, p) for m, p, _ in reqs])
+
+    def test_client_gone_during_the_create(self) -> None:
+        # The create reaches the fake, which makes the sandbox 1.5 s later; the client goes
+        # away meanwhile. Daytona makes it whether anyone waits for the answer or not: before,
+        # cordond gave up on the create at once and looked its session label up, found
+        # nothing yet, and the sandbox lived on, counted by no limit, until its auto-stop.
+        fake_faults({"method": "POST", "path": "^/sandbox$", "delay": 1.5, "times": 1})
+        s = raw_run(self.daemon.socket, {"command": "echo never", "backend": "daytona"})
+        try:
+            self.assertTrue(wait_for(lambda: any(q["method"] == "POST" and q["path"] == "/sandbox"
+                                                 for q in fake_state()["requests"])),
+                            "the create did not come")
+        finally:
+            s.close()
+        time.sleep(2.5)  # the fake's create done, and cordond's answer to it
+        self.assertTrue(wait_for(lambda: fake_state()["live"] == 0, 10), fake_state()["sandboxes"])
+        self.assertEqual(running(), 0)
+        self.assertNotIn("never", json.dumps(fake_state()["requests"]), "the command ran")
 
     def test_cordond_stopped_mid_run(self) -> None:
         d = start_daemon("--grace", "1", DAYTONA_API_KEY=KEY, DAYTONA_API_URL=API)
