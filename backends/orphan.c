@@ -190,6 +190,24 @@ static void pidns_label(char ret[ORPHAN_VALUE_MAX])
 		(void)snprintf(ret, ORPHAN_VALUE_MAX, "%llu", (unsigned long long)pid_st.st_ino);
 }
 
+/*
+ * Whether the /proc this process sees hides the processes it may not trace: mounted with
+ * hidepid=1, 2 or 4 (systemd's ProtectProc= too), for a process without CAP_SYS_PTRACE. Pid 1,
+ * which every pid namespace has, tells: its stat is then not to be read (EACCES, or ENOENT as
+ * if it did not exist). An owner's pid that is not found proves nothing there (found in red
+ * team: `cordon gc` by a member of group docker, on a /proc with hidepid=2, force-removed the
+ * containers of cordond's live runs, its pid being invisible to them).
+ */
+static bool pids_hidden(void)
+{
+	int fd = open("/proc/1/stat", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return true;
+	(void)close(fd);
+	return false;
+}
+
 void orphan_self_read(struct orphan_self *ret)
 {
 	struct timespec real, boot;
@@ -206,6 +224,7 @@ void orphan_self_read(struct orphan_self *ret)
 	ret->machine_from_id = orphan_machine_label("/etc/machine-id", name, ret->machine);
 	(void)orphan_boot_label("/proc/sys/kernel/random/boot_id", ret->boot);
 	pidns_label(ret->pidns);
+	ret->pids_hidden = pids_hidden();
 	/* The wall clock when CLOCK_BOOTTIME was 0: this boot's start (/proc/stat's btime). */
 	if (clock_gettime(CLOCK_REALTIME, &real) == 0 && clock_gettime(CLOCK_BOOTTIME, &boot) == 0)
 		ret->boot_start = real.tv_sec - boot.tv_sec - (real.tv_nsec < boot.tv_nsec);
@@ -312,7 +331,8 @@ enum orphan_verdict orphan_judge(const struct orphan_self *self, const struct or
 	 */
 	if (!self->pidns[0] || !l->pidns || strcmp(l->pidns, self->pidns))
 		return ORPHAN_UNKNOWN;
-	if (backend_owner_of(pid, now, sizeof(now)) == 0 && !strcmp(now, l->owner))
-		return ORPHAN_ALIVE;
-	return ORPHAN_GONE;
+	if (backend_owner_of(pid, now, sizeof(now)) == 0)
+		return strcmp(now, l->owner) ? ORPHAN_GONE : ORPHAN_ALIVE;
+	/* Not found: gone, unless this /proc hides processes (it may run, unseen). */
+	return self->pids_hidden ? ORPHAN_UNKNOWN : ORPHAN_GONE;
 }

@@ -37,6 +37,9 @@ struct orphan_self {
 	char boot[33];	      /* "" when the boot id cannot be read: the label is left out */
 	char pidns[ORPHAN_VALUE_MAX]; /* "" when /proc is not this pid namespace's: left out */
 	time_t boot_start;	      /* when this boot began, wall clock */
+	/* This /proc hides processes this one may not trace (hidepid): a pid not found there
+	 * may run all the same. */
+	bool pids_hidden;
 };
 
 /* Read what this process is (cannot fail: what cannot be read is left empty, as said above). */

@@ -897,8 +897,9 @@ static int cmd_gc(const struct small_args *a)
 		if (docker_gc(&n, &skipped, &e) < 0)
 			return fail_err(&e);
 		return gc_report("container(s)", n, "container(s) of cordon's", skipped,
-				 "another pid namespace or machine, an older cordon's labels, or "
-				 "labels cordon did not write");
+				 "another pid namespace or machine, a /proc that hides others' "
+				 "processes, an older cordon's labels, or labels cordon did not "
+				 "write");
 	}
 	if (strcmp(backend, "daytona"))
 		return cli_fail("gc: invalid backend '%s' (expected docker or daytona)", backend);
@@ -911,7 +912,8 @@ static int cmd_gc(const struct small_args *a)
 	if (rc < 0)
 		return fail_err(&e);
 	return gc_report("sandbox(es)", n, "sandbox(es) of this machine", skipped,
-			 "another pid namespace, or labels cordon did not write");
+			 "another pid namespace, a /proc that hides others' processes, or "
+			 "labels cordon did not write");
 }
 
 static int cmd_version(const struct small_args *a)

@@ -683,7 +683,8 @@ class Gc(CliCase):
             want = "removed %d orphaned sandbox(es)\n" % len(gone)
             if skipped:
                 want += ("kept %d sandbox(es) of this machine that cannot be proven orphans from here "
-                         "(another pid namespace, or labels cordon did not write)\n" % skipped)
+                         "(another pid namespace, a /proc that hides others' processes, or labels "
+                         "cordon did not write)\n" % skipped)
             self.assertEqual(out, want)
         finally:
             for i in kept:

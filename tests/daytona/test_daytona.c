@@ -647,6 +647,18 @@ Test(pure, gc_deletes_only_what_it_proves_an_orphan)
 		l.boot = me.boot;
 		l.owner = "999999999:1";
 		cr_assert_eq(orphan_judge(&me, &l), ORPHAN_GONE);
+		/*
+		 * A /proc that hides the processes this one may not trace (hidepid): an owner not
+		 * found there may run, unseen; one found with another start time is gone.
+		 */
+		me.pids_hidden = true;
+		cr_assert_eq(orphan_judge(&me, &l), ORPHAN_UNKNOWN);
+		l.owner = "1:999999999999";
+		cr_assert_eq(orphan_judge(&me, &l), ORPHAN_GONE);
+		l.owner = alive;
+		cr_assert_eq(orphan_judge(&me, &l), ORPHAN_ALIVE);
+		me.pids_hidden = false;
+		l.owner = "999999999:1";
 		/* What this process cannot read, it cannot prove. */
 		me.pidns[0] = '\0';
 		l.pidns = "";

@@ -250,7 +250,7 @@ rm -rf "$kwd"
 # something only on one boot, in one pid namespace. Each container says where its owner's pid
 # was taken, with the Daytona backend's labels and values (tests/daytona/test_cli.py computes
 # them the same way: systemd's app-specific ids, the pid and time namespaces' inodes).
-gc_kept="container(s) of cordon's that cannot be proven orphans from here (another pid namespace or machine, an older cordon's labels, or labels cordon did not write)"
+gc_kept="container(s) of cordon's that cannot be proven orphans from here (another pid namespace or machine, a /proc that hides others' processes, an older cordon's labels, or labels cordon did not write)"
 these_labels() {
 	python3 - <<'PY'
 import hashlib, hmac, os, re, socket, uuid
@@ -307,6 +307,14 @@ check "gc in another pid namespace keeps a live run's container" "yes|removed 0 
 kept 1 $gc_kept" "$(exists "$cid")|$out"
 out=$("$CORDON" gc 2>&1)
 check "gc in its pid namespace keeps it too (its owner runs)" "yes|removed 0 orphaned container(s)" "$(exists "$cid")|$out"
+# A gc by another user (nobody, given group docker) on a /proc mounted hidepid=2 (or systemd's
+# ProtectProc=): the owner's pid, root's, is not there for it to see. Before, the container
+# was force-removed under the live run (a member of group docker's gc, cordond's members' runs).
+dgid=$(stat -c %g "$CORDON_DOCKER_SOCK")
+out=$(unshare --mount sh -c 'mount -t proc -o hidepid=2 proc /proc &&
+	exec setpriv --reuid=65534 --regid=65534 --groups="$1" "$2" gc' sh "$dgid" "$CORDON" 2>&1)
+check "gc where /proc hides the owner keeps a live run's container" "yes|removed 0 orphaned container(s)
+kept 1 $gc_kept" "$(exists "$cid")|$out"
 kill -TERM $live
 wait $live 2>/dev/null
 
