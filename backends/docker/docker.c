@@ -925,7 +925,7 @@ static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *
 	if (p->docker_agent)
 		agent_exe = agent_binary();
 	if (open_container(d, p, agent_exe, &pid, e) < 0) {
-		if (!agent_exe || d->replaced || d->root_by_name)
+		if (!agent_exe || d->replaced || d->root_by_name || (d->cancel && *d->cancel))
 			goto out;
 		/*
 		 * Again without the agent, in case it is what failed (an image of another
