@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include "runtime/fsutil.h"
+#include "runtime/asuser.h"
 #include "runtime/grow.h"
 #include "runtime/cleanup.h"
 
@@ -476,6 +477,11 @@ static bool sweep_owner(uid_t uid, uid_t also)
 	return geteuid() == 0 && (also == FSUTIL_ANY_OWNER || uid == also);
 }
 
+static int rmtree_fn(void *arg, cordon_error *e)
+{
+	return fsutil_rmtree(arg, e);
+}
+
 int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, uid_t also)
 {
 	_cleanup_closedir_ DIR *d = opendir(base);
@@ -505,7 +511,16 @@ int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, ui
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, de->d_name) >= sizeof(path))
 			continue;
-		if (fsutil_rmtree(path, &e) == 0)
+		/*
+		 * Any user's (cordond's start, in /tmp): with that user's rights (their uid and the
+		 * directory's group). Whoever owns a directory decides what is in it, another
+		 * user's tree moved in included (a 0777 directory of theirs), and root's walk
+		 * deleted what its owner could not (found in red team: cordond's start swept a
+		 * member's own /tmp/cordon-x, 1777, and another user's files under it).
+		 */
+		if (geteuid() == 0 && st.st_uid != 0 && also == FSUTIL_ANY_OWNER
+			    ? asuser_call(st.st_uid, st.st_gid, NULL, 0, rmtree_fn, path, &e) == 0
+			    : fsutil_rmtree(path, &e) == 0)
 			removed++;
 	}
 	return removed;

@@ -205,3 +205,52 @@ Test(fsutil, temp_dirs_are_marked_from_the_start)
 	tu_rmtree(base);
 	free(base);
 }
+
+/* dir/name, made with mode and owner. */
+static void mkdir_as(char *buf, size_t n, const char *dir, const char *name, mode_t mode, uid_t uid)
+{
+	snprintf(buf, n, "%s/%s", dir, name);
+	cr_assert_eq(mkdir(buf, mode), 0, "%s: %s", buf, strerror(errno));
+	cr_assert_eq(chown(buf, uid, 100), 0);
+	cr_assert_eq(chmod(buf, mode), 0);
+}
+
+/*
+ * cordond's start sweeps every user's marked temp dir in /tmp: as that user, not as root. A
+ * member may make /tmp/cordon-x 1777 themselves, and move into it a directory of another
+ * user's that they may write to (a 0777 one, in a directory they may write to), with that
+ * user's files deeper down, which they cannot delete. Before, root's sweep deleted them all
+ * (found in red team).
+ */
+Test(fsutil, a_sweep_removes_a_users_dir_with_that_users_rights)
+{
+	char *base, evil[4200], bdir[4200], priv[4200], secret[4300], mine[4200], f[4300];
+	int fd;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to make other users' files");
+	base = tu_tmpdir();
+	cr_assert_eq(chmod(base, 01777), 0); /* as /tmp */
+	mkdir_as(evil, sizeof(evil), base, "cordon-evil", 01777, 1000);
+	mkdir_as(bdir, sizeof(bdir), evil, "bdir", 0777, 2000);
+	mkdir_as(priv, sizeof(priv), bdir, "private", 0755, 2000);
+	snprintf(secret, sizeof(secret), "%s/secret", priv);
+	fd = open(secret, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fchown(fd, 2000, 100), 0);
+	(void)close(fd);
+	/* The user's own marked dir, their file in it: swept as ever. */
+	mkdir_as(mine, sizeof(mine), base, "cordon-mine", 01700, 1000);
+	snprintf(f, sizeof(f), "%s/f", mine);
+	fd = open(f, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fchown(fd, 1000, 100), 0);
+	(void)close(fd);
+
+	(void)fsutil_temp_sweep(base, "cordon-", 0, FSUTIL_ANY_OWNER);
+
+	cr_expect_eq(access(secret, F_OK), 0, "root's sweep removed another user's file");
+	cr_expect_neq(access(mine, F_OK), 0, "the user's own marked dir was left");
+	tu_rmtree(base);
+	free(base);
+}
