@@ -215,6 +215,18 @@ static void mkdir_as(char *buf, size_t n, const char *dir, const char *name, mod
 	cr_assert_eq(chmod(buf, mode), 0);
 }
 
+/* dir/name, a file of uid's; its path in buf. */
+static void touch_as(char *buf, size_t n, const char *dir, const char *name, uid_t uid)
+{
+	int fd;
+
+	snprintf(buf, n, "%s/%s", dir, name);
+	fd = open(buf, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	cr_assert_geq(fd, 0, "%s: %s", buf, strerror(errno));
+	cr_assert_eq(fchown(fd, uid, 100), 0);
+	(void)close(fd);
+}
+
 /*
  * cordond's start sweeps every user's marked temp dir in /tmp: as that user, not as root. A
  * member may make /tmp/cordon-x 1777 themselves, and move into it a directory of another
@@ -225,7 +237,6 @@ static void mkdir_as(char *buf, size_t n, const char *dir, const char *name, mod
 Test(fsutil, a_sweep_removes_a_users_dir_with_that_users_rights)
 {
 	char *base, evil[4200], bdir[4200], priv[4200], secret[4300], mine[4200], f[4300];
-	int fd;
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root to make other users' files");
@@ -234,18 +245,10 @@ Test(fsutil, a_sweep_removes_a_users_dir_with_that_users_rights)
 	mkdir_as(evil, sizeof(evil), base, "cordon-evil", 01777, 1000);
 	mkdir_as(bdir, sizeof(bdir), evil, "bdir", 0777, 2000);
 	mkdir_as(priv, sizeof(priv), bdir, "private", 0755, 2000);
-	snprintf(secret, sizeof(secret), "%s/secret", priv);
-	fd = open(secret, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(fchown(fd, 2000, 100), 0);
-	(void)close(fd);
+	touch_as(secret, sizeof(secret), priv, "secret", 2000);
 	/* The user's own marked dir, their file in it: swept as ever. */
 	mkdir_as(mine, sizeof(mine), base, "cordon-mine", 01700, 1000);
-	snprintf(f, sizeof(f), "%s/f", mine);
-	fd = open(f, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(fchown(fd, 1000, 100), 0);
-	(void)close(fd);
+	touch_as(f, sizeof(f), mine, "f", 1000);
 
 	(void)fsutil_temp_sweep(base, "cordon-", 0, FSUTIL_ANY_OWNER);
 
