@@ -221,7 +221,10 @@ class DaytonaOneShot(unittest.TestCase):
         code = ("import json, sys; sys.path.insert(0, sys.argv[2]); from cordon import Cordon; "
                 "print(json.dumps(Cordon(sys.argv[1]).run_json('echo $((6 * 7))', backend='daytona')))")
         p = subprocess.run(["setpriv", "--reuid=" + MEMBER, "--regid=users", "--init-groups", PYTHON, "-c",
-                            code, self.daemon.socket, str(ROOT / "clients" / "python")],
+                            code, self.daemon.socket,
+                            # tests/run-all.sh stages the client when the tree is closed to
+                            # other users (a clone in /root, 0700).
+                            os.environ.get("CORDON_PYTHONPATH", str(ROOT / "clients" / "python"))],
                            capture_output=True, text=True, timeout=60, cwd="/")
         self.assertEqual(p.returncode, 0, p.stderr)
         r = json.loads(p.stdout)
