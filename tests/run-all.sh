@@ -59,11 +59,13 @@ trap 'rm -f "$log" "$fails"; remove_test_ids; [ -z "$stage" ] || rm -rf "$stage"
 trap 'exit 130' INT TERM
 
 # Every test removes the /tmp/cordon-test-* dirs it makes (tu_tmpdir, the escape suite's
-# workdirs), every run its temp workdir (/tmp/cordon-XXXXXX), every cordond its runners'
+# workdirs), every run its temp workdir (/tmp/cordon-XXXXXX), every session it makes its own
+# (/tmp/cordon-session-XXXXXX: kept when cordond stops with it live), every cordond its runners'
 # (/tmp/cordond-runner-XXXXXX) and every Docker container its agent's (/tmp/cordon-agent-XXXXXX,
 # cordon gc for a SIGKILLed run's): a test run that adds one fails, below.
 test_dirs() {
 	find /tmp -maxdepth 1 -type d \( -name 'cordon-test-*' -o -name 'cordon-??????' \
+		-o -name 'cordon-session-*' \
 		-o -name 'cordond-runner-*' -o -name 'cordon-agent-*' \) 2>/dev/null | LC_ALL=C sort
 }
 dirs_before=$(test_dirs)

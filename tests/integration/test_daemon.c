@@ -750,6 +750,11 @@ Test(daemon, a_runs_backend_is_its_sessions_its_bodys_or_its_profiles, .timeout 
 	EXPECT(&r, 200, "\"output\": \"in-session\"");
 	EXPECT_FIELD(&r, "backend", "local");
 	res_free(&r);
+	/* Deleted: a session's temp workdir outlives a stop of cordond on purpose. */
+	snprintf(url, sizeof(url), "/v1/sessions/%s", id);
+	http(d.sock, "DELETE", url, NULL, &r);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	res_free(&r);
 
 	http(d.sock, "POST", "/v1/run",
 	     "{\"command\":\"rm -rf x\",\"profile\":\"dk\",\"blocked\":[\"rm\"]}", &r);
