@@ -505,14 +505,6 @@ static pid_t pid_with_cwd(const char *dir)
 	return found;
 }
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /*
  * The placeholders of absent masked names are removed only once every process of the run is
  * gone, not while one killed at the command's end is still dying: a killed process finishes
@@ -528,7 +520,7 @@ ESC_CASE(escape_paths, placeholders_outlive_the_runs_processes)
 {
 	char *sub = esc_wpath(e, "sub"), *held = esc_wpath(e, "held.txt"), *go = esc_wpath(e, "go"),
 	     *rc = esc_wpath(e, ".bashrc");
-	double t_del = 0, t_exit = 0, t_end;
+	double t_del, t_exit;
 	struct esc_job j;
 	struct tu_run r;
 	int heavy, in, pidfd;
@@ -559,28 +551,7 @@ ESC_CASE(escape_paths, placeholders_outlive_the_runs_processes)
 	cr_assert(in >= 0);
 	cr_assert(inotify_add_watch(in, e->wd, IN_DELETE) >= 0);
 	esc_write(go, "", 0644, e->uid, e->gid);
-	t_end = mono_ms() + 20000;
-	while ((!t_del || !t_exit) && mono_ms() < t_end) {
-		struct pollfd pfd[2] = { { .fd = in, .events = POLLIN },
-					 { .fd = pidfd, .events = POLLIN } };
-
-		if (poll(pfd, 2, 100) <= 0)
-			continue;
-		if (pfd[1].revents && !t_exit)
-			t_exit = mono_ms();
-		if (pfd[0].revents) {
-			char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-			ssize_t n = read(in, buf, sizeof(buf));
-
-			for (ssize_t off = 0; n > 0 && off < n;) {
-				const struct inotify_event *ev = (const void *)(buf + off);
-
-				if (ev->len && !strcmp(ev->name, ".bashrc") && !t_del)
-					t_del = mono_ms();
-				off += (ssize_t)(sizeof(*ev) + ev->len);
-			}
-		}
-	}
+	tu_exit_and_delete(pidfd, in, ".bashrc", 20000, &t_exit, &t_del);
 	esc_finish(&j, &r, NULL, NULL);
 	esc_heavy_unlock(heavy);
 	cr_expect(strstr(r.out, "done"), "the run did not end normally: %s %s", r.out, r.err);

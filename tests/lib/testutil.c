@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -289,4 +290,41 @@ int tu_run_cgroups(pid_t pid, char *first, size_t n)
 	}
 	pclose(f);
 	return count;
+}
+
+static double tu_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void tu_exit_and_delete(int pidfd, int in, const char *name, int timeout_ms, double *ret_exit,
+			double *ret_del)
+{
+	double end = tu_mono_ms() + timeout_ms;
+
+	*ret_exit = *ret_del = 0;
+	while ((!*ret_del || !*ret_exit) && tu_mono_ms() < end) {
+		struct pollfd pfd[2] = { { .fd = in, .events = POLLIN },
+					 { .fd = pidfd, .events = POLLIN } };
+
+		if (poll(pfd, 2, 100) <= 0)
+			continue;
+		if (pfd[1].revents && !*ret_exit)
+			*ret_exit = tu_mono_ms();
+		if (pfd[0].revents) {
+			char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+			ssize_t n = read(in, buf, sizeof(buf));
+
+			for (ssize_t off = 0; n > 0 && off < n;) {
+				const struct inotify_event *ev = (const void *)(buf + off);
+
+				if (ev->len && !strcmp(ev->name, name) && !*ret_del)
+					*ret_del = tu_mono_ms();
+				off += (ssize_t)(sizeof(*ev) + ev->len);
+			}
+		}
+	}
 }

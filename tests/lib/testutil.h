@@ -47,6 +47,13 @@ void tu_each_proc(bool (*fn)(pid_t pid, const char *cmdline, void *arg), void *a
  * the first into first (optional, n bytes).
  */
 int tu_run_cgroups(pid_t pid, char *first, size_t n);
+/*
+ * Which comes first: the end of the process pidfd refers to, or the removal of name from the
+ * directory the inotify fd in watches (IN_DELETE)? Waits up to timeout_ms for both; each time
+ * (CLOCK_MONOTONIC, ms) into *ret_exit and *ret_del, 0 for what did not come.
+ */
+void tu_exit_and_delete(int pidfd, int in, const char *name, int timeout_ms, double *ret_exit,
+			double *ret_del);
 /* Under CI=true or CORDON_REQUIRE_ALL=1 a skip is a failure. */
 bool tu_ci(void);
 /* A number below n from the generator state *s (xorshift64*: a fixed seed replays a failure). */
