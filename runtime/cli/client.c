@@ -46,6 +46,42 @@ const char *client_unsupported(const char *profile, bool pass_stdin, const char 
 	return NULL;
 }
 
+static bool is_text(const char *s)
+{
+	json_t *t = s ? json_string(s) : NULL; /* jansson checks UTF-8 */
+
+	if (s && !t)
+		return false;
+	json_decref(t);
+	return true;
+}
+
+static bool list_is_text(const struct cordon_list *l)
+{
+	for (size_t i = 0; l && i < l->n; i++)
+		if (!is_text(l->v[i]))
+			return false;
+	return true;
+}
+
+const char *client_not_text(const char *profile, const char *command, const char *workdir,
+			    const struct cordon_list *env, const struct cordon_list *allow,
+			    const struct cordon_list *block, const struct cordon_list *ignore)
+{
+	if (!is_text(profile))
+		return "the profile name is not valid UTF-8, which cordond's JSON cannot carry";
+	if (!is_text(command))
+		return "the command is not valid UTF-8, which cordond's JSON cannot carry";
+	if (!is_text(workdir))
+		return "the workdir is not valid UTF-8, which cordond's JSON cannot carry";
+	if (!list_is_text(env))
+		return "an -e value is not valid UTF-8, which cordond's JSON cannot carry";
+	if (!list_is_text(allow) || !list_is_text(block) || !list_is_text(ignore))
+		return "an --allow, --block or --ignore pattern is not valid UTF-8, which "
+		       "cordond's JSON cannot carry";
+	return NULL;
+}
+
 static int add_list(json_t *o, const char *key, const struct cordon_list *l)
 {
 	json_t *a;

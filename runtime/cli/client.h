@@ -39,6 +39,13 @@ const char *client_socket_path(void);
 /* NULL when the daemon can take this request, else why not (a profile given as a path, ...). */
 const char *client_unsupported(const char *profile, bool pass_stdin, const char *image);
 /*
+ * Why cordond cannot be sent these (a string that is not UTF-8: JSON has no way to carry its
+ * bytes), or NULL. --via auto then runs directly, as for what client_unsupported names.
+ */
+const char *client_not_text(const char *profile, const char *command, const char *workdir,
+			    const struct cordon_list *env, const struct cordon_list *allow,
+			    const struct cordon_list *block, const struct cordon_list *ignore);
+/*
  * Send the run, print the result as a direct run would (text or JSON) and return the exit status
  * (the command's, 124, 126, or 125 with a line on stderr). When nothing could be sent because no
  * daemon answers, *ret_unreachable is set and nothing is printed (errno: connect's); so too when

@@ -4475,6 +4475,62 @@ Test(daemon, cli_via_daemon, .timeout = 90)
 	}
 }
 
+/*
+ * A command, -e value, workdir or pattern that is not UTF-8 cannot go in cordond's JSON: --via
+ * daemon said "cordon: out of memory" (jansson's refusal of the string, reported as ENOMEM),
+ * and --via auto did too, where a direct run takes it. Found in review (differential of
+ * direct, daemon and the Python client): auto now runs it directly, daemon names the reason.
+ */
+Test(daemon, cli_not_utf8_runs_directly_under_auto, .timeout = 60)
+{
+	struct daemon d;
+	struct tu_run a, b;
+	char *top = tu_tmpdir(), *wd = NULL;
+	static const char *const cmds[][4] = {
+		{ "echo \xff", NULL },
+		{ "echo $A", "-e", "A=\xff", NULL },
+		{ "pwd", "-w", NULL, NULL },
+		{ "echo ok", "--block", "\xfe", NULL },
+	};
+
+	cr_assert(asprintf(&wd, "%s/\xff", top) > 0);
+	daemon_start(&d, NULL);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		const char *args[12] = { "run", "--via", "auto" };
+		int n = 3;
+
+		for (int k = 1; k < 3 && cmds[i][k]; k++)
+			args[n++] = cmds[i][k];
+		if (i == 2)
+			args[n++] = wd;
+		args[n++] = "--";
+		args[n++] = cmds[i][0];
+		args[n] = NULL;
+		cli(&a, d.sock, args);
+		args[2] = "direct";
+		cli(&b, d.sock, args);
+		cr_expect_eq(a.status, 0, "%s: auto %d (%s)", cmds[i][0], a.status, a.err);
+		cr_expect_str_eq(a.out, b.out, "%s: auto '%s' vs direct '%s'", cmds[i][0], a.out,
+				 b.out);
+		tu_run_free(&a);
+		tu_run_free(&b);
+		args[2] = "daemon";
+		cli(&a, d.sock, args);
+		cr_expect_eq(a.status, 125);
+		cr_expect(
+			strstr(a.err, "--via daemon: ") &&
+				strstr(a.err, "not valid UTF-8, which cordond's JSON cannot carry"),
+			"%s: %s", cmds[i][0], a.err);
+		cr_expect_null(strstr(a.err, "out of memory"), "%s", a.err);
+		cr_expect_str_eq(a.out, "");
+		tu_run_free(&a);
+	}
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(top);
+	free(top);
+	free(wd);
+}
+
 /* ---- the fuzz corpus, as a regression test ---- */
 
 Test(daemon, fuzz_corpus, .timeout = 120)
