@@ -321,9 +321,13 @@ static int get_timeout(json_t *v, struct run_body *b, cordon_error *e)
 		char *end = NULL;
 		double d;
 
-		if (json_string_length(v) != strlen(s) || !*s ||
-		    strlen(s) >= sizeof(b->timeout_text) || strspn(s, "0123456789.") != strlen(s) ||
-		    strchr(s, '.') != strrchr(s, '.'))
+		size_t n = strspn(s, "0123456789");
+
+		/* As `cordon run -t` and a profile take it: digits, optionally '.' and digits. */
+		if (s[n] == '.' && n > 0)
+			n += 1 + strspn(s + n + 1, "0123456789");
+		if (json_string_length(v) != strlen(s) || n == 0 || s[n] || s[n - 1] == '.' ||
+		    strlen(s) >= sizeof(b->timeout_text))
 			return cordon_err(e, 0, "timeout: expected a decimal number of seconds");
 		errno = 0;
 		d = strtod(s, &end);

@@ -657,6 +657,11 @@ static const struct bad_body bad_bodies[] = {
 	{ "{\"command\":\"x\",\"timeout\":99999999999999999999999}", 400,
 	  "timeout: number out of range" },
 	{ "{\"command\":\"x\",\"timeout\":\"1e3\"}", 400, "timeout: expected a decimal" },
+	/* The CLI's grammar (`cordon run -t .5` is refused): cordond took these and printed
+	 * "Command timed out after .5s" (found in review, differential of the front ends). */
+	{ "{\"command\":\"x\",\"timeout\":\".5\"}", 400, "timeout: expected a decimal" },
+	{ "{\"command\":\"x\",\"timeout\":\"5.\"}", 400, "timeout: expected a decimal" },
+	{ "{\"command\":\"x\",\"timeout\":\".\"}", 400, "timeout: expected a decimal" },
 	{ "{\"command\":\"x\",\"timeout\":true}", 400, "timeout: expected a number" },
 	{ "{\"command\":\"x\",\"max_output\":-1}", 400, "max_output: must be between" },
 	{ "{\"command\":\"x\",\"max_output\":1.5}", 400, "max_output: expected an integer" },
