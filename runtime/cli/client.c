@@ -393,6 +393,19 @@ int client_run(const struct client_request *r, bool *ret_unreachable)
 			return CORDON_EXIT_FAILURE;
 		}
 
+		/*
+		 * cordond's own refusal of this caller (not root, not in its group, by its
+		 * reading of the group database, which a socket's mode only approximates: a
+		 * socket opened up, a process that still holds the group after it was taken out
+		 * of it): under --via auto, as a socket whose mode refuses them, a direct run.
+		 */
+		if (status == 403 && r->quiet_profile_mismatch) {
+			json_decref(j);
+			*ret_unreachable = true;
+			errno = EACCES;
+			return CORDON_EXIT_FAILURE;
+		}
+
 		rc = cli_fail("cordond: %s (HTTP %d)",
 			      json_is_string(err) ? json_string_value(err) : "request failed",
 			      status);

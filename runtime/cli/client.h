@@ -22,7 +22,9 @@ struct client_request {
 	 * own; NULL: not sent. */
 	const char *profile_digest;
 	/* A 409 for that (cordond finds another file) ends quietly as "cannot serve":
-	 * *ret_unreachable with errno ENOTSUP (--via auto then runs directly). */
+	 * *ret_unreachable with errno ENOTSUP (--via auto then runs directly); so does a 403
+	 * (cordond refuses this caller), with errno EACCES, as a socket whose mode refuses
+	 * them. */
 	bool quiet_profile_mismatch;
 	/* How long to wait for cordond's answer, in seconds: the run's timeout and a grace. */
 	double answer_wait_s;

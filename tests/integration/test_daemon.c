@@ -1053,6 +1053,36 @@ Test(daemon, authorisation, .timeout = 90)
 	http(d.sock, "GET", "/metrics", NULL, &r);
 	cr_expect(body_has(&r, "cordond_forbidden_total 7"), "%s", r.body);
 	res_free(&r);
+	/*
+	 * cordond's own 403 is the same refusal as the socket's mode: --via auto runs the
+	 * command directly (it ended with exit 125 and the 403, found in review), --via daemon
+	 * says so.
+	 */
+	for (int k = 0; k < 2; k++) {
+		struct passwd *o = getpwnam(OUTSIDER);
+		char uid[32], gid[32], env[200];
+		const char *argv[] = { "setpriv", uid,	     gid,   "--init-groups", "env",
+				       env,	  NULL,	     "run", "--via",	     NULL,
+				       "--",	  "echo hi", NULL };
+		struct tu_run run;
+
+		cr_assert(o);
+		argv[6] = tu_cordon();
+		argv[9] = k ? "auto" : "daemon";
+		snprintf(uid, sizeof(uid), "--reuid=%u", (unsigned)o->pw_uid);
+		snprintf(gid, sizeof(gid), "--regid=%u", (unsigned)o->pw_gid);
+		snprintf(env, sizeof(env), "CORDON_SOCKET=%s", d.sock);
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		if (k) {
+			cr_expect_eq(run.status, 0, "auto, 403: %d %s", run.status, run.err);
+			cr_expect_str_eq(run.out, "hi\n", "auto, 403: %s", run.err);
+		} else {
+			cr_expect_eq(run.status, 125, "daemon, 403: %d %s", run.status, run.err);
+			cr_expect(strstr(run.err, "not authorised: uid"), "%s", run.err);
+			cr_expect_str_eq(run.out, "");
+		}
+		tu_run_free(&run);
+	}
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
