@@ -74,6 +74,17 @@ const char *client_not_text(const char *profile, const char *command, const char
 		return "the command is not valid UTF-8, which cordond's JSON cannot carry";
 	if (!is_text(workdir))
 		return "the workdir is not valid UTF-8, which cordond's JSON cannot carry";
+	/* A relative one is sent as the current directory's path joined to it (build_body). */
+	if (workdir && workdir[0] != '/') {
+		char cwd[PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd)))
+			return "the current directory has no path (removed?), so a relative "
+			       "workdir cannot be sent to cordond";
+		if (!is_text(cwd))
+			return "the current directory's path is not valid UTF-8, which cordond's "
+			       "JSON cannot carry";
+	}
 	if (!list_is_text(env))
 		return "an -e value is not valid UTF-8, which cordond's JSON cannot carry";
 	if (!list_is_text(allow) || !list_is_text(block) || !list_is_text(ignore))

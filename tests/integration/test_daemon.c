@@ -4566,6 +4566,56 @@ Test(daemon, cli_not_utf8_runs_directly_under_auto, .timeout = 60)
 	free(wd);
 }
 
+/*
+ * A relative workdir is sent as the current directory's path joined to it. With the current
+ * directory removed there is no path to send: --via daemon says so (it said "out of memory"),
+ * and --via auto runs directly, which gives the direct run's own answer.
+ */
+Test(daemon, cli_relative_workdir_in_a_removed_directory, .timeout = 60)
+{
+	struct daemon d;
+	struct tu_run a, b;
+	char *top = tu_tmpdir(), gone[600], env[200], *bin = realpath(tu_cordon(), NULL);
+	char *const envp[] = { env, NULL };
+
+	cr_assert(bin);
+	snprintf(gone, sizeof(gone), "%s/gone", top);
+	daemon_start(&d, NULL);
+	snprintf(env, sizeof(env), "CORDON_SOCKET=%s", d.sock);
+	for (int k = 0; k < 3; k++) {
+		static const char *const via[] = { "daemon", "auto", "direct" };
+		const char *argv[] = { "/bin/sh",
+				       "-c",
+				       "mkdir \"$1\" && cd \"$1\" && rmdir \"$1\" && "
+				       "exec \"$2\" run --via \"$3\" -w rel -- 'echo ran'",
+				       "sh",
+				       gone,
+				       bin,
+				       via[k],
+				       NULL };
+
+		tu_exec(k == 2 ? &b : &a, NULL, envp, (char *const *)argv);
+		if (k == 0) {
+			cr_expect_eq(a.status, 125, "daemon: %d %s", a.status, a.err);
+			cr_expect(strstr(a.err, "--via daemon: the current directory has no path"),
+				  "%s", a.err);
+			cr_expect_null(strstr(a.err, "out of memory"), "%s", a.err);
+			tu_run_free(&a);
+		}
+	}
+	/* auto: the direct run's own answer, whatever it is. */
+	cr_expect_eq(a.status, b.status, "auto %d (%s) vs direct %d (%s)", a.status, a.err,
+		     b.status, b.err);
+	cr_expect_str_eq(a.out, b.out);
+	cr_expect_null(strstr(a.err, "out of memory"), "%s", a.err);
+	tu_run_free(&a);
+	tu_run_free(&b);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(top);
+	free(top);
+	free(bin);
+}
+
 /* ---- the fuzz corpus, as a regression test ---- */
 
 Test(daemon, fuzz_corpus, .timeout = 120)
