@@ -358,17 +358,21 @@ static int make_temp_workdir(char **ret, int *ret_hold, cordon_error *e)
 }
 
 /*
- * --stdin from a terminal: the command gets a pipe, fed by a child of ours that reads the
- * terminal, never the terminal itself. On it the command could change the caller's terminal
- * for good (tcsetattr: no echo, no ^C; TIOCEXCL; O_NONBLOCK on the shared file description),
- * which no seccomp rule can fully stop (found in review). The child dies with the run
- * (tty_relay_end) or with us (PDEATHSIG); what it read that the command did not is lost, as
- * with any relay. Returns the pipe's read end, or -1 with *e.
+ * --stdin: the command gets a pipe, fed by a child of ours that reads the caller's stdin,
+ * never the caller's own fd. From a terminal, the command could change it for good
+ * (tcsetattr: no echo, no ^C; TIOCEXCL; O_NONBLOCK on the shared file description), which no
+ * seccomp rule can fully stop (found in review). From anything (a pipe, a socket, a file), it
+ * could send the fd with SCM_RIGHTS to a process of another run in a shared workdir, which
+ * then reads the caller's input after the answer, or writes into a socket, or keeps a live
+ * view of the file (found in red team; escape test escape_daemons/stdin_passed_to_another_run).
+ * The child dies with the run (stdin_relay_end) or with us (PDEATHSIG); what it read that the
+ * command did not is lost, as with any relay, and a file's offset is the relay's. Returns the
+ * pipe's read end, or -1 with *e.
  */
-static int tty_relay_start(int tty, pid_t *ret_pid, cordon_error *e)
+static int stdin_relay_start(int in, pid_t *ret_pid, cordon_error *e)
 {
 	int p[2];
-	pid_t pid;
+	pid_t pid, self = getpid();
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return cordon_err(e, errno, "stdin: pipe");
@@ -381,13 +385,15 @@ static int tty_relay_start(int tty, pid_t *ret_pid, cordon_error *e)
 		return cordon_err(e, err, "stdin: fork");
 	}
 	if (pid == 0) {
-		char buf[4096];
+		static char buf[65536];
 
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != self)
+			_exit(0); /* we died before the prctl: nobody would end the relay */
 		(void)signal(SIGPIPE, SIG_DFL);
 		(void)close(p[0]);
 		for (;;) {
-			ssize_t n = read(tty, buf, sizeof(buf));
+			ssize_t n = read(in, buf, sizeof(buf));
 
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -400,7 +406,7 @@ static int tty_relay_start(int tty, pid_t *ret_pid, cordon_error *e)
 	return p[0];
 }
 
-static void tty_relay_end(pid_t pid, int fd)
+static void stdin_relay_end(pid_t pid, int fd)
 {
 	if (fd >= 0)
 		(void)close(fd);
@@ -621,8 +627,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		rc = 0;
 		goto out;
 	}
-	if (rq->pass_stdin && isatty(rq->stdin_fd) &&
-	    (relay_fd = tty_relay_start(rq->stdin_fd, &relay_pid, e)) < 0)
+	if (rq->pass_stdin && (relay_fd = stdin_relay_start(rq->stdin_fd, &relay_pid, e)) < 0)
 		goto out;
 
 	struct cordon_exec x = {
@@ -635,9 +640,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		.workdir_is_temp = temp || inside,
 		.workdir_tmpfs = inside,
 		.profile = p,
-		.stdin_fd = relay_fd >= 0    ? relay_fd
-			    : rq->pass_stdin ? rq->stdin_fd
-					     : -1,
+		.stdin_fd = relay_fd,
 		.run_as = rq->run_as,
 		.set_umask = rq->set_umask,
 		.umask = rq->umask,
@@ -669,7 +672,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 		ops->close(h);
 	}
 out:
-	tty_relay_end(relay_pid, relay_fd);
+	stdin_relay_end(relay_pid, relay_fd);
 	policy_strv_free(split);
 	if (rc == 0 &&
 	    hand_over_teardown(rq, ops, &pending, temp && !rq->keep ? workdir : NULL, &hold))

@@ -428,7 +428,7 @@ static void vstart(struct esc_job *j, const struct esc_opts *o, const char *fmt,
 			dup2(o->pty_slave, 0);
 		} else {
 			setpgid(0, 0);
-			dup2(in[0] >= 0 ? in[0] : nul, 0);
+			dup2(in[0] >= 0 ? in[0] : o->stdin_fd > 0 ? o->stdin_fd : nul, 0);
 		}
 		dup2(out[1], 1);
 		dup2(err[1], 2);

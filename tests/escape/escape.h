@@ -65,6 +65,7 @@ struct esc_opts {
 	void (*pre_exec)(void);	 /* in the child before privileges are dropped */
 	double kill_after;	 /* harness safety net in seconds (default 40) */
 	const char *stdin_data;	 /* fed to cordon's stdin (NULL: /dev/null unless ctty) */
+	int stdin_fd;		 /* > 0: cordon's stdin, the case's own (instead of stdin_data) */
 	bool allow_setup_error;	 /* exit 125 (cordon refused to set up) is an acceptable end */
 };
 

@@ -13,6 +13,7 @@
 #include "tests/escape/escape.h"
 #include <cordon/cordon.h>
 
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -308,6 +309,57 @@ ESC_CASE(escape_daemons, output_passed_to_another_run)
 	cr_expect(strstr(ra.out, "got 2 fds"), "the holder got nothing:\n%.500s", ra.out);
 	free(sock);
 	tu_run_free(&ra);
+}
+
+/*
+ * A run that gives its stdin away (`--stdin` from a pipe): the read end, sent with SCM_RIGHTS
+ * to a process of another run in the same workdir, which reads it. The run ends; what the
+ * caller writes into its pipe afterwards is no longer the run's, and must still be there for
+ * the caller's next reader (found in red team: cordon handed the command the caller's own fd,
+ * so the other run read the caller's input after the answer; a socket as stdin could be
+ * written too). Only a terminal went through a relay of cordon's.
+ */
+ESC_CASE(escape_daemons, stdin_passed_to_another_run)
+{
+	static const char *const ta[] = { "-t", "30", NULL };
+	static const char *const tb[] = { "-t", "8", "--stdin", NULL };
+	struct esc_opts oa = { .args = ta, .kill_after = 40 };
+	struct esc_opts ob = { .args = tb };
+	char *sock = esc_wpath(e, "s");
+	char late[64], got[256] = "";
+	struct esc_job holder;
+	struct tu_run ra, rb;
+	int p[2], waited = 0;
+	ssize_t n = -1;
+
+	snprintf(late, sizeof(late), "LATE_%s\n", e->tag);
+	cr_assert(pipe2(p, O_CLOEXEC) == 0);
+	esc_put_helper(e);
+	esc_start(&holder, &oa, "./h fdpass steal s 3000");
+	while (!esc_exists(sock) && waited++ < 1000)
+		usleep(10000);
+	cr_assert(esc_exists(sock), "the holder never listened");
+	ob.stdin_fd = p[0];
+	esc_run(&rb, &ob, "./h fdpass give s 0 stdin");
+	cr_expect(strstr(rb.out, "gave stdin") || strstr(rb.err, "gave stdin"),
+		  "stdin was not passed:\n%.300s\n%.300s", rb.out, rb.err);
+	/* The run has answered: the caller's input from now on is the caller's. */
+	cr_assert(write(p[1], late, strlen(late)) == (ssize_t)strlen(late));
+	usleep(500000);
+	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
+	n = read(p[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	close(p[1]);
+	kill(holder.pid, SIGTERM);
+	esc_finish(&holder, &ra, NULL, NULL);
+	cr_expect(strstr(ra.out, "got 1 fds"), "the holder got nothing:\n%.500s", ra.out);
+	cr_expect(!strstr(ra.out, late),
+		  "another run read the caller's input after the run's end:\n%.500s", ra.out);
+	cr_expect(!strcmp(got, late), "the caller's input was taken: it read '%s' (%zd)", got, n);
+	close(p[0]);
+	free(sock);
+	tu_run_free(&ra);
+	tu_run_free(&rb);
 }
 
 struct kill_at_start {

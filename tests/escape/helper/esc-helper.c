@@ -899,6 +899,9 @@ static int cmd_unix(int argc, char **argv)
  * fdpass give SOCK BYTES: send our stdout and stderr to SOCK, then write BYTES to stdout (a
  * flood makes cordon read it on a thread of its own) and exit: the write ends of the run's
  * output pipes now live on in another run, which a shared workdir's socket reaches.
+ * fdpass give SOCK 0 stdin: send our stdin instead, and exit.
+ * fdpass steal SOCK MS: as hold, but read each fd it is sent for up to MS ms and print what
+ * came (`fdpass: read ...`): the caller's input after the giver's run ended.
  */
 static int cmd_fdpass(int argc, char **argv)
 {
@@ -920,8 +923,10 @@ static int cmd_fdpass(int argc, char **argv)
 		blocked("fdpass socket", errno);
 		return 0;
 	}
-	if (!strcmp(argv[0], "hold")) {
-		if (argc < 4)
+	if (!strcmp(argv[0], "hold") || !strcmp(argv[0], "steal")) {
+		int steal = !strcmp(argv[0], "steal");
+
+		if (argc < (steal ? 3 : 4))
 			return 2;
 		unlink(a.sun_path);
 		if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 8) < 0) {
@@ -948,6 +953,18 @@ static int cmd_fdpass(int argc, char **argv)
 
 				prctl(PR_SET_PDEATHSIG, SIGKILL);
 				memcpy(fds, CMSG_DATA(CMSG_FIRSTHDR(&m)), (size_t)n * sizeof(int));
+				if (steal) {
+					alarm((unsigned)(atoi(argv[2]) + 999) / 1000);
+					for (int i = 0; i < n; i++) {
+						char got[256];
+						ssize_t k = read(fds[i], got, sizeof(got) - 1);
+
+						got[k > 0 ? k : 0] = '\0';
+						printf("fdpass: read %zd: %s\n", k, got);
+						fflush(stdout);
+					}
+					_exit(0);
+				}
 				usleep((useconds_t)atoi(argv[2]) * 1000);
 				for (int i = 0; i < n; i++)
 					dprintf(fds[i], "%s\n", argv[3]);
@@ -961,22 +978,25 @@ static int cmd_fdpass(int argc, char **argv)
 		blocked("fdpass connect", errno);
 		return 0;
 	}
+	int in = argc > 3 && !strcmp(argv[3], "stdin");
 	{
-		int give[2] = { 1, 2 };
+		int give[2] = { 1, 2 }, ngive = in ? 1 : 2;
 
+		if (in)
+			give[0] = 0;
 		memset(&u, 0, sizeof(u));
 		m.msg_control = u.buf;
-		m.msg_controllen = CMSG_SPACE(sizeof(give));
+		m.msg_controllen = CMSG_SPACE(ngive * sizeof(int));
 		CMSG_FIRSTHDR(&m)->cmsg_level = SOL_SOCKET;
 		CMSG_FIRSTHDR(&m)->cmsg_type = SCM_RIGHTS;
-		CMSG_FIRSTHDR(&m)->cmsg_len = CMSG_LEN(sizeof(give));
-		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&m)), give, sizeof(give));
+		CMSG_FIRSTHDR(&m)->cmsg_len = CMSG_LEN(ngive * sizeof(int));
+		memcpy(CMSG_DATA(CMSG_FIRSTHDR(&m)), give, ngive * sizeof(int));
 	}
 	if (sendmsg(fd, &m, 0) < 0) {
 		blocked("fdpass send", errno);
 		return 0;
 	}
-	fprintf(stderr, "fdpass: gave stdout and stderr\n");
+	fprintf(stderr, "fdpass: gave %s\n", in ? "stdin" : "stdout and stderr");
 	for (long left = atol(argv[2]); left > 0;) {
 		static char flood[65536];
 		ssize_t k;
