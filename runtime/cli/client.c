@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime/cli/client.h"
+#include "runtime/daemon/daemon.h"
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
 
@@ -90,6 +91,41 @@ const char *client_not_text(const char *profile, const char *command, const char
 	if (!list_is_text(allow) || !list_is_text(block) || !list_is_text(ignore))
 		return "an --allow, --block or --ignore pattern is not valid UTF-8, which "
 		       "cordond's JSON cannot carry";
+	return NULL;
+}
+
+static bool list_fits(const struct cordon_list *l)
+{
+	for (size_t i = 0; l && i < l->n; i++)
+		if (strlen(l->v[i]) > BODY_MAX_ITEM)
+			return false;
+	return true;
+}
+
+const char *client_over_limits(const struct cordon_list *env, const struct cordon_list *allow,
+			       const struct cordon_list *block, const struct cordon_list *ignore)
+{
+	static char why[160];
+
+	for (size_t i = 0; env && i < env->n; i++) {
+		const char *eq = strchr(env->v[i], '=');
+		size_t name = eq ? (size_t)(eq - env->v[i]) : strlen(env->v[i]);
+
+		if (name > BODY_MAX_ENV_NAME || (eq && strlen(eq + 1) > BODY_MAX_ITEM)) {
+			(void)snprintf(why, sizeof(why),
+				       "an -e name or value is longer than cordond takes (a name "
+				       "of %d bytes, a value of %d)",
+				       BODY_MAX_ENV_NAME, BODY_MAX_ITEM);
+			return why;
+		}
+	}
+	if (!list_fits(allow) || !list_fits(block) || !list_fits(ignore)) {
+		(void)snprintf(why, sizeof(why),
+			       "an --allow, --block or --ignore pattern is longer than cordond "
+			       "takes (%d bytes)",
+			       BODY_MAX_ITEM);
+		return why;
+	}
 	return NULL;
 }
 

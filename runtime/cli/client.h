@@ -48,6 +48,12 @@ const char *client_not_text(const char *profile, const char *command, const char
 			    const struct cordon_list *env, const struct cordon_list *allow,
 			    const struct cordon_list *block, const struct cordon_list *ignore);
 /*
+ * Why cordond would refuse these as too long (an -e name or value, a pattern: body.c's
+ * per-field limits), or NULL. --via auto then runs directly, as for client_not_text.
+ */
+const char *client_over_limits(const struct cordon_list *env, const struct cordon_list *allow,
+			       const struct cordon_list *block, const struct cordon_list *ignore);
+/*
  * Send the run, print the result as a direct run would (text or JSON) and return the exit status
  * (the command's, 124, 126, or 125 with a line on stderr). When nothing could be sent because no
  * daemon answers, *ret_unreachable is set and nothing is printed (errno: connect's); so too when

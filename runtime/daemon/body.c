@@ -253,7 +253,7 @@ static int get_list(json_t *v, const char *field, struct cordon_list *l, cordon_
 		char name[64];
 
 		snprintf(name, sizeof(name), "%s[%zu]", field, i);
-		if (get_string(item, name, 65536, &s, e) < 0)
+		if (get_string(item, name, BODY_MAX_ITEM, &s, e) < 0)
 			return -1;
 		if (cordon_list_add(l, s, e) < 0)
 			return -1;
@@ -286,10 +286,10 @@ static int get_env(json_t *v, struct run_body *b, cordon_error *e)
 		char name[300];
 		const char *s;
 
-		if (!valid_env_name(key) || strlen(key) > 256)
+		if (!valid_env_name(key) || strlen(key) > BODY_MAX_ENV_NAME)
 			return cordon_err(e, 0, "env: invalid variable name '%.64s'", key);
 		snprintf(name, sizeof(name), "env.%s", key);
-		if (get_string(val, name, 65536, &s, e) < 0)
+		if (get_string(val, name, BODY_MAX_ITEM, &s, e) < 0)
 			return -1;
 	}
 	b->env = v;

@@ -140,6 +140,10 @@ struct run_body {
 	unsigned umask;
 };
 
+/* What one field of a request body may hold (body.c); the CLI checks before sending. */
+#define BODY_MAX_ITEM 65536   /* an env value, an allowed/blocked/ignore pattern */
+#define BODY_MAX_ENV_NAME 256 /* an env name */
+
 enum body_kind {
 	BODY_RUN,	  /* /v1/run */
 	BODY_SESSION_RUN, /* /v1/sessions/{id}/run: no profile, backend or workdir */

@@ -4616,6 +4616,46 @@ Test(daemon, cli_relative_workdir_in_a_removed_directory, .timeout = 60)
 	free(bin);
 }
 
+/*
+ * An -e value or a pattern longer than a field of cordond's request may be (64 KiB): --via
+ * auto runs it directly, as a direct run takes it; --via daemon says why (it was cordond's 400).
+ */
+Test(daemon, cli_over_long_fields_run_directly_under_auto, .timeout = 60)
+{
+	struct daemon d;
+	struct tu_run a, b;
+	char *big = malloc(70000 + 3), *val = malloc(70000 + 1);
+
+	cr_assert(big && val);
+	memset(val, 'v', 70000);
+	val[70000] = '\0';
+	snprintf(big, 70000 + 3, "A=%s", val);
+	daemon_start(&d, NULL);
+	for (int k = 0; k < 2; k++) {
+		const char *args[] = { "run",	      "--via", "auto",	     k ? "--block" : "-e",
+				       k ? val : big, "--",    "echo ${#A}", NULL };
+
+		cli(&a, d.sock, args);
+		args[2] = "direct";
+		cli(&b, d.sock, args);
+		cr_expect_eq(a.status, 0, "auto %d (%s)", a.status, a.err);
+		cr_expect_str_eq(a.out, b.out);
+		cr_expect_str_eq(a.out, k ? "0\n" : "70000\n");
+		tu_run_free(&a);
+		tu_run_free(&b);
+		args[2] = "daemon";
+		cli(&a, d.sock, args);
+		cr_expect_eq(a.status, 125);
+		cr_expect(strstr(a.err, "--via daemon: ") &&
+				  strstr(a.err, "longer than cordond takes"),
+			  "%s", a.err);
+		tu_run_free(&a);
+	}
+	cr_expect_eq(daemon_stop(&d), 0);
+	free(big);
+	free(val);
+}
+
 /* ---- the fuzz corpus, as a regression test ---- */
 
 Test(daemon, fuzz_corpus, .timeout = 120)
