@@ -34,7 +34,7 @@ const char *client_socket_path(void)
 	return s && *s ? s : DEFAULT_SOCKET;
 }
 
-const char *client_unsupported(const char *profile, bool pass_stdin, const char *image)
+static const char *unsupported(const char *profile, bool pass_stdin, const char *image)
 {
 	size_t n = strlen(profile);
 
@@ -65,7 +65,7 @@ static bool list_is_text(const struct cordon_list *l)
 	return true;
 }
 
-const char *client_not_text(const char *profile, const char *command, const char *workdir,
+static const char *not_text(const char *profile, const char *command, const char *workdir,
 			    const struct cordon_list *env, const struct cordon_list *allow,
 			    const struct cordon_list *block, const struct cordon_list *ignore)
 {
@@ -102,7 +102,7 @@ static bool list_fits(const struct cordon_list *l)
 	return true;
 }
 
-const char *client_over_limits(const struct cordon_list *env, const struct cordon_list *allow,
+static const char *over_limits(const struct cordon_list *env, const struct cordon_list *allow,
 			       const struct cordon_list *block, const struct cordon_list *ignore)
 {
 	static char why[160];
@@ -127,6 +127,20 @@ const char *client_over_limits(const struct cordon_list *env, const struct cordo
 		return why;
 	}
 	return NULL;
+}
+
+const char *client_cannot_send(const char *profile, bool pass_stdin, const char *image,
+			       const char *command, const char *workdir,
+			       const struct cordon_list *env, const struct cordon_list *allow,
+			       const struct cordon_list *block, const struct cordon_list *ignore)
+{
+	const char *why = unsupported(profile, pass_stdin, image);
+
+	if (!why)
+		why = not_text(profile, command, workdir, env, allow, block, ignore);
+	if (!why)
+		why = over_limits(env, allow, block, ignore);
+	return why;
 }
 
 static int add_list(json_t *o, const char *key, const struct cordon_list *l)

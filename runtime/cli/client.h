@@ -38,20 +38,16 @@ struct client_request {
 
 /* The socket cordon talks to: $CORDON_SOCKET, else /run/cordon/cordon.sock. */
 const char *client_socket_path(void);
-/* NULL when the daemon can take this request, else why not (a profile given as a path, ...). */
-const char *client_unsupported(const char *profile, bool pass_stdin, const char *image);
 /*
- * Why cordond cannot be sent these (a string that is not UTF-8: JSON has no way to carry its
- * bytes), or NULL. --via auto then runs directly, as for what client_unsupported names.
+ * NULL when cordond can take this request, else why not, in words for --via daemon's error
+ * (--via auto then runs directly): what its /v1/run has no field for (a profile given as a
+ * path, --stdin, --image), a string that is not UTF-8 (JSON cannot carry its bytes; a
+ * relative workdir is sent joined to the current directory's path, which must have one), or a
+ * field longer than cordond takes (body.c's limits).
  */
-const char *client_not_text(const char *profile, const char *command, const char *workdir,
-			    const struct cordon_list *env, const struct cordon_list *allow,
-			    const struct cordon_list *block, const struct cordon_list *ignore);
-/*
- * Why cordond would refuse these as too long (an -e name or value, a pattern: body.c's
- * per-field limits), or NULL. --via auto then runs directly, as for client_not_text.
- */
-const char *client_over_limits(const struct cordon_list *env, const struct cordon_list *allow,
+const char *client_cannot_send(const char *profile, bool pass_stdin, const char *image,
+			       const char *command, const char *workdir,
+			       const struct cordon_list *env, const struct cordon_list *allow,
 			       const struct cordon_list *block, const struct cordon_list *ignore);
 /*
  * Send the run, print the result as a direct run would (text or JSON) and return the exit status

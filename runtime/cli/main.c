@@ -569,12 +569,9 @@ static int cmd_run(const struct subcommand *sc, int argc, char **argv)
 			o.backend && strcmp(o.backend, "local")
 				? "the CLI sends cordond local runs only (--backend docker "
 				  "runs directly)"
-				: client_unsupported(o.profile, o.pass_stdin, o.image);
-		if (!why)
-			why = client_not_text(o.profile, command, o.workdir, &o.env, &o.allow,
-					      &o.block, &o.ignore);
-		if (!why)
-			why = client_over_limits(&o.env, &o.allow, &o.block, &o.ignore);
+				: client_cannot_send(o.profile, o.pass_stdin, o.image, command,
+						     o.workdir, &o.env, &o.allow, &o.block,
+						     &o.ignore);
 		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
 		struct cordon_profile *pp = NULL;
 		const char *own_path = getenv("CORDON_PROFILE_PATH");
