@@ -60,13 +60,31 @@ struct level {
 	size_t rel_len; /* of the directory's path in rel, "" at the top */
 };
 
+/*
+ * Whether the file has a security.capability attribute, read through /proc/self/fd (there is
+ * no getxattr relative to a directory fd before Linux 6.13). Only an answer that says "none"
+ * is taken for none: no such attribute (ENODATA), none on this file system (ENOTSUP), or the
+ * name gone meanwhile (nothing left to protect there). Any other failure protects the file
+ * (found in red team: a walk in a process without a /proc of its own, a chroot or a container
+ * with /proc masked, had every lookup fail with ENOENT and left a cap_net_raw program of
+ * root's writable to the command).
+ */
 static bool has_file_caps(int dfd, const char *name)
 {
 	char path[PATH_MAX + 32];
+	struct stat st;
+	ssize_t n;
 
 	if ((size_t)snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name) >= sizeof(path))
 		return true; /* cannot tell: protect it */
-	return lgetxattr(path, "security.capability", NULL, 0) > 0;
+	n = lgetxattr(path, "security.capability", NULL, 0);
+	if (n >= 0)
+		return n > 0;
+	if (errno == ENODATA || errno == ENOTSUP)
+		return false;
+	if (errno == ENOENT && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return false;
+	return true; /* cannot tell: protect it */
 }
 
 /*

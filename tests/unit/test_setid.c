@@ -16,10 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -117,6 +120,55 @@ Test(setid, finds_privileged_programs_and_nothing_else)
 		if (strcmp(l.ro[i].rel, "usr/bin/su") == 0)
 			cr_expect(l.ro[i].dev == st.st_dev && l.ro[i].ino == st.st_ino);
 	hide_list_free(&l);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/*
+ * A file capability the walk cannot read is protected, not taken for absent: the check went
+ * through /proc/self/fd, and where the walking process has no /proc of its own (a chroot, a
+ * container with /proc masked, a mount namespace without one) every lgetxattr failed with
+ * ENOENT, was read as "no capability", and a cap_net_raw program of root's was left writable
+ * to the command (red team).
+ */
+Test(setid, a_file_capability_is_found_without_proc)
+{
+	static const uint32_t caps[5] = { 0x02000001, 1u << 13, 0, 0, 0 };
+	char *wd = tu_tmpdir(), p[4096];
+	pid_t pid;
+	int status;
+
+	make_file(wd, "ping", 0755);
+	make_file(wd, "ls", 0755);
+	make_file(wd, "plain", 0644);
+	(void)snprintf(p, sizeof(p), "%s/ping", wd);
+	if (setxattr(p, "security.capability", caps, sizeof(caps), 0) < 0)
+		cr_skip_test("setxattr security.capability: %s (needs root)", strerror(errno));
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct sb_hide_list l = { 0 };
+		cordon_error e = { 0 };
+		int fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		/* This process alone: a mount namespace of its own, without /proc. */
+		if (fd < 0 || unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    umount2("/proc", MNT_DETACH) < 0)
+			_exit(3);
+		if (access("/proc/self/fd", F_OK) == 0)
+			_exit(4);
+		if (setid_scan(fd, &l, &e) < 0)
+			_exit(0); /* refused: fails closed too */
+		/* (ls, whose attributes cannot be read either, is protected too) */
+		_exit(listed(&l, "ping") && !listed(&l, "plain") ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) >= 3)
+		cr_skip_test("cannot make a mount namespace without /proc (%d)",
+			     WEXITSTATUS(status));
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the capability program was not protected without /proc (status %d)", status);
 	tu_rmtree(wd);
 	free(wd);
 }
