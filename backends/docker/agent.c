@@ -372,3 +372,51 @@ int docker_agent_main(int argc, char **argv)
 		}
 	}
 }
+
+/*
+ * `cordon __docker-init [__docker-agent SOCKET]`: the container's pid 1 where its workdir's
+ * path is not root's alone (docker.c, "guarded"), in place of docker-init. It is started from
+ * an execute-only copy of this binary, so that the kernel makes it non-dumpable from its
+ * execve on (a file its process may not read), before any code of ours runs: the container's
+ * user on the host cannot open its /proc/PID/root, cwd or fd, which is what the workdir check
+ * needs until it has found the directory dockerd mounted to be the one cordon opened (found in
+ * red team: docker-init, dumpable, let a member read through /proc/PID/root a directory a swap
+ * of the workdir's path had made dockerd mount, before the check removed the container). With
+ * arguments it starts the agent as its child, by the same copy (so non-dumpable too), and
+ * exits with it, as docker-init did; without, it idles, as `sleep infinity` did. Either way it
+ * reaps what is re-parented to it, and passes the signals it gets on to the agent.
+ */
+int docker_init_main(int argc, char **argv)
+{
+	sigset_t all, old;
+	pid_t agent = 0;
+
+	(void)prctl(PR_SET_DUMPABLE, 0);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	if (argc > 1) {
+		char *args[] = { (char *)AGENT_BIN_IN, argv[1], argc > 2 ? argv[2] : NULL, NULL };
+
+		agent = fork();
+		if (agent < 0)
+			return 1;
+		if (agent == 0) {
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			execve(AGENT_BIN_IN, args, environ);
+			_exit(127);
+		}
+	}
+	for (;;) {
+		siginfo_t si;
+		pid_t w;
+		int st;
+
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (agent > 0 && w == agent)
+				_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		if (sigwaitinfo(&all, &si) < 0 || si.si_signo == SIGCHLD)
+			continue;
+		if (agent > 0)
+			(void)kill(agent, si.si_signo);
+	}
+}

@@ -38,6 +38,8 @@
 #define AGENT_BIN_IN "/.cordon-agent"
 #define AGENT_DIR_IN "/.cordon"
 #define AGENT_SOCK_NAME "s"
+/* The agent's execute-only copy in its directory (agent_host_exec_copy), beside d. */
+#define AGENT_COPY_NAME "x"
 /* The largest RUN message the agent takes (the exec API takes about as much: ARG_MAX). */
 #define AGENT_RUN_MAX (4u << 20)
 
@@ -91,6 +93,14 @@ const char *agent_host_mount_dir(const struct agent_host *a, char *buf, size_t n
  */
 bool agent_host_dir_intact(const struct agent_host *a, cordon_error *e);
 /*
+ * An execute-only copy of exe (mode 0111) in the agent's directory, its path in buf: a
+ * process started from it is not dumpable from its execve on (the kernel's rule for a file
+ * its process may not read), so the container's user cannot reach the container through its
+ * /proc/PID (docker.c, "guarded"). Removed with the directory. 0, or -1 with *e.
+ */
+int agent_host_exec_copy(struct agent_host *a, const char *exe, char *buf, size_t n,
+			 cordon_error *e);
+/*
  * Wait up to timeout_ms for the agent of container id to connect; the socket file is removed
  * either way. -1 when no agent connected (or the peer is not in that container's cgroup).
  */
@@ -132,5 +142,8 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e);
 /* `cordon __docker-agent SOCKET`: the agent's main, given argv from "__docker-agent" on
  * (runtime/cli/main.c). When it cannot connect it waits forever, as `sleep infinity` did. */
 int docker_agent_main(int argc, char **argv);
+/* `cordon __docker-init [__docker-agent SOCKET]`: a container's non-dumpable pid 1 (agent.c),
+ * given argv from "__docker-init" on. */
+int docker_init_main(int argc, char **argv);
 /* Tests only: called in the command's child after fork, before setsid(); NULL in cordon. */
 extern void (*agent_test_child_hook)(void);

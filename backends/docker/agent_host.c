@@ -34,8 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -238,6 +240,47 @@ const char *agent_host_mount_dir(const struct agent_host *a, char *buf, size_t n
 	return buf;
 }
 
+int agent_host_exec_copy(struct agent_host *a, const char *exe, char *buf, size_t n,
+			 cordon_error *e)
+{
+	_cleanup_close_ int in = -1, dir = -1, out = -1;
+	struct statvfs vfs;
+	struct stat st;
+	off_t left;
+
+	if (!a->dir || (size_t)snprintf(buf, n, "%s/" AGENT_COPY_NAME, a->dir) >= n)
+		return cordon_err(e, ENAMETOOLONG, "docker: the agent's copy");
+	if (!agent_host_dir_intact(a, e))
+		return -1;
+	dir = open(a->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	in = open(exe, O_RDONLY | O_CLOEXEC);
+	if (dir < 0 || in < 0 || fstat(in, &st) < 0)
+		return cordon_err(e, errno, "docker: the agent's copy of %s", exe);
+	if (fstatvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC))
+		return cordon_err(
+			e, 0,
+			"docker: %s is mounted noexec: the execute-only copy of the agent "
+			"cannot be run from it",
+			a->dir);
+	(void)unlinkat(dir, AGENT_COPY_NAME, 0);
+	out = openat(dir, AGENT_COPY_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     0700);
+	if (out < 0)
+		return cordon_err(e, errno, "docker: the agent's copy %s", buf);
+	for (left = st.st_size; left > 0;) {
+		ssize_t k = sendfile(out, in, NULL, (size_t)(left < (1 << 30) ? left : (1 << 30)));
+
+		if (k <= 0)
+			return cordon_err(e, k < 0 ? errno : EIO, "docker: the agent's copy %s",
+					  buf);
+		left -= k;
+	}
+	/* Runnable by any uid, readable by none: its process is never dumpable (agent.h). */
+	if (fchmod(out, 0111) < 0)
+		return cordon_err(e, errno, "docker: the agent's copy %s", buf);
+	return 0;
+}
+
 bool agent_host_dir_intact(const struct agent_host *a, cordon_error *e)
 {
 	_cleanup_close_ int fd = a->dir ? open_sub(a->dir) : -1;
@@ -332,6 +375,7 @@ void agent_host_remove_dir(const char *dir)
 	if (dfd >= 0)
 		(void)unlinkat(dfd, AGENT_SOCK_NAME, 0);
 	(void)unlinkat(xfd, "d", AT_REMOVEDIR);
+	(void)unlinkat(xfd, AGENT_COPY_NAME, 0);
 	(void)rmdir(dir);
 }
 
@@ -351,6 +395,8 @@ void agent_host_free(struct agent_host *a)
 
 		if ((size_t)snprintf(p, sizeof(p), "%s/d", a->dir) < sizeof(p))
 			(void)rmdir(p);
+		if ((size_t)snprintf(p, sizeof(p), "%s/" AGENT_COPY_NAME, a->dir) < sizeof(p))
+			(void)unlink(p);
 		(void)rmdir(a->dir);
 	}
 	if (a->dfd >= 0)

@@ -75,6 +75,13 @@ struct docker {
 	bool replaced;
 	/* The image made a named [docker] user root: reported, never retried. */
 	bool root_by_name;
+	/*
+	 * The workdir's path is not root's alone (workdir_root_controlled): its pid 1 is the
+	 * agent's execute-only copy, never docker-init or the image's `sleep` (docker_open).
+	 */
+	bool guarded;
+	/* Guarded without the agent ([docker] agent = false, or it failed): its copy idles. */
+	bool idle_init;
 	/* A restart mounted another directory: the container is gone, every exec fails with
 	 * broken_e (set before broken, read after it). */
 	bool broken;
@@ -287,7 +294,7 @@ static int add_ulimits(json_t *hc, const struct cordon_profile *p)
 static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 			   const char *workdir_in, const char *session,
 			   const struct orphan_self *self, const char *user, const char *agent_exe,
-			   const char *agent_dir, const char *agent_label)
+			   const char *agent_dir, const char *agent_label, bool guarded)
 {
 	const char *net = p->docker_network ? p->docker_network : "none";
 	uint64_t mem = p->docker_memory ? p->docker_memory : p->memory;
@@ -308,8 +315,9 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 			return NULL;
 		}
 	}
-	if (agent_exe && (add_mount(mounts, "bind", agent_exe, AGENT_BIN_IN, true) < 0 ||
-			  add_mount(mounts, "bind", agent_dir, AGENT_DIR_IN, true) < 0)) {
+	if (agent_exe &&
+	    (add_mount(mounts, "bind", agent_exe, AGENT_BIN_IN, true) < 0 ||
+	     (agent_dir && add_mount(mounts, "bind", agent_dir, AGENT_DIR_IN, true) < 0))) {
 		json_decref(mounts);
 		return NULL;
 	}
@@ -332,8 +340,8 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 	 */
 	hc = json_pack("{s:s, s:b, s:o, s:[s], s:[s], s:b, s:b, s:{s:s, s:{}}}", "NetworkMode", net,
 		       "ReadonlyRootfs", true, "Mounts", mounts, "CapDrop", "ALL", "SecurityOpt",
-		       "no-new-privileges", "Init", true, "AutoRemove", false, "LogConfig", "Type",
-		       "none", "Config");
+		       "no-new-privileges", "Init", !guarded, "AutoRemove", false, "LogConfig",
+		       "Type", "none", "Config");
 	if (!hc)
 		return NULL;
 	if (mem) {
@@ -378,10 +386,19 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 	}
 	if (body && agent_exe) {
 		/* cordon gc removes the directory of a container whose cordon is gone. */
+		/*
+		 * Guarded: the agent's copy is pid 1, the agent's parent (agent.c), or without
+		 * the agent's directory (no agent: the exec API) all there is, idle.
+		 */
+		json_t *cmd = !guarded ? json_pack("[s, s]", "__docker-agent",
+						   AGENT_DIR_IN "/" AGENT_SOCK_NAME)
+			      : agent_dir
+				      ? json_pack("[s, s, s]", "__docker-init", "__docker-agent",
+						  AGENT_DIR_IN "/" AGENT_SOCK_NAME)
+				      : json_pack("[s]", "__docker-init");
+
 		if (json_object_set_new(body, "Entrypoint", json_pack("[s]", AGENT_BIN_IN)) < 0 ||
-		    json_object_set_new(body, "Cmd",
-					json_pack("[s, s]", "__docker-agent",
-						  AGENT_DIR_IN "/" AGENT_SOCK_NAME)) < 0 ||
+		    json_object_set_new(body, "Cmd", cmd) < 0 ||
 		    json_object_set_new(json_object_get(body, "Labels"), "cordon.agent_dir",
 					json_string(agent_label)) < 0) {
 			json_decref(body);
@@ -601,6 +618,42 @@ static int open_workdir(struct docker *d, const char *workdir, int dirfd, cordon
 }
 
 /*
+ * Whether only root can change what the workdir's path names: walked from / without following
+ * anything, every directory on the way is such that no one else may rename or replace the
+ * next one in it (root's and writable by no one else, or root's and sticky with that entry
+ * root's), and the path ends at the directory held. dockerd resolves the path as root at
+ * every start of the container, and the container's check (check_workdir) comes after the
+ * start: where another user can swap a directory on the way, dockerd can be made to mount
+ * one they could not reach (below a 0700 directory of someone else's), and until the check
+ * removes the container its processes were theirs to look into (docker_open).
+ */
+static bool workdir_root_controlled(const struct docker *d)
+{
+	_cleanup_close_ int at = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char path[PATH_MAX], *comp, *save = NULL;
+	struct stat up, st;
+
+	if (at < 0 || fstat(at, &up) < 0 || strlen(d->workdir) >= sizeof(path))
+		return false;
+	strcpy(path, d->workdir);
+	for (comp = strtok_r(path, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		int next = openat(at, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (next < 0)
+			return false;
+		(void)close(at);
+		at = next;
+		if (fstat(at, &st) < 0 || up.st_uid != 0)
+			return false;
+		if ((up.st_mode & (S_IWGRP | S_IWOTH)) &&
+		    !((up.st_mode & S_ISVTX) && st.st_uid == 0))
+			return false;
+		up = st;
+	}
+	return up.st_dev == d->wd_st.st_dev && up.st_ino == d->wd_st.st_ino;
+}
+
+/*
  * HostConfig.GroupAdd: the commands' supplementary groups. A member's runs through cordond
  * have the member's groups, as on the host: a group can deny (a file `rw----r--` of group G is
  * closed to G's members), so leaving one out would open such a file to them.
@@ -701,7 +754,7 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 {
 	struct http_response r = { 0 };
 	struct orphan_self self;
-	char session[33], name[48], user[32], mdir[4096];
+	char session[33], name[48], user[32], mdir[4096], copy[4096];
 	_cleanup_free_ char *path = NULL;
 	json_t *body = NULL, *j = NULL;
 	volatile int *cancel;
@@ -733,9 +786,16 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 	}
 	if (agent_exe && !agent_host_mount_dir(&d->agent, mdir, sizeof(mdir)))
 		agent_exe = NULL;
+	if (d->guarded) {
+		if (!agent_exe)
+			return cordon_err(e, 0, "docker: the agent's directory is missing");
+		if (agent_host_exec_copy(&d->agent, agent_exe, copy, sizeof(copy), e) < 0)
+			return -1;
+		agent_exe = copy;
+	}
 	body = create_body(p, d->workdir, d->workdir_in, session, &self,
 			   p->docker_user ? p->docker_user : user, agent_exe,
-			   agent_exe ? mdir : NULL, d->agent.dir);
+			   agent_exe && !d->idle_init ? mdir : NULL, d->agent.dir, d->guarded);
 	if (body && d->ngroups && add_groups(json_object_get(body, "HostConfig"), d) < 0) {
 		json_decref(body);
 		body = NULL;
@@ -877,7 +937,8 @@ static int open_container(struct docker *d, const struct cordon_profile *p, cons
 		d->root_by_name = true;
 		return -1;
 	}
-	if (agent_exe && agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, e) < 0)
+	if (agent_exe && !d->idle_init &&
+	    agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, e) < 0)
 		return -1;
 	*ret_pid = pid;
 	return 0;
@@ -922,10 +983,32 @@ static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *
 		cordon_err(e, ENOMEM, "out of memory");
 		goto out;
 	}
-	if (p->docker_agent)
+	/*
+	 * As root, a workdir whose path someone else can swap (a member's, through cordond; a
+	 * user's, given to cordon run as root): dockerd may mount another directory than the one
+	 * opened, and the check that finds it can only come once the container has started. Its
+	 * processes until then must not be the workdir owner's to look into: docker-init and the
+	 * image's `sleep` are dumpable, and a member read a directory below someone else's 0700
+	 * home through /proc/PID/root of one of them, winning the swap in about one run of ten
+	 * (red team). So its pid 1 is the agent's execute-only copy (agent.c, docker_init_main),
+	 * the agent's parent, or idle where the commands go through the exec API; without a
+	 * static cordon binary to copy there is no container.
+	 */
+	d->guarded = geteuid() == 0 && !workdir_root_controlled(d);
+	if (p->docker_agent || d->guarded)
 		agent_exe = agent_binary();
+	d->idle_init = d->guarded && !p->docker_agent;
+	if (d->guarded && !agent_exe) {
+		cordon_err(e, 0,
+			   "docker: workdir '%s' is on a path others than root may change, which "
+			   "takes a static cordon binary (the agent's) to be run safely, and there "
+			   "is none to use (cordon doctor): not run",
+			   d->workdir);
+		goto out;
+	}
 	if (open_container(d, p, agent_exe, &pid, e) < 0) {
-		if (!agent_exe || d->replaced || d->root_by_name || (d->cancel && *d->cancel))
+		if (!agent_exe || d->idle_init || d->replaced || d->root_by_name ||
+		    (d->cancel && *d->cancel))
 			goto out;
 		/*
 		 * Again without the agent, in case it is what failed (an image of another
@@ -944,8 +1027,15 @@ static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *
 		d->id = NULL;
 		free(d->name);
 		d->name = NULL;
-		agent_host_free(&d->agent);
-		if (open_container(d, p, NULL, &pid, e) < 0)
+		/* Guarded: its copy stays pid 1, idle (the agent's directory holds it). */
+		if (d->guarded) {
+			d->idle_init = true;
+		} else {
+			agent_host_free(&d->agent);
+			free(agent_exe);
+			agent_exe = NULL;
+		}
+		if (open_container(d, p, agent_exe, &pid, e) < 0)
 			goto out;
 	}
 	locate_cgroup(d, pid);
@@ -1082,7 +1172,7 @@ static void restart_container(struct docker *d, bool holding)
 	struct http_response r = { 0 };
 	_cleanup_free_ char *path = NULL;
 	cordon_error e;
-	bool agent = d->agent.dir &&
+	bool agent = d->agent.dir && !d->idle_init &&
 		     (holding || !__atomic_test_and_set(&d->agent.busy, __ATOMIC_ACQUIRE));
 	pid_t pid;
 

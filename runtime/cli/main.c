@@ -1112,6 +1112,8 @@ static int dispatch(int argc, char **argv)
 	/* The Docker backend's agent, the main process of its containers (docker/agent.h). */
 	if (!strcmp(cmd, "__docker-agent"))
 		return docker_agent_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "__docker-init"))
+		return docker_init_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
 		print_main_usage(stdout);
 		return 0;

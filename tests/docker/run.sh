@@ -481,6 +481,23 @@ $(id -G cordon-tm)|$muid|0" "$out|$(stat -c %u "$mw/made2")|$(dleft)"
 out=$(member_api -X POST http://x/v1/run -d '{"command":"id -u; pwd","backend":"docker","profile":"dimg"}')
 check "one-shot: a member's temp workdir, removed after" "$muid
 /workspace|no|0" "$(field output <<<"$out")|$([ -e "$(field workdir <<<"$out")" ] && echo yes || echo no)|$(dleft)"
+# A member's workdir (on a path they can change: dockerd could be made to mount another
+# directory, which only the check after the start finds): the container's init and agent,
+# there before that check, are not the member's to look into from the host through
+# /proc/PID/root (red team: docker-init was, and a swap of the path let a member read below
+# another user's 0700 directory that way). The command itself, after the check, may be.
+member_api -X POST http://x/v1/run -d "{\"command\":\"sleep 3\",\"backend\":\"docker\",\"profile\":\"dimg\",\"workdir\":\"$mw\"}" >/dev/null &
+cpid=$!
+for _ in $(seq 1 100); do [ "$(dleft)" -ge 1 ] && break; sleep 0.1; done
+sleep 0.5
+cid=$("$DOCKER" ps -q --filter label=cordon.session --filter "label=cordon.owner=$downer" | head -1)
+p1=$("$DOCKER" inspect -f '{{.State.Pid}}' "$cid" 2>/dev/null)
+seen=
+for p in $p1 $(cat /proc/"$p1"/task/*/children 2>/dev/null); do
+	setpriv --reuid=cordon-tm --regid=users --init-groups ls "/proc/$p/root/workspace" >/dev/null 2>&1 && seen="$seen $p"
+done
+wait $cpid
+check "one-shot: a member's container's init and agent are not theirs to look into" "${p1:-none}|0" "${p1:-none}$seen|$(dleft)"
 rm -rf "$mw"
 out=$(member_api -X POST http://x/v1/run -d '{"command":"id -u","profile":"dk"}')
 check "one-shot: a profile that names docker is run there" "$muid|docker|0" "$(field output <<<"$out")|$(field backend <<<"$out")|$(dleft)"

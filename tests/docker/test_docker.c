@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -316,14 +317,23 @@ static json_t *inspect_container(const char *id)
  * the commands' user), go nowhere. With Docker's default log driver they went to a file under
  * /var/lib/docker that grew without bound: past the output cap, the workdir and every limit
  * (found in review: 300 MB in 3 s, and a session's background job could go on for ever).
+ * In a workdir of root's (0777, its commands as nobody), on a path only root can change: its
+ * container has docker-init, whose fds the commands can open (elsewhere its pid 1 is the
+ * agent's non-dumpable copy, whose fds they cannot: docker_wd::*_not_the_owners_to_look_into).
  */
 Test(docker, the_containers_own_output_is_not_kept)
 {
 	struct cordon_result r;
 	const char *log;
 	struct stat st;
+	cordon_error e;
 	json_t *j;
 
+	backend_docker.close(h);
+	h = NULL;
+	cr_assert_eq(chown(wd, 0, 0), 0);
+	cr_assert_eq(chmod(wd, 0777), 0);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
 	prof->timeout = 30;
 	run("head -c 4000000 /dev/zero >/proc/1/fd/1; head -c 4000000 /dev/zero >/proc/1/fd/2; "
 	    "hostname",
@@ -664,6 +674,66 @@ Test(docker_wd, a_workdir_swapped_before_the_start_is_refused)
 	cr_assert_eq(count_containers(), before, "a container was left");
 	tu_rmtree(hidden);
 	free(hidden);
+}
+
+/* Whether uid:gid (no other group) can open /proc/pid/root, as the owner could from the host. */
+static bool proc_root_open_as(pid_t pid, uid_t uid, gid_t gid)
+{
+	pid_t c = fork();
+	int st;
+
+	cr_assert_geq(c, 0);
+	if (c == 0) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/root/", (int)pid);
+		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0)
+			_exit(2);
+		_exit(open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) >= 0 ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(c, &st, 0), c);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) < 2, "status %d", st);
+	return WEXITSTATUS(st) == 0;
+}
+
+/*
+ * A workdir on a path its owner can change (theirs, in sticky /tmp): dockerd could be made to
+ * mount another directory, which only check_workdir, after the start, finds. Until then the
+ * container's processes must not be the owner's to look into: its pid 1 and the agent are the
+ * agent's execute-only copy, not dumpable, so /proc/PID/root is closed to the owner (found in
+ * red team: docker-init was open, and a member who swapped their workdir's path read a
+ * directory below another user's 0700 one through it before the container was removed).
+ * The same without the agent (the exec API suite): the copy idles as pid 1.
+ */
+Test(docker_wd, a_guarded_containers_init_is_not_the_owners_to_look_into)
+{
+	struct cordon_result r;
+	cordon_error e;
+	json_t *j, *pid;
+	char path[64];
+	FILE *f;
+	int child = 0;
+
+	cr_assert_eq(chown(wd, 1000, 1000), 0);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
+	run("hostname", &r);
+	j = inspect_container(r.output);
+	cordon_result_free(&r);
+	pid = json_object_get(json_object_get(j, "State"), "Pid");
+	cr_assert(json_is_integer(pid) && json_integer_value(pid) > 0);
+	cr_assert_not(proc_root_open_as((pid_t)json_integer_value(pid), 1000, 1000),
+		      "the owner can open the container's pid 1's /proc/PID/root");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)json_integer_value(pid),
+		 (int)json_integer_value(pid));
+	f = fopen(path, "re");
+	if (f && fscanf(f, "%d", &child) == 1)
+		cr_assert_not(proc_root_open_as(child, 1000, 1000),
+			      "the owner can open the agent's /proc/PID/root");
+	cr_assert_eq(child != 0, prof->docker_agent, "pid 1's child: %d", child);
+	if (f)
+		fclose(f);
+	json_decref(j);
 }
 
 /*
