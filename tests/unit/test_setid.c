@@ -50,6 +50,16 @@ static void make_dir(const char *dir, const char *rel)
 	cr_assert_eq(mkdir(p, 0755), 0, "mkdir %s: %s", p, strerror(errno));
 }
 
+static bool set_caps(const char *wd, const char *rel);
+
+/* A 0755 program with cap_net_raw in its security.capability (skips the test without root). */
+static void make_cap_program(const char *dir, const char *rel)
+{
+	make_file(dir, rel, 0755);
+	if (!set_caps(dir, rel))
+		cr_skip_test("setxattr security.capability: %s (needs root)", strerror(errno));
+}
+
 static bool listed(const struct sb_hide_list *l, const char *rel)
 {
 	for (size_t i = 0; i < l->nro; i++)
@@ -70,8 +80,6 @@ static int scan(const char *dir, struct sb_hide_list *out, cordon_error *e)
 
 Test(setid, finds_privileged_programs_and_nothing_else)
 {
-	/* struct vfs_cap_data, revision 2, effective: cap_net_raw permitted */
-	static const uint32_t caps[5] = { 0x02000001, 1u << 13, 0, 0, 0 };
 	char *wd = tu_tmpdir(), p[4096], *q;
 	struct sb_hide_list l = { 0 };
 	cordon_error e = { 0 };
@@ -84,12 +92,9 @@ Test(setid, finds_privileged_programs_and_nothing_else)
 	make_file(wd, "usr/bin/su", 04755);
 	make_file(wd, "usr/bin/chage", 02755);
 	make_file(wd, "deep/er/locked", 02644); /* setgid without group execute: still listed */
-	make_file(wd, "usr/bin/ping", 0755);
+	make_cap_program(wd, "usr/bin/ping");
 	make_file(wd, "usr/bin/ls", 0755);
 	make_file(wd, "plain", 0644);
-	(void)snprintf(p, sizeof(p), "%s/usr/bin/ping", wd);
-	if (setxattr(p, "security.capability", caps, sizeof(caps), 0) < 0)
-		cr_skip_test("setxattr security.capability: %s (needs root)", strerror(errno));
 	/* a second name of the setuid one, and a symlink to it (not followed) */
 	(void)snprintf(p, sizeof(p), "%s/usr/bin/su", wd);
 	cr_assert_eq(asprintf(&q, "%s/deep/su-link", wd) > 0, true);
@@ -133,17 +138,13 @@ Test(setid, finds_privileged_programs_and_nothing_else)
  */
 Test(setid, a_file_capability_is_found_without_proc)
 {
-	static const uint32_t caps[5] = { 0x02000001, 1u << 13, 0, 0, 0 };
-	char *wd = tu_tmpdir(), p[4096];
+	char *wd = tu_tmpdir();
 	pid_t pid;
 	int status;
 
-	make_file(wd, "ping", 0755);
+	make_cap_program(wd, "ping");
 	make_file(wd, "ls", 0755);
 	make_file(wd, "plain", 0644);
-	(void)snprintf(p, sizeof(p), "%s/ping", wd);
-	if (setxattr(p, "security.capability", caps, sizeof(caps), 0) < 0)
-		cr_skip_test("setxattr security.capability: %s (needs root)", strerror(errno));
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
