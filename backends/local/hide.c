@@ -1218,6 +1218,24 @@ static int open_failed(struct walker *t, const char *rel)
 	return cordon_err(t->e, errno, "%s: open '%s'", setid ? "setuid scan" : "walk", rel);
 }
 
+/*
+ * An entry that cannot be stat'ed: gone meanwhile (ENOENT), passed by, and so is one the walk
+ * may not search for (as open_failed passes a directory it may not open); any other failure
+ * (an I/O error, memory) says nothing of it, and fails the walk: a name to hide, or a setuid
+ * program, passed by for it was left visible or writable (red team).
+ */
+static int stat_failed(struct walker *t, const char *rel)
+{
+	bool setid = t->w->setid && !t->w->link_pass;
+
+	if (errno == ENOENT)
+		return 0;
+	/* Not ours to search (a directory readable but not searchable): nor the command's. */
+	if (!setid && (errno == EACCES || errno == EPERM))
+		return 0;
+	return cordon_err(t->e, errno, "%s: stat '%s'", setid ? "setuid scan" : "walk", rel);
+}
+
 /* The directory fd (the caller's, closed here) walked, below a hidden one when covered. */
 static int walk_sub(struct walker *t, int fd, char *rel, size_t rlen, int depth, bool covered)
 {
@@ -1276,7 +1294,7 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 	is_dir = de->d_type == DT_DIR;
 	if (de->d_type == DT_UNKNOWN) {
 		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return 0;
+			return stat_failed(t, rel);
 		have_st = true;
 		is_dir = S_ISDIR(st.st_mode);
 	}
@@ -1284,7 +1302,7 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 	if (w->link_pass) {
 		if (de->d_type == DT_REG || (have_st && S_ISREG(st.st_mode))) {
 			if (!have_st && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				return 0;
+				return stat_failed(t, rel);
 			if (st.st_nlink > 1 && is_hidden_inode(w, &st))
 				return found(t, rel, &st, REC_HIDE);
 		} else if (is_dir &&
@@ -1299,7 +1317,7 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 	} else if (!covered && matches(t, rel, len, name,
 				       t->rel_state + depth * pyglobset_words(w->rel_globs))) {
 		if (!have_st && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return 0;
+			return stat_failed(t, rel);
 		if (found(t, rel, &st, REC_HIDE) < 0)
 			return -1;
 		if (!setid || t->stop)
@@ -1311,7 +1329,7 @@ static int walk_entry(struct walker *t, int dfd, const struct dirent64 *de, char
 	/* setid_scan's checks: a stat of everything but directories and symlinks. */
 	if (setid && !is_dir && de->d_type != DT_LNK) {
 		if (!have_st && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return 0; /* gone meanwhile: nothing to protect */
+			return stat_failed(t, rel); /* gone meanwhile: nothing to protect */
 		if (!S_ISDIR(st.st_mode))
 			return setid_privileged(dfd, name, &st) ? found(t, rel, &st, REC_RO) : 0;
 		is_dir = true; /* a directory since it was listed: walked, as setid_scan would */

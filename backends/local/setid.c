@@ -229,8 +229,15 @@ static int walk_dir(struct walker *w, const char *top)
 		dfd = dirfd(cur->d);
 		/* A directory needs no stat: opening it (no symlink followed) is the check. */
 		st.st_mode = S_IFDIR;
-		if (de->d_type != DT_DIR && fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue; /* gone meanwhile: nothing to protect */
+		if (de->d_type != DT_DIR &&
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue; /* gone meanwhile: nothing to protect */
+			/* Anything else says nothing of it: not passed by (red team). */
+			rc = fail(w, cordon_err(&w->e, errno, "setuid scan: stat '%s/%s'", rel,
+						de->d_name));
+			break;
+		}
 		nlen = strlen(de->d_name);
 		len = cur->rel_len + 1 + nlen;
 		if (len >= sizeof(rel)) {
@@ -360,8 +367,13 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
 			continue;
 		st.st_mode = S_IFDIR;
 		if (de->d_type != DT_DIR &&
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			rc = fail(&me,
+				  cordon_err(&me.e, errno, "setuid scan: stat '%s'", de->d_name));
+			break;
+		}
 		if (S_ISDIR(st.st_mode)) {
 			if (array_grow(&s.dirs, s.ndirs, &dcap, 16, &me.e) < 0 ||
 			    !(s.dirs[s.ndirs] = strdup(de->d_name))) {

@@ -17,8 +17,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -229,6 +231,52 @@ static const char *const ABSENT[] = { ".bashrc", ".vscode", ".mcp.json", ".git/h
  * whatever order the file system lists them: every file is hidden, and the scan says it was
  * bounded. (A walk that stopped at its first chain too deep would miss some.)
  */
+/*
+ * A matching name the walk cannot stat (an I/O error, memory: anything but its removal or a
+ * directory it may not search) fails the scan: it was passed by unhidden (red team). The
+ * failure: EIO from a seccomp filter in a child for every fstatat that does not follow
+ * symlinks, the walk's stat of an entry.
+ */
+Test(hide, a_match_that_cannot_be_stated_fails_the_scan)
+{
+	struct cordon_profile *p = NULL;
+	char *wd = tu_tmpdir(), path[4096];
+	cordon_error e;
+	pid_t pid;
+	int fd, status;
+
+	snprintf(path, sizeof(path), "%s/server.pem", wd);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(cordon_profile_load("default", &p, &e), 0, "%s", e.msg);
+	cordon_list_free(&p->mask);
+	add(&p->ignore, "*.pem");
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct sb_hide_list got = { 0 };
+		scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+
+		fd = open(wd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || !f ||
+		    seccomp_rule_add(f, SCMP_ACT_ERRNO(EIO), SCMP_SYS(newfstatat), 1,
+				     SCMP_A3(SCMP_CMP_EQ, AT_SYMLINK_NOFOLLOW)) < 0 ||
+		    seccomp_load(f) < 0)
+			_exit(3);
+		if (hide_scan(fd, wd, p, 0, &got, &e) == 0)
+			_exit(got.n ? 2 : 1); /* 1: passed by, unhidden */
+		_exit(strstr(e.msg, "stat") ? 0 : 2);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 3, "no seccomp filter (%d)", status);
+	cr_expect_eq(WEXITSTATUS(status), 0, "a scan whose stat of a match failed %s",
+		     WEXITSTATUS(status) == 1 ? "left it unhidden" : "said another thing");
+	cordon_profile_free(p);
+	tu_rmtree(wd);
+	free(wd);
+}
+
 Test(hide, too_deep_is_pruned_not_the_end_of_the_walk)
 {
 	struct cordon_profile *p = NULL;
