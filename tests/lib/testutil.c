@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,4 +328,16 @@ void tu_exit_and_delete(int pidfd, int in, const char *name, int timeout_ms, dou
 			}
 		}
 	}
+}
+
+bool tu_fail_nofollow_stats(int err)
+{
+	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+	bool ok = f &&
+		  seccomp_rule_add(f, SCMP_ACT_ERRNO(err), SCMP_SYS(newfstatat), 1,
+				   SCMP_A3(SCMP_CMP_EQ, AT_SYMLINK_NOFOLLOW)) == 0 &&
+		  seccomp_load(f) == 0;
+
+	seccomp_release(f);
+	return ok;
 }

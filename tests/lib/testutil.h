@@ -54,6 +54,12 @@ int tu_run_cgroups(pid_t pid, char *first, size_t n);
  */
 void tu_exit_and_delete(int pidfd, int in, const char *name, int timeout_ms, double *ret_exit,
 			double *ret_del);
+/*
+ * From now on, in the calling process (a child the test forked), every fstatat that does not
+ * follow symlinks (a walk's stat of an entry) fails with err: a seccomp filter. false when it
+ * could not be installed.
+ */
+bool tu_fail_nofollow_stats(int err);
 /* Under CI=true or CORDON_REQUIRE_ALL=1 a skip is a failure. */
 bool tu_ci(void);
 /* A number below n from the generator state *s (xorshift64*: a fixed seed replays a failure). */

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -137,40 +136,60 @@ Test(setid, finds_privileged_programs_and_nothing_else)
  * ENOENT, was read as "no capability", and a cap_net_raw program of root's was left writable
  * to the command (red team).
  */
-Test(setid, a_file_capability_is_found_without_proc)
+/*
+ * setid_scan of wd in a child readied by prepare() first (exit 3 when it cannot be), judged
+ * there by judge(): the child's exit status.
+ */
+static int scan_in_child(const char *wd, bool (*prepare)(void),
+			 int (*judge)(int r, const struct sb_hide_list *l, const cordon_error *e))
 {
-	char *wd = tu_tmpdir();
-	pid_t pid;
+	pid_t pid = fork();
 	int status;
 
-	make_cap_program(wd, "ping");
-	make_file(wd, "ls", 0755);
-	make_file(wd, "plain", 0644);
-	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		struct sb_hide_list l = { 0 };
 		cordon_error e = { 0 };
 		int fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-		/* This process alone: a mount namespace of its own, without /proc. */
-		if (fd < 0 || unshare(CLONE_NEWNS) < 0 ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    umount2("/proc", MNT_DETACH) < 0)
+		if (fd < 0 || !prepare())
 			_exit(3);
-		if (access("/proc/self/fd", F_OK) == 0)
-			_exit(4);
-		if (setid_scan(fd, &l, &e) < 0)
-			_exit(0); /* refused: fails closed too */
-		/* (ls, whose attributes cannot be read either, is protected too) */
-		_exit(listed(&l, "ping") && !listed(&l, "plain") ? 0 : 1);
+		_exit(judge(setid_scan(fd, &l, &e), &l, &e));
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	if (WIFEXITED(status) && WEXITSTATUS(status) >= 3)
-		cr_skip_test("cannot make a mount namespace without /proc (%d)",
-			     WEXITSTATUS(status));
-	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "the capability program was not protected without /proc (status %d)", status);
+	cr_assert(WIFEXITED(status), "status %d", status);
+	return WEXITSTATUS(status);
+}
+
+/* This process alone: a mount namespace of its own, without /proc. */
+static bool without_proc(void)
+{
+	return unshare(CLONE_NEWNS) == 0 &&
+	       mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+	       umount2("/proc", MNT_DETACH) == 0 && access("/proc/self/fd", F_OK) < 0;
+}
+
+static int ping_protected(int r, const struct sb_hide_list *l, const cordon_error *e)
+{
+	(void)e;
+	if (r < 0)
+		return 0; /* refused: fails closed too */
+	/* (ls, whose attributes cannot be read either, is protected too) */
+	return listed(l, "ping") && !listed(l, "plain") ? 0 : 1;
+}
+
+Test(setid, a_file_capability_is_found_without_proc)
+{
+	char *wd = tu_tmpdir();
+	int st;
+
+	make_cap_program(wd, "ping");
+	make_file(wd, "ls", 0755);
+	make_file(wd, "plain", 0644);
+	st = scan_in_child(wd, without_proc, ping_protected);
+	if (st == 3)
+		cr_skip_test("cannot make a mount namespace without /proc");
+	cr_expect_eq(st, 0, "the capability program was not protected without /proc");
 	tu_rmtree(wd);
 	free(wd);
 }
@@ -181,36 +200,32 @@ Test(setid, a_file_capability_is_found_without_proc)
  * writable to the command (red team). The failure is made by a seccomp filter in a child:
  * EIO for every fstatat that does not follow symlinks, the walk's stat of an entry.
  */
+static bool stats_fail(void)
+{
+	return tu_fail_nofollow_stats(EIO);
+}
+
+static int scan_failed(int r, const struct sb_hide_list *l, const cordon_error *e)
+{
+	(void)l;
+	if (r == 0)
+		return 1; /* passed by */
+	return strstr(e->msg, "stat") ? 0 : 2;
+}
+
 Test(setid, a_file_that_cannot_be_stated_fails_the_scan)
 {
 	char *wd = tu_tmpdir();
-	pid_t pid;
-	int status;
+	int st;
 
 	make_dir(wd, "sub");
-	make_file(wd, "su", 04755);
-	make_file(wd, "sub/su", 04755);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		struct sb_hide_list l = { 0 };
-		cordon_error e = { 0 };
-		int fd = open(wd, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
-
-		if (fd < 0 || !f ||
-		    seccomp_rule_add(f, SCMP_ACT_ERRNO(EIO), SCMP_SYS(newfstatat), 1,
-				     SCMP_A3(SCMP_CMP_EQ, AT_SYMLINK_NOFOLLOW)) < 0 ||
-		    seccomp_load(f) < 0)
-			_exit(3);
-		if (setid_scan(fd, &l, &e) == 0)
-			_exit(1); /* passed by */
-		_exit(strstr(e.msg, "stat") ? 0 : 2);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 3, "no seccomp filter (%d)", status);
-	cr_expect_eq(WEXITSTATUS(status), 0, "a scan whose stat failed %s",
-		     WEXITSTATUS(status) == 1 ? "passed" : "said another thing");
+	/* one at the top (setid_scan's own loop), one below (walk_dir) */
+	for (const char *const *n = (const char *const[]){ "su", "sub/su", NULL }; *n; n++)
+		make_file(wd, *n, 04755);
+	st = scan_in_child(wd, stats_fail, scan_failed);
+	cr_assert_neq(st, 3, "no seccomp filter");
+	cr_expect_eq(st, 0, "a scan whose stat failed %s",
+		     st == 1 ? "passed" : "said another thing");
 	tu_rmtree(wd);
 	free(wd);
 }
