@@ -35,7 +35,6 @@
 #include <unistd.h>
 
 #define DEFAULT_SOCK "/var/run/docker.sock"
-#define DEFAULT_IMAGE "python:3.12-slim" /* AG2's DockerEnvironment default */
 #define DEFAULT_WORKDIR "/workspace"
 /* API versions: Mounts, Init and PidsLimit need 1.25; Docker 29 refuses below 1.44. */
 #define API_MIN_MAJOR 1
@@ -365,9 +364,9 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 	 */
 	body = json_pack("{s:s, s:[s], s:[s], s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s}, s:b, s:b, "
 			 "s:b, s:b, s:o}",
-			 "Image", p->docker_image ? p->docker_image : DEFAULT_IMAGE, "Entrypoint",
-			 "sleep", "Cmd", "infinity", "WorkingDir", workdir_in, "Labels",
-			 ORPHAN_LABEL_SESSION, session, ORPHAN_LABEL_OWNER, self->owner,
+			 "Image", p->docker_image ? p->docker_image : DOCKER_DEFAULT_IMAGE,
+			 "Entrypoint", "sleep", "Cmd", "infinity", "WorkingDir", workdir_in,
+			 "Labels", ORPHAN_LABEL_SESSION, session, ORPHAN_LABEL_OWNER, self->owner,
 			 ORPHAN_LABEL_MACHINE, self->machine, ORPHAN_LABEL_BOOT, self->boot,
 			 ORPHAN_LABEL_PIDNS, self->pidns, "cordon.agent_dir", "", "AttachStdout",
 			 false, "AttachStderr", false, "Tty", false, "NetworkDisabled",
@@ -801,7 +800,7 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 		body = NULL;
 	}
 	if (body &&
-	    cover_image_volumes(d, p->docker_image ? p->docker_image : DEFAULT_IMAGE,
+	    cover_image_volumes(d, p->docker_image ? p->docker_image : DOCKER_DEFAULT_IMAGE,
 				json_object_get(json_object_get(body, "HostConfig"), "Mounts"),
 				p->tmp_size ? p->tmp_size : 256u << 20, e) < 0)
 		goto out;
@@ -833,7 +832,7 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 	if (r.status == 404 && r.body && strstr(r.body, "No such image")) {
 		/* Never pull: a missing image is the user's to fetch. (Other 404s: a missing
 		 * network, for one.) */
-		const char *img = p->docker_image ? p->docker_image : DEFAULT_IMAGE;
+		const char *img = p->docker_image ? p->docker_image : DOCKER_DEFAULT_IMAGE;
 
 		cordon_err(e, 0,
 			   "docker: image '%s' is not present (cordon never pulls: run 'docker "
@@ -908,7 +907,7 @@ static int check_named_user(const struct cordon_profile *p, pid_t pid, cordon_er
 			  "docker: [docker] user '%s' is root (uid 0) in image '%s' (its "
 			  "/etc/passwd says so): refused; write user = 0 to run the commands as "
 			  "root on purpose (docs/docker.md, \"Which user\")",
-			  p->docker_user, p->docker_image ? p->docker_image : DEFAULT_IMAGE);
+			  p->docker_user, p->docker_image ? p->docker_image : DOCKER_DEFAULT_IMAGE);
 }
 
 static int open_container(struct docker *d, const struct cordon_profile *p, const char *agent_exe,

@@ -8,6 +8,9 @@
 
 #include <cordon/cordon.h>
 
+/* The image of a profile without [docker] image: AG2's DockerEnvironment default. */
+#define DOCKER_DEFAULT_IMAGE "python:3.12-slim"
+
 /* The daemon's Unix socket: DOCKER_HOST=unix://PATH, else /var/run/docker.sock. Other
  * schemes (tcp://, ssh://) are an error: a remote daemon cannot bind-mount the workdir. */
 int docker_socket_path(char **ret, cordon_error *e);

@@ -343,6 +343,9 @@ static const char usage[] =
 	"  --runner-idle SECONDS         idle runners beyond the busiest of the last SECONDS to\n"
 	"                                twice that stop (default 30)\n"
 	"  --grace SECONDS               SIGTERM waits this long for runs (default 10)\n"
+	"  --docker-image IMAGE          an image members may name for a docker session, besides\n"
+	"                                their profile's [docker] image (repeatable; root: any)\n"
+	"  --daytona-image IMAGE         the same for daytona sessions and [daytona] image\n"
 	"  -h, --help, --version\n";
 
 enum {
@@ -363,6 +366,8 @@ enum {
 	O_SESSION_IDLE,
 	O_RUNNER_IDLE,
 	O_GRACE,
+	O_DOCKER_IMAGE,
+	O_DAYTONA_IMAGE,
 	O_VERSION,
 };
 
@@ -384,6 +389,8 @@ static const struct option options[] = {
 	{ "session-idle", required_argument, NULL, O_SESSION_IDLE },
 	{ "runner-idle", required_argument, NULL, O_RUNNER_IDLE },
 	{ "grace", required_argument, NULL, O_GRACE },
+	{ "docker-image", required_argument, NULL, O_DOCKER_IMAGE },
+	{ "daytona-image", required_argument, NULL, O_DAYTONA_IMAGE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ 0 },
@@ -519,6 +526,20 @@ static int apply_option(int id, const char *name, const char *val)
 		else
 			cfg.session_idle = d;
 		return 0;
+	case O_DOCKER_IMAGE:
+	case O_DAYTONA_IMAGE: {
+		_cleanup_free_ char *norm = NULL;
+		cordon_error e;
+
+		/* Kept as written: that string is what dockerd is given (image.c). */
+		if (image_normalize(val, &norm, &e) < 0 ||
+		    cordon_list_add(id == O_DOCKER_IMAGE ? &cfg.docker_images : &cfg.daytona_images,
+				    val, &e) < 0) {
+			opt_error(name, "%s", e.msg);
+			return -1;
+		}
+		return 0;
+	}
 	}
 	return -1;
 }

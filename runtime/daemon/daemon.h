@@ -21,21 +21,23 @@
 struct daemon_config {
 	const char *socket_path;
 	const char *group;
-	unsigned max_runs;		  /* runs in flight, all callers */
-	unsigned max_runs_per_caller;	  /* runs in flight per uid */
-	unsigned max_sessions_per_caller; /* live sessions per uid */
-	unsigned max_connections;	  /* open connections, all callers */
-	unsigned max_conns_per_caller;	  /* open connections per uid */
-	size_t max_body;		  /* JSON request bodies, bytes */
-	size_t max_file;		  /* file uploads, bytes */
-	size_t max_bodies;		  /* request bodies held at once, all connections, bytes */
-	size_t max_bodies_per_caller;	  /* request bodies held at once per uid, bytes */
-	unsigned request_timeout;	  /* seconds to send a complete request; idle keep-alive */
-	double session_idle;		  /* seconds before an unused session is torn down */
-	double runner_idle;		  /* the runner pool's memory of the load (runners.c) */
-	double grace;			  /* seconds SIGTERM waits for in-flight runs */
-	int64_t max_output_cap;		  /* the largest max_output a request may ask for */
-	unsigned long nofile_soft;	  /* RLIMIT_NOFILE's soft limit as cordond was started */
+	unsigned max_runs;		   /* runs in flight, all callers */
+	unsigned max_runs_per_caller;	   /* runs in flight per uid */
+	unsigned max_sessions_per_caller;  /* live sessions per uid */
+	unsigned max_connections;	   /* open connections, all callers */
+	unsigned max_conns_per_caller;	   /* open connections per uid */
+	size_t max_body;		   /* JSON request bodies, bytes */
+	size_t max_file;		   /* file uploads, bytes */
+	size_t max_bodies;		   /* request bodies held at once, all connections, bytes */
+	size_t max_bodies_per_caller;	   /* request bodies held at once per uid, bytes */
+	unsigned request_timeout;	   /* seconds to send a complete request; idle keep-alive */
+	double session_idle;		   /* seconds before an unused session is torn down */
+	double runner_idle;		   /* the runner pool's memory of the load (runners.c) */
+	double grace;			   /* seconds SIGTERM waits for in-flight runs */
+	int64_t max_output_cap;		   /* the largest max_output a request may ask for */
+	unsigned long nofile_soft;	   /* RLIMIT_NOFILE's soft limit as cordond was started */
+	struct cordon_list docker_images;  /* --docker-image: what a member may name (image.c) */
+	struct cordon_list daytona_images; /* --daytona-image: the same for Daytona */
 };
 
 /* The variable that gives a runner the soft RLIMIT_NOFILE to restore (cordond.c, runner.c). */
@@ -77,6 +79,21 @@ int ident_open_workdir(const struct caller *c, const char *path, bool local, int
 int ident_mktemp(const struct caller *c, const char *prefix, char **ret_path, cordon_error *e);
 /* Remove a directory tree as the caller. */
 int ident_rmtree(const struct caller *c, const char *path, cordon_error *e);
+
+/* ---- image.c: the images a member may name ---- */
+
+/*
+ * ref in the form two spellings of the same image share (registry/repository:tag, Docker Hub's
+ * docker.io/library/ filled in, :latest when there is neither tag nor digest; an ID as
+ * sha256:HEX). -1 with *e ("'REF' is not an image reference") when ref is not one.
+ */
+int image_normalize(const char *ref, char **ret, cordon_error *e);
+/*
+ * What a member who asked for image `asked` gets: profile_image (the profile's, may be NULL)
+ * or the entry of allowed that names the same image, as written there; NULL: not allowed.
+ */
+const char *image_for_member(const char *asked, const char *profile_image,
+			     const struct cordon_list *allowed);
 
 /* ---- body.c: request routing and JSON body decoding (pure; the fuzz target) ---- */
 

@@ -173,6 +173,18 @@ static int session_open_backend(struct session *s, int *status, cordon_error *e)
 	return rc;
 }
 
+/* *slot = a copy of v, which may be *slot itself; -1 when out of memory. */
+static int set_string(char **slot, const char *v)
+{
+	char *copy = strdup(v);
+
+	if (!copy)
+		return -1;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
 /*
  * Prepare a session for c (not yet in the list): the profile and the workdir, and for Docker
  * or Daytona what opening its container or sandbox takes (s->ops, s->prof), not yet opened
@@ -226,6 +238,28 @@ static int session_prepare(const struct caller *c, const struct run_body *b, boo
 	if (strcmp(bname, "local") && !docker && !daytona) {
 		session_free(s);
 		return cordon_err(e, 0, "backend: '%s' is not one cordond serves", bname);
+	}
+	/*
+	 * A member's image: one the administrator allowed (image.c says why), checked before
+	 * anything is made. What is used is the allowed string, not the member's spelling of it.
+	 */
+	const char *image = b->image;
+
+	if (image && c->uid != 0 && (docker || daytona)) {
+		image = docker ? image_for_member(b->image,
+						  prof->docker_image ? prof->docker_image
+								     : DOCKER_DEFAULT_IMAGE,
+						  &cfg.docker_images)
+			       : image_for_member(b->image, prof->daytona_image,
+						  &cfg.daytona_images);
+		if (!image) {
+			session_free(s);
+			*status = 403;
+			return cordon_err(e, 0,
+					  "image: '%s' is not one members may use (the profile's "
+					  "[%s] image, or one cordond allows with --%s-image)",
+					  b->image, bname, bname);
+		}
 	}
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
 		session_free(s);
@@ -292,8 +326,7 @@ static int session_prepare(const struct caller *c, const struct run_body *b, boo
 
 		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)s->owner.uid,
 			       (unsigned)s->owner.gid);
-		if ((b->image &&
-		     (free(prof->docker_image), !(prof->docker_image = strdup(b->image)))) ||
+		if ((image && set_string(&prof->docker_image, image) < 0) ||
 		    (c->uid != 0 &&
 		     (free(prof->docker_user), !(prof->docker_user = strdup(user))))) {
 			session_free(s);
@@ -306,9 +339,8 @@ static int session_prepare(const struct caller *c, const struct run_body *b, boo
 		 * One remote sandbox for the session's life. The key is cordond's (its
 		 * environment): docs/daytona.md, "Through cordond".
 		 */
-		if (b->image &&
-		    ((free(prof->daytona_snapshot), prof->daytona_snapshot = NULL),
-		     free(prof->daytona_image), !(prof->daytona_image = strdup(b->image)))) {
+		if (image && ((free(prof->daytona_snapshot), prof->daytona_snapshot = NULL),
+			      set_string(&prof->daytona_image, image) < 0)) {
 			session_free(s);
 			*status = 500;
 			return cordon_err(e, ENOMEM, "out of memory");

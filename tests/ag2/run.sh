@@ -66,7 +66,11 @@ mkdir "$tmp/profiles"
 PYTHONPATH="$ROOT/clients/python" as_user "$PY" -m cordon.profile >"$tmp/profiles/ag2-test.conf" ||
 	{ echo "ag2: cannot write the test profile"; exit 1; }
 
-CORDON_PROFILE_PATH="$tmp/profiles" "$B/cordond" --socket "$tmp/s" >"$tmp/cordond.log" 2>&1 &
+# The Docker test's image, which AG2_USER (a member) names: cordond allows members only the
+# images it is given (docs/daemon.md, "Images a member may name").
+allow=()
+[ -n "${CORDON_AG2_DOCKER_IMAGE:-}" ] && allow=(--docker-image "$CORDON_AG2_DOCKER_IMAGE")
+CORDON_PROFILE_PATH="$tmp/profiles" "$B/cordond" --socket "$tmp/s" "${allow[@]}" >"$tmp/cordond.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ -S "$tmp/s" ] && break; sleep 0.1; done
 [ -S "$tmp/s" ] || { cat "$tmp/cordond.log"; echo "ag2: cordond did not start"; exit 1; }

@@ -402,7 +402,7 @@ chmod 0755 "$dd" # the member reaches the socket through it
 mkdir "$dd/profiles"
 printf '[profile]\ninclude = default\n[docker]\nimage = %s\n' "$IMG" >"$dd/profiles/dimg.conf"
 printf '[profile]\ninclude = dimg\n[sandbox]\nbackend = docker\n' >"$dd/profiles/dk.conf"
-CORDON_PROFILE_PATH="$dd/profiles" "$B/cordond" --socket "$dd/s" --grace 1 2>"$dd/log" &
+CORDON_PROFILE_PATH="$dd/profiles" "$B/cordond" --socket "$dd/s" --grace 1 --docker-image "$IMG" 2>"$dd/log" &
 dpid=$!
 for _ in $(seq 1 50); do [ -S "$dd/s" ] && break; sleep 0.1; done
 api() { curl -s --unix-socket "$dd/s" "$@"; }
@@ -438,6 +438,24 @@ out=$(api -X POST http://x/v1/sessions -d '{"backend":"docker","image":"cordon-t
 case $out in *"is not present (cordon never pulls"*) ok "session: missing image is a clear error" ;; *) ko "session: missing image" "$out" ;; esac
 api -X DELETE "http://x/v1/sessions/$sid" >/dev/null
 check "session: DELETE removes its container" "$before" "$(leftovers)"
+# A member's image is one the administrator allowed (docs/daemon.md, "Images a member may
+# name"): here --docker-image "$IMG". The same image by its ID, present and readable by
+# dockerd, is not that name: 403, one line, and no container made (red team: a member ran
+# any local image, and read its files). Root may name it.
+iid=$("$DOCKER" image inspect -f '{{.Id}}' "$IMG")
+t0=$(date +%s.%N)
+code=$(member_api -o "$dd/body" -w '%{http_code}' -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$iid\"}")
+check "session: a member's image not allowed: 403, no container" "image: '$iid' is not one members may use (the profile's [docker] image, or one cordond allows with --docker-image)|403|0|0" \
+	"$(field error <"$dd/body")|$code|$(dcreated "$t0")|$(dleft)"
+sid=$(member_api -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$IMG\"}" | field id)
+out=$(member_api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"id -u"}' | field output)
+check "session: a member's allowed image (--docker-image) runs" "$(id -u cordon-tm)" "$out"
+member_api -X DELETE "http://x/v1/sessions/$sid" >/dev/null
+sid=$(api -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$iid\"}" | field id)
+out=$(api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"echo root-any"}' | field output)
+check "session: root may name any image" "root-any" "$out"
+api -X DELETE "http://x/v1/sessions/$sid" >/dev/null
+check "session: ... nothing left" "$before|0" "$(leftovers)|$(dleft)"
 # Root's session in a root-owned workdir: nobody, not root.
 rw=$(mktemp -d /tmp/cordon-test-drw.XXXXXX)
 chmod 0755 "$rw"

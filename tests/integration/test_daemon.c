@@ -1570,6 +1570,108 @@ Test(daemon, sessions_and_files, .timeout = 90)
 }
 
 /*
+ * A member's "image" is one the administrator allowed: --docker-image (--daytona-image), or the
+ * profile's own [docker] ([daytona]) image, after Docker's normalisation of a name and nothing
+ * more (an ID, another tag, a digest are other images). Red team: a member named any image on
+ * the host and read its files, root-only layers included. Anything else is a 403 naming the
+ * image and the option, before anything is made (the workdir it names is not created); root
+ * may name any. tests/docker/run.sh has the containers themselves, against a real dockerd.
+ */
+Test(daemon, a_members_image_is_one_the_administrator_allowed, .timeout = 60)
+{
+	const char *const args[] = { "--docker-image", "cordon-test/nope:0", "--daytona-image",
+				     "cordon-test/dtok:2", NULL };
+	static const char *const refused[] = {
+		"busybox",
+		"cordon-test/nope",		  /* :latest, not :0 */
+		"cordon-test/nope:1",		  /* another tag */
+		"cordon-test/nope:0@sha256:abcd", /* pinned: another image */
+		"sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+		"ghcr.io/cordon-test/nope:0", /* another registry */
+		"cordon-test/prof:2",
+	};
+	static const char *const allowed[] = {
+		"cordon-test/nope:0", "docker.io/cordon-test/nope:0",
+		"index.docker.io/cordon-test/nope:0",
+		"cordon-test/prof", /* the profile's, its :latest implied */
+	};
+	char *dir = tu_tmpdir(), body[512], want[512], wd[300];
+	struct daemon d;
+	struct res r;
+
+	ensure_users();
+	unsetenv("DAYTONA_API_KEY");
+	tu_write_file(dir, "dimg.conf",
+		      "[profile]\ninclude = default\n[docker]\nimage = cordon-test/prof:latest\n");
+	tu_write_file(dir, "dt.conf",
+		      "[profile]\ninclude = default\n[daytona]\nimage = debian:12\n");
+	cr_assert_eq(chmod(dir, 0755), 0);
+	cr_assert_eq(setenv("CORDON_PROFILE_PATH", dir, 1), 0);
+	daemon_start(&d, args);
+	(void)unsetenv("CORDON_PROFILE_PATH");
+	/* Where the member could make the workdir it names, had the request gone on. */
+	snprintf(wd, sizeof(wd), "%s/open", dir);
+	cr_assert_eq(mkdir(wd, 0777), 0);
+	cr_assert_eq(chmod(wd, 0777), 0);
+	strcat(wd, "/wd");
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+		snprintf(body, sizeof(body),
+			 "{\"backend\":\"docker\",\"profile\":\"dimg\",\"image\":\"%s\","
+			 "\"workdir\":\"%s\"}",
+			 refused[i], wd);
+		cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions", body, &r) == 0);
+		snprintf(want, sizeof(want),
+			 "\"error\":\"image: '%s' is not one members may use (the profile's "
+			 "[docker] "
+			 "image, or one cordond allows with --docker-image)\"",
+			 refused[i]);
+		EXPECT(&r, 403, want);
+		res_free(&r);
+		cr_expect(access(wd, F_OK) != 0, "%s: its workdir was made", refused[i]);
+	}
+	/* Allowed: past the check, to dockerd (absent, or without the image): not a 403. */
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(*allowed); i++) {
+		snprintf(body, sizeof(body),
+			 "{\"backend\":\"docker\",\"profile\":\"dimg\",\"image\":\"%s\"}",
+			 allowed[i]);
+		cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions", body, &r) == 0);
+		cr_expect(r.status == 500 && body_has(&r, "docker: ") &&
+				  !body_has(&r, "members may use"),
+			  "%s: %d %s", allowed[i], r.status, r.body);
+		res_free(&r);
+	}
+	/* Root: any image. */
+	http(d.sock, "POST", "/v1/sessions", "{\"backend\":\"docker\",\"image\":\"busybox:nope\"}",
+	     &r);
+	cr_expect(r.status == 500 && body_has(&r, "docker: "), "root: %d %s", r.status, r.body);
+	res_free(&r);
+	/* Daytona: the same rule with its own option; allowed, the missing key is the error. */
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions",
+			  "{\"backend\":\"daytona\",\"image\":\"cordon-test/nope:0\"}", &r) == 0);
+	EXPECT(&r, 403,
+	       "\"error\":\"image: 'cordon-test/nope:0' is not one members may use (the profile's "
+	       "[daytona] image, or one cordond allows with --daytona-image)\"");
+	res_free(&r);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions",
+			  "{\"backend\":\"daytona\",\"image\":\"cordon-test/dtok:2\"}", &r) == 0);
+	EXPECT(&r, 400, "daytona: DAYTONA_API_KEY is not set");
+	res_free(&r);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/sessions",
+			  "{\"backend\":\"daytona\",\"profile\":\"dt\",\"image\":\"debian:12\"}",
+			  &r) == 0);
+	EXPECT(&r, 400, "daytona: DAYTONA_API_KEY is not set");
+	res_free(&r);
+	http(d.sock, "POST", "/v1/sessions", "{\"backend\":\"daytona\",\"image\":\"any:1\"}", &r);
+	EXPECT(&r, 400, "daytona: DAYTONA_API_KEY is not set");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/*
  * A session whose workdir was removed under it: AG2's LocalSandbox (cec8d4d1b) runs with
  * cwd=<its Path>, so subprocess raises FileNotFoundError naming the Path and the result is
  * "Command not found: " + str(exc) with exit 127 (ag2-behaviour.md §1, §3.5). cordond
@@ -3893,6 +3995,15 @@ Test(daemon, option_errors_are_one_line, .timeout = 30)
 	expect_cordond_error((const char *const[]){ "--config", conf, NULL }, want);
 	tu_write_file(dir, "c.conf", "group =\n");
 	snprintf(want, sizeof(want), "cordond: %s:1: group: empty name\n", conf);
+	expect_cordond_error((const char *const[]){ "--config", conf, NULL }, want);
+	/* An allowed image must be an image reference (a typo would otherwise allow nothing). */
+	expect_cordond_error((const char *const[]){ "--docker-image", "a b", NULL },
+			     "cordond: --docker-image: 'a b' is not an image reference\n");
+	expect_cordond_error((const char *const[]){ "--daytona-image", "x::1", NULL },
+			     "cordond: --daytona-image: 'x::1' is not an image reference\n");
+	tu_write_file(dir, "c.conf", "docker-image = busybox\ndocker-image = /busybox\n");
+	snprintf(want, sizeof(want),
+		 "cordond: %s:2: docker-image: '/busybox' is not an image reference\n", conf);
 	expect_cordond_error((const char *const[]){ "--config", conf, NULL }, want);
 	tu_rmtree(dir);
 	free(dir);

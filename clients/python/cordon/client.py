@@ -438,7 +438,9 @@ class Cordon:
         image: Optional[str] = None,
     ) -> "Session":
         """A new session. `image` is for a container backend (cordond refuses what it does not
-        serve, with a 400 naming the field)."""
+        serve, with a 400 naming the field). A caller other than root may name only the
+        profile's image or one cordond allows (`--docker-image`, `--daytona-image`): any other
+        raises CordonError with status 403."""
         fields = (("profile", profile), ("workdir", workdir), ("backend", backend), ("image", image))
         body = {k: v for k, v in fields if v is not None}
         info = self.request("POST", "/v1/sessions", body)

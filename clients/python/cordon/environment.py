@@ -362,7 +362,8 @@ class CordonEnvironment(SingletonFactory):
 
     profile      cordond profile name (`cordon profiles`), "default" when None
     backend      "local" (default: the profile's), or "docker" / "daytona" where cordond
-                 serves them; `image` is passed to a container backend
+                 serves them; `image` is passed to a container backend (a member may
+                 name only the profile's image or one cordond allows: --docker-image)
     workdir      a host directory for the session (created if missing, kept afterwards unless
                  cleanup=True); None: a fresh temporary directory that aclose() removes
     socket       cordond's socket; None: $CORDON_SOCKET or /run/cordon/cordon.sock
