@@ -177,6 +177,16 @@ check "[docker] ro_bind is read-only, workdir is where asked" "/home/work
 shared
 ro" "$out"
 rm -rf "$rb" "$rb.conf"
+# As root, a ro_bind another user can change (below their directory, theirs in /tmp: they
+# could swap in a symlink to any directory, which dockerd, as root, would mount) is refused: one line, 125,
+# no container (red team). build/tests/docker has the other cases.
+rb=$(mktemp -d /tmp/cordon-test-rbu.XXXXXX)
+chown 1000:1000 "$rb"
+mkdir "$rb/data"
+printf '[docker]\nro_bind = %s/data:/data\n' "$rb" >"$rb.conf"
+out=$(run -p "$rb.conf" -- 'ls /data' 2>&1); rc=$?
+check "[docker] ro_bind below a user's directory is refused as root" "cordon: docker: [docker] ro_bind '$rb/data' is not root's alone to name: '$rb' is uid 1000's, in sticky '/tmp'|125|$before" "$out|$rc|$(leftovers)"
+rm -rf "$rb" "$rb.conf"
 
 printf '[docker]\nnetwork = cordon-no-such-net\n' >/tmp/cordon-test-net.conf
 out=$(run -p /tmp/cordon-test-net.conf -- true 2>&1); rc=$?
@@ -444,9 +454,9 @@ check "session: DELETE removes its container" "$before" "$(leftovers)"
 # any local image, and read its files). Root may name it.
 iid=$("$DOCKER" image inspect -f '{{.Id}}' "$IMG")
 t0=$(date +%s.%N)
-code=$(member_api -o "$dd/body" -w '%{http_code}' -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$iid\"}")
+out=$(member_api -w '\n%{http_code}' -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$iid\"}")
 check "session: a member's image not allowed: 403, no container" "image: '$iid' is not one members may use (the profile's [docker] image, or one cordond allows with --docker-image)|403|0|0" \
-	"$(field error <"$dd/body")|$code|$(dcreated "$t0")|$(dleft)"
+	"$(field error <<<"${out%$'\n'*}")|${out##*$'\n'}|$(dcreated "$t0")|$(dleft)"
 sid=$(member_api -X POST http://x/v1/sessions -d "{\"backend\":\"docker\",\"image\":\"$IMG\"}" | field id)
 out=$(member_api -X POST "http://x/v1/sessions/$sid/run" -d '{"command":"id -u"}' | field output)
 check "session: a member's allowed image (--docker-image) runs" "$(id -u cordon-tm)" "$out"
@@ -529,6 +539,13 @@ t0=$(date +%s.%N)
 out=$(member_api -X POST http://x/v1/run -d '{"command":"rm -rf x","backend":"docker","profile":"dimg","blocked":["rm"]}')
 check "one-shot: a refused command makes no container" "Command not allowed: 'rm -rf x'|126|0" \
 	"$(field output <<<"$out")|$(field exit_code <<<"$out")|$(dcreated "$t0")"
+rbu=$(mktemp -d /tmp/cordon-test-rbu.XXXXXX)
+chown cordon-tm "$rbu"
+printf '[profile]\ninclude = dimg\n[docker]\nro_bind = %s:/data\n' "$rbu" >"$dd/profiles/rbu.conf"
+out=$(member_api -w '\n%{http_code}' -X POST http://x/v1/run -d '{"command":"ls /data","backend":"docker","profile":"rbu"}')
+check "one-shot: a profile's ro_bind a member can change is refused, nothing made" "docker: [docker] ro_bind '$rbu' is not root's alone to name: '$rbu' is uid $(id -u cordon-tm)'s, in sticky '/tmp'|500|0" \
+	"$(field error <<<"${out%$'\n'*}")|${out##*$'\n'}|$(dleft)"
+rm -rf "$rbu" "$dd/profiles/rbu.conf"
 out=$(api -X POST http://x/v1/run -d '{"command":"true","backend":"docker","image":"busybox"}' | field error)
 check "one-shot: no image field (the profile's)" "image: unknown field" "$out"
 out=$(api -X POST http://x/v1/run -d '{"command":"true","backend":"docker","profile":"dimg","workdir":"/proc/self"}' | field error)

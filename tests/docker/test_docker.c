@@ -763,6 +763,71 @@ Test(docker_wd, a_root_workdir_swapped_for_a_users_is_refused)
 }
 
 /*
+ * [docker] ro_bind as root: dockerd resolves its source as root at each start, so a source
+ * another user can change (below their directory, or one others may write) was theirs to
+ * point at any directory of the host, mounted into every container of the profile (red team).
+ * Refused before any container, one line naming the path and why; so is a symlink, which
+ * dockerd followed. A root-controlled one is mounted (run.sh: "[docker] ro_bind is read-only").
+ */
+static void expect_ro_bind_refused(const char *bind, const char *want)
+{
+	int before = count_containers(), rc;
+	struct cordon_result r;
+	cordon_error e;
+
+	cordon_list_free(&prof->docker_ro_bind);
+	cr_assert_eq(cordon_list_add(&prof->docker_ro_bind, bind, &e), 0);
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	rc = dopen(prof, wd, -1, &h, &e);
+	if (rc == 0) {
+		run("ls /data", &r);
+		cr_assert_fail("%s was mounted: ls /data: %s", bind, r.output);
+	}
+	cr_assert_str_eq(e.msg, want);
+	cr_assert_eq(e.code, 0);
+	cr_assert_eq(count_containers(), before, "a container was left");
+}
+
+Test(docker_wd, a_ro_bind_others_can_change_is_refused)
+{
+	char *dir = tu_tmpdir(), users[512], open_dir[512], link[512], secret[512];
+	char bind[1024], want[2048];
+
+	make_dir(secret, sizeof(secret), dir, "secret", 0700, 0, 0);
+	tu_write_file(secret, "key", "root's");
+	/* Below a user's own directory: they can rename it and put a symlink in its place. */
+	make_dir(users, sizeof(users), dir, "users", 0755, 1000, 1000);
+	cr_assert_eq(mkdir(strcat(users, "/data"), 0755), 0);
+	snprintf(bind, sizeof(bind), "%s:/data", users);
+	*strrchr(users, '/') = '\0';
+	snprintf(want, sizeof(want),
+		 "docker: [docker] ro_bind '%s/data' is not root's alone to name: '%s' is uid "
+		 "1000's, not root's",
+		 users, users);
+	expect_ro_bind_refused(bind, want);
+	/* Below root's directory that others may write (not sticky). */
+	make_dir(open_dir, sizeof(open_dir), dir, "open", 0777, 0, 0);
+	cr_assert_eq(mkdir(strcat(open_dir, "/data"), 0755), 0);
+	snprintf(bind, sizeof(bind), "%s:/data", open_dir);
+	*strrchr(open_dir, '/') = '\0';
+	snprintf(want, sizeof(want),
+		 "docker: [docker] ro_bind '%s/data' is not root's alone to name: '%s' is "
+		 "writable by others than root (mode 0777)",
+		 open_dir, open_dir);
+	expect_ro_bind_refused(bind, want);
+	/* A symlink (root's, in root's directory): dockerd followed it to root's 0700 one. */
+	snprintf(link, sizeof(link), "%s/link", dir);
+	cr_assert_eq(symlink(secret, link), 0);
+	snprintf(bind, sizeof(bind), "%s:/data", link);
+	snprintf(want, sizeof(want),
+		 "docker: [docker] ro_bind '%s' is not root's alone to name: '%s' is a symlink",
+		 link, link);
+	expect_ro_bind_refused(bind, want);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/*
  * cordond's way (open with workdir_fd): the directory is the fd it opened as the client, whatever
  * the path names by the time dockerd resolves it; here the path names another one from the
  * start.
