@@ -788,34 +788,34 @@ static void expect_ro_bind_refused(const char *bind, const char *want)
 	cr_assert_eq(count_containers(), before, "a container was left");
 }
 
+/* DIR/NAME (mode, uid:uid) with a directory data in it, that data the bind: refused, why. */
+static void expect_data_below_refused(const char *dir, const char *name, mode_t mode, uid_t uid,
+				      const char *why)
+{
+	char parent[512], bind[1024], want[2048];
+
+	make_dir(parent, sizeof(parent), dir, name, mode, uid, uid);
+	snprintf(bind, sizeof(bind), "%s/data", parent);
+	cr_assert_eq(mkdir(bind, 0755), 0);
+	snprintf(want, sizeof(want),
+		 "docker: [docker] ro_bind '%s' is not root's alone to name: '%s' %s", bind, parent,
+		 why);
+	strcat(bind, ":/data");
+	expect_ro_bind_refused(bind, want);
+}
+
 Test(docker_wd, a_ro_bind_others_can_change_is_refused)
 {
-	char *dir = tu_tmpdir(), users[512], open_dir[512], link[512], secret[512];
-	char bind[1024], want[2048];
+	char *dir = tu_tmpdir(), link[512], secret[512], bind[1024], want[2048];
 
+	/* Below a user's own directory: they can rename it and put a symlink in its place. */
+	expect_data_below_refused(dir, "users", 0755, 1000, "is uid 1000's, not root's");
+	/* Below root's directory that others may write (not sticky). */
+	expect_data_below_refused(dir, "open", 0777, 0,
+				  "is writable by others than root (mode 0777)");
+	/* A symlink (root's, in root's directory): dockerd followed it to root's 0700 one. */
 	make_dir(secret, sizeof(secret), dir, "secret", 0700, 0, 0);
 	tu_write_file(secret, "key", "root's");
-	/* Below a user's own directory: they can rename it and put a symlink in its place. */
-	make_dir(users, sizeof(users), dir, "users", 0755, 1000, 1000);
-	cr_assert_eq(mkdir(strcat(users, "/data"), 0755), 0);
-	snprintf(bind, sizeof(bind), "%s:/data", users);
-	*strrchr(users, '/') = '\0';
-	snprintf(want, sizeof(want),
-		 "docker: [docker] ro_bind '%s/data' is not root's alone to name: '%s' is uid "
-		 "1000's, not root's",
-		 users, users);
-	expect_ro_bind_refused(bind, want);
-	/* Below root's directory that others may write (not sticky). */
-	make_dir(open_dir, sizeof(open_dir), dir, "open", 0777, 0, 0);
-	cr_assert_eq(mkdir(strcat(open_dir, "/data"), 0755), 0);
-	snprintf(bind, sizeof(bind), "%s:/data", open_dir);
-	*strrchr(open_dir, '/') = '\0';
-	snprintf(want, sizeof(want),
-		 "docker: [docker] ro_bind '%s/data' is not root's alone to name: '%s' is "
-		 "writable by others than root (mode 0777)",
-		 open_dir, open_dir);
-	expect_ro_bind_refused(bind, want);
-	/* A symlink (root's, in root's directory): dockerd followed it to root's 0700 one. */
 	snprintf(link, sizeof(link), "%s/link", dir);
 	cr_assert_eq(symlink(secret, link), 0);
 	snprintf(bind, sizeof(bind), "%s:/data", link);
