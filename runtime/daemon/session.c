@@ -255,10 +255,11 @@ static int session_prepare(const struct caller *c, const struct run_body *b, boo
 		if (!image) {
 			session_free(s);
 			*status = 403;
-			return cordon_err(e, 0,
-					  "image: '%s' is not one members may use (the profile's "
-					  "[%s] image, or one cordond allows with --%s-image)",
-					  b->image, bname, bname);
+			return cordon_err(
+				e, 0,
+				"image: '%.128s' is not one members may use (the profile's "
+				"[%s] image, or one cordond allows with --%s-image)",
+				b->image, bname, bname);
 		}
 	}
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
