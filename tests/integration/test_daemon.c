@@ -4767,20 +4767,54 @@ Test(daemon, cli_over_long_fields_run_directly_under_auto, .timeout = 60)
 	free(val);
 }
 
-/* ---- the fuzz corpus, as a regression test ---- */
+/* ---- the fuzz corpora, as a regression test ---- */
 
-Test(daemon, fuzz_corpus, .timeout = 120)
+/*
+ * Every libFuzzer target (tests/fuzz/fuzz_*.c) replays its corpus, tests/fuzz/corpus/<target>/,
+ * through tests/fuzz/driver.c built with gcc: the inputs that once crashed a target, or broke
+ * one of the invariants it checks, stay fixed. A target without a corpus, or whose driver was
+ * not built, fails: a new target cannot drop out of `make check` unnoticed.
+ */
+Test(daemon, fuzz_corpus, .timeout = 300)
 {
-	const char *const argv[] = { "build/tests/fuzz-fuzz_request",
-				     "tests/fuzz/corpus/fuzz_request", NULL };
-	struct tu_run run;
+	DIR *d = opendir("tests/fuzz");
+	struct dirent *de;
+	int targets = 0;
 
-	if (access(argv[0], X_OK) != 0)
-		DAEMON_SKIP("the fuzz corpus driver is not built (make tests)");
-	tu_exec(&run, NULL, NULL, (char *const *)argv);
-	cr_expect_eq(run.status, 0, "%s%s", run.out, run.err);
-	cr_expect(strstr(run.out, "no crash"));
-	tu_run_free(&run);
+	cr_assert(d, "tests/fuzz: %s", strerror(errno));
+	while ((de = readdir(d))) {
+		char name[128], exe[192], corpus[192], want[64];
+		const char *argv[] = { exe, corpus, NULL };
+		size_t len = strlen(de->d_name), files = 0;
+		struct tu_run run;
+		struct dirent *ce;
+		DIR *cd;
+
+		if (strncmp(de->d_name, "fuzz_", 5) != 0 || len < 3 || len >= sizeof(name) ||
+		    strcmp(de->d_name + len - 2, ".c") != 0)
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(len - 2), de->d_name);
+		snprintf(exe, sizeof(exe), "build/tests/fuzz-%s", name);
+		snprintf(corpus, sizeof(corpus), "tests/fuzz/corpus/%s", name);
+		if (access(exe, X_OK) != 0) {
+			closedir(d);
+			DAEMON_SKIP("a fuzz corpus driver is not built (make tests)");
+		}
+		cd = opendir(corpus);
+		cr_assert(cd, "%s: %s (each target needs a corpus)", corpus, strerror(errno));
+		while ((ce = readdir(cd)))
+			files += ce->d_name[0] != '.';
+		closedir(cd);
+		cr_expect_gt(files, 0, "%s is empty", corpus);
+		tu_exec(&run, NULL, NULL, (char *const *)argv);
+		snprintf(want, sizeof(want), "%zu inputs, no crash", files);
+		cr_expect_eq(run.status, 0, "%s: %s%s", name, run.out, run.err);
+		cr_expect(strstr(run.out, want), "%s: %s", name, run.out);
+		tu_run_free(&run);
+		targets++;
+	}
+	closedir(d);
+	cr_expect_gt(targets, 1, "no fuzz targets found in tests/fuzz");
 }
 
 /*
