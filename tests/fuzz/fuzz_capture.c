@@ -25,13 +25,13 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-#define CHECK(c)                                                                                \
-	do {                                                                                    \
-		if (!(c)) {                                                                     \
-			fprintf(stderr, "fuzz_capture: invariant failed: %s (%s:%d)\n", #c,     \
-				__FILE__, __LINE__);                                            \
-			abort();                                                                \
-		}                                                                               \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz_capture: invariant failed: %s (%s:%d)\n", #c,        \
+				__FILE__, __LINE__);                                               \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 /* A decoded, newline-translated stream: code points, as the reference sees it. */
@@ -165,8 +165,8 @@ static char *reference_output(const struct cps *out, const struct cps *err, size
 	text = encode_range(&all, a, *ret_truncated ? a + max : z, &len);
 	if (*ret_truncated) {
 		char note[128];
-		int k = snprintf(note, sizeof(note), "\n[truncated: showing first %zu of %zu chars]",
-				 max, z - a);
+		int k = snprintf(note, sizeof(note),
+				 "\n[truncated: showing first %zu of %zu chars]", max, z - a);
 
 		text = realloc(text, len + (size_t)k + 1);
 		CHECK(text);

@@ -29,13 +29,13 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-#define CHECK(c)                                                                                \
-	do {                                                                                    \
-		if (!(c)) {                                                                     \
-			fprintf(stderr, "fuzz_http: invariant failed: %s (%s:%d)\n", #c,        \
-				__FILE__, __LINE__);                                            \
-			abort();                                                                \
-		}                                                                               \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz_http: invariant failed: %s (%s:%d)\n", #c, __FILE__, \
+				__LINE__);                                                         \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 static int listener = -1;
@@ -122,8 +122,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		size_t pending_len = 0;
 		int fd = -1;
 
-		rc = http_stream_open(sock_path, "POST", "/exec/x/start", "application/json", "{}", 2,
-				      data[1] & 2 ? "tcp" : NULL, 2000, NULL, &r, &fd, &pending,
+		rc = http_stream_open(sock_path, "POST", "/exec/x/start", "application/json", "{}",
+				      2, data[1] & 2 ? "tcp" : NULL, 2000, NULL, &r, &fd, &pending,
 				      &pending_len, &e);
 		if (rc == 0 && fd >= 0) {
 			CHECK(pending && pending_len <= size);
@@ -135,7 +135,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	}
 	if (getenv("FUZZ_DEBUG"))
 		fprintf(stderr, "rc %d status %d body %zu bytes: %s\n", rc, r.status, r.body_len,
-			rc < 0 ? e.msg : r.body ? r.body : "(none)");
+			rc < 0	 ? e.msg
+			: r.body ? r.body
+				 : "(none)");
 	if (rc == 0) {
 		CHECK(r.status >= 100 && r.status <= 599);
 		CHECK(!r.body || r.body[r.body_len] == '\0');

@@ -19,13 +19,13 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-#define CHECK(c)                                                                                \
-	do {                                                                                    \
-		if (!(c)) {                                                                     \
-			fprintf(stderr, "fuzz_jstream: invariant failed: %s (%s:%d)\n", #c,     \
-				__FILE__, __LINE__);                                            \
-			abort();                                                                \
-		}                                                                               \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz_jstream: invariant failed: %s (%s:%d)\n", #c,        \
+				__FILE__, __LINE__);                                               \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 struct sink {
@@ -88,8 +88,8 @@ static bool expected(const char *body, size_t n, struct outcome *ret)
 	ex = json_object_get(o, "exitCode");
 	code = json_object_get(o, "code");
 	res = json_object_get(o, "result");
-	ok = json_is_object(o) && (!ex || json_is_integer(ex)) && (!code || json_is_integer(code)) &&
-	     (!res || json_is_string(res) || json_is_null(res));
+	ok = json_is_object(o) && (!ex || json_is_integer(ex)) &&
+	     (!code || json_is_integer(code)) && (!res || json_is_string(res) || json_is_null(res));
 	if (ok) {
 		memset(ret, 0, sizeof(*ret));
 		ret->have_exit = ex || code;
@@ -128,7 +128,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	if (expected(body, n, &want) &&
 	    !(whole.error && strcmp(whole.error, "value nested too deep") == 0)) {
 		if (!same(&whole, &want)) {
-			fprintf(stderr, "jstream rc %d exit %d/%lld result %zu bytes; jansson exit %d/%lld result %zu bytes\n",
+			fprintf(stderr,
+				"jstream rc %d exit %d/%lld result %zu bytes; jansson exit %d/%lld "
+				"result %zu bytes\n",
 				whole.rc, whole.have_exit, whole.exit_code, whole.out.n,
 				want.have_exit, want.exit_code, want.out.n);
 			CHECK(!"jstream disagrees with jansson");

@@ -26,13 +26,13 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-#define CHECK(c)                                                                                \
-	do {                                                                                    \
-		if (!(c)) {                                                                     \
-			fprintf(stderr, "fuzz_policy: invariant failed: %s (%s:%d)\n", #c,      \
-				__FILE__, __LINE__);                                            \
-			abort();                                                                \
-		}                                                                               \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz_policy: invariant failed: %s (%s:%d)\n", #c,         \
+				__FILE__, __LINE__);                                               \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 static const char *const dangerous[] = {
@@ -117,8 +117,9 @@ static void check_globs(const struct cordon_list *pats, const char *command)
 			int b = pyfnmatch(words[w], pats->v[k], NULL);
 
 			if (a != b) {
-				fprintf(stderr, "pyglobset %d, pyfnmatch %d: pattern '%s', word '%s'\n",
-					a, b, pats->v[k], words[w]);
+				fprintf(stderr,
+					"pyglobset %d, pyfnmatch %d: pattern '%s', word '%s'\n", a,
+					b, pats->v[k], words[w]);
 				abort();
 			}
 		}

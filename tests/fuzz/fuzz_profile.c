@@ -24,13 +24,13 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-#define CHECK(c)                                                                                \
-	do {                                                                                    \
-		if (!(c)) {                                                                     \
-			fprintf(stderr, "fuzz_profile: invariant failed: %s (%s:%d)\n", #c,     \
-				__FILE__, __LINE__);                                            \
-			abort();                                                                \
-		}                                                                               \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "fuzz_profile: invariant failed: %s (%s:%d)\n", #c,        \
+				__FILE__, __LINE__);                                               \
+			abort();                                                                   \
+		}                                                                                  \
 	} while (0)
 
 enum { FD_MAIN = 201, FD_INC = 202, FD_AGAIN = 203 };
