@@ -13,6 +13,7 @@
  * bound, valid UTF-8 everywhere, and a JSON reply that parses back to the same output.
  */
 #define _GNU_SOURCE
+#include "tests/fuzz/fuzz.h"
 #include "policy/policy.h"
 #include "runtime/capture.h"
 #include "runtime/profile.h"
@@ -24,15 +25,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz_capture: invariant failed: %s (%s:%d)\n", #c,        \
-				__FILE__, __LINE__);                                               \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
 
 /* A decoded, newline-translated stream: code points, as the reference sees it. */
 struct cps {
@@ -70,19 +62,6 @@ static uint32_t u8_next(const unsigned char *s, size_t n, size_t *i)
 	}
 	*i += k + 1;
 	return cp;
-}
-
-/* Strictly valid UTF-8 (no overlong forms, no surrogates, <= U+10FFFF)? */
-static bool valid_utf8(const char *s, size_t n)
-{
-	char *fixed = NULL;
-	size_t len;
-	bool same;
-
-	CHECK(capture_utf8_repair(s, n, &fixed, &len, NULL) == 0);
-	same = len == n && memcmp(fixed, s, n) == 0;
-	free(fixed);
-	return same;
 }
 
 /* The reference decode: Python's errors="replace" (the repair), then universal newlines. */
@@ -238,7 +217,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		CHECK(capture_bytes(cap[s]) == rawlen[s]);
 		CHECK(capture_chars(cap[s]) == ref[s].n);
 		CHECK(capture_text(cap[s], &text, &len, NULL) == 0);
-		CHECK(valid_utf8(text, len));
+		CHECK(fuzz_valid_utf8(text, len));
 		ref_text = encode_range(&ref[s], 0, ref[s].n < (size_t)max ? ref[s].n : (size_t)max,
 					&ref_len);
 		CHECK(len == ref_len && memcmp(text, ref_text, len) == 0);
@@ -258,7 +237,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 					&want_trunc);
 		CHECK(got_len == want_len && memcmp(got, want, got_len) == 0);
 		CHECK(trunc == want_trunc);
-		CHECK(valid_utf8(got, got_len));
+		CHECK(fuzz_valid_utf8(got, got_len));
 		free(got);
 		free(want);
 	}

@@ -15,6 +15,7 @@
  * FUZZ_DEBUG=1 in the environment prints each call's outcome (for writing seeds).
  */
 #define _GNU_SOURCE
+#include "tests/fuzz/fuzz.h"
 #include "backends/http.h"
 
 #include <fcntl.h>
@@ -28,15 +29,6 @@
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz_http: invariant failed: %s (%s:%d)\n", #c, __FILE__, \
-				__LINE__);                                                         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
 
 static int listener = -1;
 static char sock_path[64];

@@ -10,6 +10,7 @@
  * too and decode the same result and exit code.
  */
 #define _GNU_SOURCE
+#include "tests/fuzz/fuzz.h"
 #include "backends/daytona/jstream.h"
 
 #include <jansson.h>
@@ -18,15 +19,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz_jstream: invariant failed: %s (%s:%d)\n", #c,        \
-				__FILE__, __LINE__);                                               \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
 
 struct sink {
 	char *p;

@@ -15,6 +15,7 @@
  * (pyglobset) agrees with fnmatch (pyfnmatch) for every ignore pattern and command word.
  */
 #define _GNU_SOURCE
+#include "tests/fuzz/fuzz.h"
 #include "policy/internal.h"
 #include "runtime/capture.h"
 #include "runtime/daemon/daemon.h"
@@ -26,15 +27,6 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz_policy: invariant failed: %s (%s:%d)\n", #c,         \
-				__FILE__, __LINE__);                                               \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
 static const char *const dangerous[] = {
 	"\\brm\\s+-rf\\b => no rm -rf",
 	"(?i)\\bsudo\\b => no sudo",
@@ -45,18 +37,6 @@ static const char *const dangerous[] = {
 	"^$ => empty",
 	"(a|b)*c => abc",
 };
-
-static bool valid_utf8(const char *s)
-{
-	char *fixed = NULL;
-	size_t len, n = strlen(s);
-	bool same;
-
-	CHECK(capture_utf8_repair(s, n, &fixed, &len, NULL) == 0);
-	same = len == n && memcmp(fixed, s, n) == 0;
-	free(fixed);
-	return same;
-}
 
 static struct cordon_list *pick(struct cordon_profile *p, char sel)
 {
@@ -178,7 +158,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	(void)policy_workdir_readonly(p);
 
 	CHECK(pyrepr(command, &q, NULL) == 0);
-	CHECK(valid_utf8(q));
+	CHECK(fuzz_valid_utf8(q, strlen(q)));
 	(void)strict_has_operator(command);
 	(void)match_has_operator(command);
 	check_split(command);

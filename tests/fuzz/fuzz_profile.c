@@ -14,6 +14,7 @@
  * FUZZ_DEBUG=1 in the environment prints why an input did not load (for writing seeds).
  */
 #define _GNU_SOURCE
+#include "tests/fuzz/fuzz.h"
 #include "runtime/profile.h"
 
 #include <stdio.h>
@@ -23,15 +24,6 @@
 #include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "fuzz_profile: invariant failed: %s (%s:%d)\n", #c,        \
-				__FILE__, __LINE__);                                               \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
 
 enum { FD_MAIN = 201, FD_INC = 202, FD_AGAIN = 203 };
 
