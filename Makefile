@@ -122,13 +122,18 @@ $(REMOTE): $(CLI_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 $(DAEMON): $(DAEMON_SRCS:%.c=$(B)/obj/%.o) $(LIB)
 	$(CC) $(ALL_LDFLAGS) $(WITH_DAYTONA) -o $@ $^ $(PKG_LIBS) -lpthread -lm
 
-# libFuzzer targets (clang only, not part of check): make fuzz FUZZ_TIME=600
+# libFuzzer targets (clang only, not part of check): make fuzz FUZZ_TIME=600 [FUZZ_TARGETS="fuzz_policy ..."]
+# UBSan findings stop the run (-fno-sanitize-recover) as ASan's do: a report that only scrolls
+# by in the log is a finding lost. clang is installed like the build's other dependencies.
 FUZZ_TIME ?= 60
-FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined $(filter -D% -I%,$(ALL_CFLAGS))
+FUZZ_TARGETS ?= $(FUZZ_SRCS:tests/fuzz/%.c=%)
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	      $(filter -D% -I%,$(ALL_CFLAGS))
 fuzz:
+	@$(MAKE) --no-print-directory deps DEB_DEPS="$(DEB_DEPS) clang"
 	@mkdir -p $(B)/fuzz
-	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
-		clang $(FUZZ_CFLAGS) -o $(B)/fuzz/$$n $$f runtime/daemon/body.c $(LIB_SRCS) \
+	@for n in $(FUZZ_TARGETS); do \
+		clang $(FUZZ_CFLAGS) -o $(B)/fuzz/$$n tests/fuzz/$$n.c runtime/daemon/body.c $(LIB_SRCS) \
 			$(PKG_LIBS) || exit 1; \
 		mkdir -p $(B)/fuzz/$$n.corpus; \
 		$(B)/fuzz/$$n -max_total_time=$(FUZZ_TIME) -max_len=65536 $(B)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
