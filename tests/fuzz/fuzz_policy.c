@@ -11,8 +11,9 @@
  * the selector byte alone sets the list empty.
  *
  * Checks beyond crashes: the decision is deterministic, repr() and the refusal quote give
- * valid UTF-8, shlex.split(shlex.join(argv)) gives argv back, and the glob automaton
- * (pyglobset) agrees with fnmatch (pyfnmatch) for every ignore pattern and command word.
+ * valid UTF-8, shlex.split(shlex.join(argv)) gives argv back, the glob automaton (pyglobset)
+ * agrees with fnmatch (pyfnmatch) for every ignore pattern and command word, and the ignore
+ * check agrees with its rule applied one pattern at a time.
  */
 #define _GNU_SOURCE
 #include "tests/fuzz/fuzz.h"
@@ -108,6 +109,44 @@ static void check_globs(const struct cordon_list *pats, const char *command)
 	policy_strv_free(words);
 }
 
+/*
+ * ignore.c's rule, one pattern at a time, as its comment states it: a glob p denies when
+ * fnmatch(rel, p), or p starts with "**" "/" and fnmatch(name, p[3:]), or fnmatch(name, p); a
+ * plain p when it is the name, or rel, or a directory prefix of rel. ignore.c answers with
+ * sorted arrays and automata; the two must agree on every token.
+ */
+static int ref_rule(const struct cordon_list *patterns, const char *rel, const char *name,
+		    cordon_error *e)
+{
+	for (size_t k = 0; k < patterns->n; k++) {
+		const char *p = patterns->v[k];
+		size_t n = strlen(p);
+
+		if (strpbrk(p, "*?[")) {
+			if (pyfnmatch(rel, p, e) == 1 || pyfnmatch(name, p, e) == 1 ||
+			    (!strncmp(p, "**/", 3) && pyfnmatch(name, p + 3, e) == 1))
+				return 1;
+		} else if (!strcmp(name, p) || !strcmp(rel, p) ||
+			   (!strncmp(rel, p, n) && rel[n] == '/')) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void check_ignore(const struct cordon_list *pats, const char *command, const char *workdir)
+{
+	struct ignore_stats st = { .ref = ref_rule };
+	char *deny = NULL;
+
+	if (!pats->set)
+		return;
+	CHECK(ignore_check_stats(command, workdir, pats, policy_resolve_lexical, false, &deny, &st,
+				 NULL) == 0);
+	CHECK(st.differed == 0);
+	free(deny);
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	struct cordon_profile *p = NULL;
@@ -163,6 +202,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	(void)match_has_operator(command);
 	check_split(command);
 	check_globs(&p->ignore, command);
+	check_ignore(&p->ignore, command, workdir);
 
 	free(q);
 	free(deny);
