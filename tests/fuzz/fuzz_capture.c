@@ -17,9 +17,11 @@
 #include "policy/policy.h"
 #include "runtime/capture.h"
 #include "runtime/profile.h"
+#include "runtime/pynum.h"
 
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +160,42 @@ static char *reference_output(const struct cps *out, const struct cps *err, size
 	return full;
 }
 
+/*
+ * The timeout message quotes the timeout as Python's str() of the number its text denotes: the
+ * text is taken from the input (the daemon passes a request's text through), and whatever
+ * pynum makes of it must read back as the same number. The first 8 bytes, as a double, check
+ * Python's repr() the same way (the shortest text that reads back).
+ */
+static void check_timeout_text(struct cordon_profile *p, const unsigned char *d, size_t n)
+{
+	static const char tail[] = "s\n[exit code: 124]";
+	char text[48], py[64], *msg;
+	size_t len = n < sizeof(text) - 1 ? n : sizeof(text) - 1;
+	double v;
+
+	memcpy(text, d, len);
+	text[len] = '\0';
+	if (pynum_decimal_str(text, py, sizeof(py)))
+		CHECK(strtod(py, NULL) == strtod(text, NULL));
+	CHECK(output_timeout("Command", text, &msg, &len, NULL) == 0);
+	CHECK(strncmp(msg, "Command timed out after ", 24) == 0 && len >= strlen(tail) &&
+	      strcmp(msg + len - strlen(tail), tail) == 0);
+	free(msg);
+	/* Every front end takes only a decimal text (profile_parse_seconds, the daemon's
+	 * get_timeout), so only such a text reaches a result's JSON. */
+	if (profile_parse_seconds(text, &v, NULL) == 0) {
+		free(p->timeout_text);
+		p->timeout_text = strdup(text);
+		CHECK(p->timeout_text);
+	}
+	if (n >= sizeof(v)) {
+		memcpy(&v, d, sizeof(v));
+		pynum_float_repr(v, py, sizeof(py));
+		if (isfinite(v))
+			CHECK(strtod(py, NULL) == v);
+	}
+}
+
 static const int64_t max_table[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 64, 100, 1000 };
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -246,6 +284,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	/* The result as every backend fills it, and its JSON form. */
 	CHECK(cordon_profile_new(&p, NULL) == 0);
 	p->max_output = max;
+	if (timed_out)
+		check_timeout_text(p, data + 3, size - 3);
 	r.exit_code = exit_code;
 	r.peak_memory_bytes = -1;
 	CHECK(capture_fill_result(cap[0], cap[1], p, timed_out, "Command", &r, NULL) == 0);
