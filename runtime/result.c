@@ -4,6 +4,7 @@
 
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
+#include "runtime/result.h"
 
 #include <errno.h>
 #include <math.h>
@@ -39,11 +40,11 @@ static json_t *text(const char *s, size_t len)
 
 /*
  * A C string that did not come through the capture: a workdir path, a refusal quoting the
- * command, a backend name. Paths and commands are bytes, not necessarily UTF-8, and one bad
- * byte must not turn a whole reply into an error, so invalid sequences become U+FFFD with the
- * capture's rules.
+ * command, a backend name, an error message. Paths and commands are bytes, not necessarily
+ * UTF-8, and one bad byte must not turn a whole reply into an error, so invalid sequences
+ * become U+FFFD with the capture's rules.
  */
-static json_t *str_or_null(const char *s)
+json_t *result_json_text(const char *s)
 {
 	_cleanup_free_ char *fixed = NULL;
 	size_t len;
@@ -94,7 +95,7 @@ int cordon_result_to_json(const struct cordon_result *r, char **ret_json, cordon
 	bad |= json_object_set_new(o, "exit_code", json_integer(r->exit_code));
 	bad |= json_object_set_new(o, "signal", r->signal ? json_integer(r->signal) : json_null());
 	bad |= json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
-	bad |= json_object_set_new(o, "refused", str_or_null(r->refused));
+	bad |= json_object_set_new(o, "refused", result_json_text(r->refused));
 	bad |= json_object_set_new(o, "truncated", json_boolean(r->truncated));
 	bad |= json_object_set_new(o, "stdout_bytes", count(r->stdout_bytes));
 	bad |= json_object_set_new(o, "stderr_bytes", count(r->stderr_bytes));
@@ -104,8 +105,8 @@ int cordon_result_to_json(const struct cordon_result *r, char **ret_json, cordon
 				   r->peak_memory_bytes >= 0 ? json_integer(r->peak_memory_bytes)
 							     : json_null());
 	bad |= json_object_set_new(o, "oom_killed", json_boolean(r->oom_killed));
-	bad |= json_object_set_new(o, "backend", str_or_null(r->backend));
-	bad |= json_object_set_new(o, "workdir", str_or_null(r->workdir));
+	bad |= json_object_set_new(o, "backend", result_json_text(r->backend));
+	bad |= json_object_set_new(o, "workdir", result_json_text(r->workdir));
 	if (bad) {
 		json_decref(o);
 		return cordon_err(e, EINVAL, "result: cannot encode as JSON (invalid UTF-8?)");

@@ -15,6 +15,7 @@
 #include "runtime/cleanup.h"
 #include "runtime/fsutil.h"
 #include "runtime/profile.h"
+#include "runtime/result.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -151,7 +152,10 @@ static enum MHD_Result send_error_allow(struct MHD_Connection *c, int status, co
 		atomic_fetch_add(&metrics.rejected, 1);
 	if (status == 403)
 		atomic_fetch_add(&metrics.forbidden, 1);
-	return send_json_allow(c, status, json_pack("{s:s}", "error", msg), allow);
+	/* "{s:s}" fails on a message that is not UTF-8 (a client's text cut at a byte count),
+	 * and the client then got no answer at all (found by tests/fuzz/fuzz_request.c). */
+	return send_json_allow(c, status, json_pack("{s:o}", "error", result_json_text(msg)),
+			       allow);
 }
 
 /* e's cause decides between status and a 503 (job_error_status: a shortage of cordond's). */
@@ -862,7 +866,7 @@ static bool conn_over_limit(const struct conn *cn, cordon_error *e)
 static void conn_refuse(int fd, const cordon_error *err)
 {
 	char body[400], msg[600];
-	json_t *j = json_pack("{s:s}", "error", err->msg);
+	json_t *j = json_pack("{s:o}", "error", result_json_text(err->msg));
 	char *js = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	int n;
 

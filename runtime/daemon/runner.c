@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
 #include "runtime/cleanup.h"
+#include "runtime/result.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -75,10 +76,11 @@ static int answer(int fd, int status, const struct cordon_result *res, const cha
 		  const cordon_error *e)
 {
 	char buf[512];
-	json_t *h = status == 200 ? json_pack("{s:i,s:b,s:b}", "status", 200, "refused",
-					      res->refused != NULL, "timed_out", res->timed_out)
-				  : json_pack("{s:i,s:s}", "status", status, "error",
-					      cordon_err_str(e, buf, sizeof(buf)));
+	json_t *h = status == 200
+			    ? json_pack("{s:i,s:b,s:b}", "status", 200, "refused",
+					res->refused != NULL, "timed_out", res->timed_out)
+			    : json_pack("{s:i,s:o}", "status", status, "error",
+					result_json_text(cordon_err_str(e, buf, sizeof(buf))));
 	char *hs = h ? json_dumps(h, JSON_COMPACT) : NULL;
 	int r = hs ? frame_send(fd, hs, json, json ? strlen(json) : 0, -1) : -1;
 

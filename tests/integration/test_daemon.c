@@ -691,6 +691,11 @@ static const struct bad_body bad_bodies[] = {
 	{ "{\"command\":\"x\",\"network\":\"bridge\"}", 400, "network: expected" },
 	{ "{\"command\":\"x\",\"allowed\":\"ls\"}", 400, "allowed: expected an array" },
 	{ "{\"command\":\"x\",\"blocked\":[null]}", 400, "blocked[0]: expected a string" },
+	/* Messages quoting the client's bytes cut mid-character, which cordond could not encode
+	 * and answered with nothing (tests/fuzz/corpus/fuzz_request/error-*-utf8). */
+	{ "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9\":1}", 400,
+	  "aaaaaaaaaaaaaaa\xef\xbf\xbd: unknown field" },
+	{ "{\"\\\xde\x9d\x9e\x9e\":1}", 400, "body: invalid JSON: invalid escape near" },
 };
 
 Test(daemon, malformed_requests, .timeout = 60)
