@@ -16,6 +16,7 @@
 #include "runtime/cli/client.h"
 #include "runtime/daemon/daemon.h"
 #include "runtime/profile.h"
+#include "runtime/result.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -691,8 +692,10 @@ direct:
 			goto out;
 		}
 		if (o.json) {
-			json_t *j =
-				json_pack("{s:b,s:s?}", "allowed", !refusal, "refused", refusal);
+			/* The refusal quotes the command's bytes ("Access denied: <path>" as
+			 * they are): "s?" refused one that is not UTF-8 and nothing was printed. */
+			json_t *j = json_pack("{s:b,s:o}", "allowed", !refusal, "refused",
+					      result_json_text(refusal));
 			char *s = j ? json_dumps(j, JSON_PRESERVE_ORDER) : NULL;
 
 			if (s)

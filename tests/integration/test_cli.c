@@ -112,6 +112,11 @@ static const struct cli_case cases[] = {
 	{ "check allowed", A("check", "--allow", "ls", "--", "ls -la"), "allowed\n", 0 },
 	{ "check refused", A("check", "--allow", "ls", "--", "rm x"),
 	  "Command not allowed: 'rm x'\n", 126 },
+	/* A refusal quoting bytes that are not UTF-8, as JSON: U+FFFD, as `run --format json`
+	 * shows it; it printed nothing at all. */
+	{ "check json not UTF-8",
+	  A("check", "--format", "json", "--ignore", "x", "--", "cat /etc/x\xff"),
+	  "{\"allowed\": false, \"refused\": \"Access denied: /etc/x\xef\xbf\xbd\"}\n", 126 },
 	{ "version", A("version"), "cordon " CORDON_VERSION "\n", 0 },
 	{ "missing sh on PATH", A("run", "-e", "PATH=/nonexistent", "--", "echo hi"),
 	  "Command not found: [Errno 2] No such file or directory: 'sh'\n[exit code: 127]\n", 127 },
