@@ -751,14 +751,18 @@ static enum MHD_Result handle_session(struct MHD_Connection *c, struct conn *cn,
 	} else if (!strcmp(method, "PUT")) {
 		st = session_put_file(&rq->caller, s, r->path, rq->body ? rq->body : "", rq->len,
 				      &e);
+		/* The path is the URL's bytes, percent-decoded, and need not be UTF-8 ("{s:s}"
+		 * refused it: the file was written and the client got no answer). */
 		ret = st ? send_error(c, st, &e)
 			 : send_json(c, 200,
-				     json_pack("{s:s,s:I}", "path", r->path, "bytes",
-					       (json_int_t)rq->len));
+				     json_pack("{s:o,s:I}", "path", result_json_text(r->path),
+					       "bytes", (json_int_t)rq->len));
 	} else if (!strcmp(method, "DELETE")) {
 		st = session_delete_file(&rq->caller, s, r->path, &e);
 		ret = st ? send_error(c, st, &e)
-			 : send_json(c, 200, json_pack("{s:s,s:b}", "path", r->path, "deleted", 1));
+			 : send_json(c, 200,
+				     json_pack("{s:o,s:b}", "path", result_json_text(r->path),
+					       "deleted", 1));
 	} else {
 		int fd = -1;
 		uint64_t size = 0;

@@ -1446,6 +1446,15 @@ Test(daemon, sessions_and_files, .timeout = 90)
 	cr_expect_eq(r.status, 200);
 	cr_expect_str_eq(r.body, "hello");
 	res_free(&r);
+	/* A name that is not UTF-8 is stored as it is; the answer shows it with U+FFFD. It could
+	 * not be encoded: the file was written and the client got no answer at all. */
+	snprintf(url, sizeof(url), "/v1/sessions/%s/files/x%%ffy", id);
+	cr_assert(http_as(MEMBER, d.sock, "PUT", url, "z", &r) == 0);
+	EXPECT(&r, 200, "\"path\":\"x\xef\xbf\xbdy\"");
+	res_free(&r);
+	cr_assert(http_as(MEMBER, d.sock, "DELETE", url, NULL, &r) == 0);
+	EXPECT(&r, 200, "\"path\":\"x\xef\xbf\xbdy\",\"deleted\":true");
+	res_free(&r);
 	snprintf(url, sizeof(url), "/v1/sessions/%s/run", id);
 	cr_assert(http_as(MEMBER, d.sock, "POST", url,
 			  "{\"command\":\"cat sub/dir/a.txt; echo more > b.txt\"}", &r) == 0);
