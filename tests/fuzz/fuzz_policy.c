@@ -22,6 +22,7 @@
 #include "runtime/daemon/daemon.h"
 #include "runtime/profile.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,24 +42,23 @@ static const char *const dangerous[] = {
 
 static struct cordon_list *pick(struct cordon_profile *p, char sel)
 {
-	switch (sel) {
-	case 'a':
-		return &p->allowed;
-	case 'b':
-		return &p->blocked;
-	case 'i':
-		return &p->ignore;
-	case 'C':
-		return &p->allowed_commands;
-	case 'D':
-		return &p->denied_commands;
-	case 'P':
-		return &p->allowed_paths;
-	case 'R':
-		return &p->dangerous_patterns;
-	default:
-		return NULL;
-	}
+	static const struct {
+		char sel;
+		size_t off;
+	} lists[] = {
+		{ 'a', offsetof(struct cordon_profile, allowed) },
+		{ 'b', offsetof(struct cordon_profile, blocked) },
+		{ 'i', offsetof(struct cordon_profile, ignore) },
+		{ 'C', offsetof(struct cordon_profile, allowed_commands) },
+		{ 'D', offsetof(struct cordon_profile, denied_commands) },
+		{ 'P', offsetof(struct cordon_profile, allowed_paths) },
+		{ 'R', offsetof(struct cordon_profile, dangerous_patterns) },
+	};
+
+	for (size_t k = 0; k < sizeof(lists) / sizeof(*lists); k++)
+		if (lists[k].sel == sel)
+			return (struct cordon_list *)((char *)p + lists[k].off);
+	return NULL;
 }
 
 /* shlex.join then shlex.split is the identity on an argv (the daemon relies on it). */
