@@ -62,6 +62,7 @@ struct capture;
 struct agent_host {
 	char *dir; /* a private directory (0700): dir/d is mounted at AGENT_DIR_IN, or NULL */
 	int dfd;   /* dir/d itself (O_PATH), held: the socket is made and removed through it */
+	int hold;  /* dir, flock'ed while ours (fsutil_temp_hold): swept once its holder died */
 	int lfd;   /* listening on dir/d/s until the agent connects, or -1 */
 	int fd;	   /* the connected agent, or -1 */
 	bool busy; /* a command is running through it (__atomic_test_and_set) */
@@ -69,7 +70,7 @@ struct agent_host {
 
 #define AGENT_HOST_INIT                                                                            \
 	{                                                                                          \
-		.dir = NULL, .dfd = -1, .lfd = -1, .fd = -1, .busy = false                         \
+		.dir = NULL, .dfd = -1, .hold = -1, .lfd = -1, .fd = -1, .busy = false             \
 	}
 
 /*

@@ -192,13 +192,22 @@ int agent_host_listen(struct agent_host *a, cordon_error *e)
 
 		if (!d)
 			return cordon_err(e, ENOMEM, "out of memory");
-		if (!mkdtemp(d)) {
+		/*
+		 * Marked and held as a temp workdir is (fsutil.h): a cordon killed before it made
+		 * the container (or before a container of its could name it to `cordon gc`) left
+		 * the directory, the agent's 3 MB copy included, for good; now the next run's
+		 * sweep, or cordond's start, removes it once nobody holds it.
+		 */
+		if (fsutil_mkdtemp_marked(d) < 0) {
 			int err = errno;
 
 			free(d);
 			return cordon_err(e, err, "docker: agent directory");
 		}
 		a->dir = d;
+		a->hold = fsutil_temp_hold(a->dir, e);
+		if (a->hold < 0)
+			return cordon_err_prefix(e, "docker: agent directory");
 		/* What the container sees: searchable by its user (any uid), not listable. */
 		if (asprintf(&d, "%s/d", a->dir) < 0)
 			return cordon_err(e, ENOMEM, "out of memory");
@@ -402,6 +411,8 @@ void agent_host_free(struct agent_host *a)
 	if (a->dfd >= 0)
 		close(a->dfd);
 	a->dfd = -1;
+	fsutil_temp_release(a->hold, false);
+	a->hold = -1;
 	free(a->dir);
 	a->dir = NULL;
 }

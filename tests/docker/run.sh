@@ -112,8 +112,12 @@ check "remote DOCKER_HOST refused" "1|125" "$(wc -l <<<"$out")|$rc"
 # A dockerd that answers the ping and then never answers create: SIGTERM to cordon cuts the
 # call short (it waited out the call's 60 s, twice, and exited 125 before): 143, at once.
 hang=$(mktemp -d /tmp/cordon-test-hang.XXXXXX)
-python3 - "$hang/d.sock" <<'PY' &
-import os, socket, sys, threading
+# hung_dockerd SOCKET: a dockerd that answers the ping and then never answers anything else
+# (its pid in $hangd once SOCKET listens).
+hung_dockerd() {
+	rm -f "$1"
+	python3 - "$1" <<'PY' &
+import socket, sys, threading
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16); held = []
 def serve(c):
     buf = b""
@@ -131,8 +135,10 @@ while True:
     c, _ = s.accept()
     threading.Thread(target=serve, args=(c,), daemon=True).start()
 PY
-hangd=$!
-for _ in $(seq 100); do [ -S "$hang/d.sock" ] && break; sleep 0.05; done
+	hangd=$!
+	for _ in $(seq 100); do [ -S "$1" ] && break; sleep 0.05; done
+}
+hung_dockerd "$hang/d.sock"
 t0=$(date +%s%N)
 DOCKER_HOST="unix://$hang/d.sock" "$CORDON" run --backend docker --image "$IMG" -- true \
 	>"$hang/out" 2>&1 &
@@ -144,6 +150,29 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 kill "$hangd" 2>/dev/null; wait "$hangd" 2>/dev/null
 check "SIGTERM during a hung create: 143 within 3 s, one line" "143|yes|1" \
 	"$rc|$([ "$ms" -lt 3000 ] && echo yes || echo "no ($ms ms)")|$(wc -l <"$hang/out")"
+# The same hung call, cordon SIGKILLed: nothing removes what it made before the call, its
+# agent directory above all (no container names it to gc). That directory must be marked
+# (sticky) and held by nobody, so that the next run's sweep of /tmp removes it once it is a
+# minute old (it stayed for good, 3 MB copy of the agent included, before).
+agents() { ls -d /tmp/cordon-agent-* 2>/dev/null | sort; }
+agents_before=$(agents)
+hung_dockerd "$hang/d.sock"
+DOCKER_HOST="unix://$hang/d.sock" "$CORDON" run --backend docker --image "$IMG" -- true \
+	>/dev/null 2>&1 &
+cpid=$!
+sleep 1
+kill -KILL "$cpid"
+wait "$cpid" 2>/dev/null
+kill "$hangd" 2>/dev/null; wait "$hangd" 2>/dev/null
+left=$(comm -13 <(echo "$agents_before") <(agents))
+marked=no
+if [ -n "$left" ] && [ "$(wc -l <<<"$left")" = 1 ] && [ -k "$left" ] && flock -n "$left" true; then
+	marked=yes
+	touch -d '2 minutes ago' "$left"
+fi
+TMPDIR=/tmp run -- true >/dev/null 2>&1
+check "SIGKILL during a hung create: the agent directory is marked, unheld, swept by the next run" \
+	"yes|gone" "$marked|$([ -n "$left" ] && [ ! -e "$left" ] && echo gone || echo "kept: '$left'")"
 rm -rf "$hang"
 
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --backend docker --image "$IMG" -- true 2>&1); rc=$?
