@@ -6,6 +6,7 @@
 #include "runtime/cleanup.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -572,4 +573,54 @@ void fsutil_attach_fds(struct msghdr *mh, void *buf, size_t buflen, const int *f
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(n * sizeof(int));
 	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+}
+
+/*
+ * Whether only root can change what path names: walked from / without following anything (a
+ * symlink on the way or at its end is refused), every directory on the way is such that no
+ * one else may rename or replace the next entry in it (root's and writable by no one else, or
+ * root's and sticky with that entry root's). 0 with *ret_st the entry it names; -1 with *e: why not (code 0), or what
+ * could not be opened (code errno).
+ */
+int fsutil_path_root_controlled(const char *path, struct stat *ret_st, cordon_error *e)
+{
+	_cleanup_close_ int at = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char buf[PATH_MAX], *comp, *save = NULL;
+	struct stat up, st;
+
+	if (at < 0 || fstat(at, &up) < 0)
+		return cordon_err(e, errno, "'/'");
+	if (path[0] != '/' || strlen(path) >= sizeof(buf))
+		return cordon_err(e, EINVAL, "'%s'", path);
+	strcpy(buf, path);
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		int n = (int)(comp - buf + (ptrdiff_t)strlen(comp)), next;
+		/* The directory comp is in: path up to comp, "/" for the first. */
+		int dn = comp - buf > 1 ? (int)(comp - buf - 1) : 1;
+
+		if (!S_ISDIR(up.st_mode))
+			return cordon_err(e, ENOTDIR, "'%.*s'", dn, path);
+		next = openat(at, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			return cordon_err(e, errno, "'%.*s'", n, path);
+		(void)close(at);
+		at = next;
+		if (fstat(at, &st) < 0)
+			return cordon_err(e, errno, "'%.*s'", n, path);
+		if (S_ISLNK(st.st_mode))
+			return cordon_err(e, 0, "'%.*s' is a symlink", n, path);
+		if (up.st_uid != 0)
+			return cordon_err(e, 0, "'%.*s' is uid %u's, not root's", dn, path,
+					  (unsigned)up.st_uid);
+		if ((up.st_mode & (S_IWGRP | S_IWOTH)) && (up.st_mode & S_ISVTX) && st.st_uid != 0)
+			return cordon_err(e, 0, "'%.*s' is uid %u's, in sticky '%.*s'", n, path,
+					  (unsigned)st.st_uid, dn, path);
+		if ((up.st_mode & (S_IWGRP | S_IWOTH)) && !(up.st_mode & S_ISVTX))
+			return cordon_err(e, 0,
+					  "'%.*s' is writable by others than root (mode %04o)", dn,
+					  path, (unsigned)(up.st_mode & 07777));
+		up = st;
+	}
+	*ret_st = up;
+	return 0;
 }

@@ -63,3 +63,13 @@ void fsutil_attach_fds(struct msghdr *mh, void *buf, size_t buflen, const int *f
 /* A field of /proc/self/mountinfo in place: the kernel escapes space, tab, newline and
  * backslash as \ooo. */
 void fsutil_unescape_mountinfo(char *s);
+/*
+ * Whether only root can change what path names: walked from / without following anything (a
+ * symlink on the way or at its end is refused), every directory on the way is such that no
+ * one else may rename or replace the next entry in it (root's and writable by no one else, or
+ * root's and sticky with that entry root's). Where another user can swap an entry on the way,
+ * they choose what the path names when root later resolves it (dockerd, a bind's source at
+ * every start of a container; the agent binary every container runs). 0 with *ret_st the entry it names; -1 with *e: why not (code 0), or what
+ * could not be opened (code errno).
+ */
+int fsutil_path_root_controlled(const char *path, struct stat *ret_st, cordon_error *e);

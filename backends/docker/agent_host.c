@@ -88,29 +88,18 @@ static bool elf_static(int fd)
 	return true;
 }
 
-/* Root's, and nobody else may change it: the file, and every directory above it (a sticky
- * directory of root's, /tmp, is fine: others cannot rename what is in it). */
+/*
+ * Root's, no one else may write it, and nobody but root can change what its path names
+ * (fsutil_path_root_controlled: a sticky directory of root's, /tmp, is fine, since others
+ * cannot rename what is in it).
+ */
 static bool root_only(const char *path)
 {
-	char p[PATH_MAX];
 	struct stat st;
-	char *slash;
+	cordon_error e;
 
-	if (strlen(path) >= sizeof(p) || path[0] != '/')
-		return false;
-	strcpy(p, path);
-	if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)))
-		return false;
-	while ((slash = strrchr(p, '/'))) {
-		slash[slash == p] = '\0'; /* "/a/b" -> "/a", "/a" -> "/" */
-		if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
-		    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
-			return false;
-		if (!strcmp(p, "/"))
-			break;
-	}
-	return true;
+	return fsutil_path_root_controlled(path, &st, &e) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
 static char *usable(const char *path)

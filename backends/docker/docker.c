@@ -617,59 +617,7 @@ static int open_workdir(struct docker *d, const char *workdir, int dirfd, cordon
 }
 
 /*
- * Whether only root can change what path names: walked from / without following anything (a
- * symlink on the way or at its end is refused), every directory on the way is such that no
- * one else may rename or replace the next entry in it (root's and writable by no one else, or
- * root's and sticky with that entry root's). dockerd resolves a bind's source path as root at
- * every start of a container: where another user can swap an entry on the way, they choose
- * what is mounted. 0 with *ret_st the entry it names; -1 with *e: why not (code 0), or what
- * could not be opened (code errno).
- */
-static int path_root_controlled(const char *path, struct stat *ret_st, cordon_error *e)
-{
-	_cleanup_close_ int at = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	char buf[PATH_MAX], *comp, *save = NULL;
-	struct stat up, st;
-
-	if (at < 0 || fstat(at, &up) < 0)
-		return cordon_err(e, errno, "'/'");
-	if (path[0] != '/' || strlen(path) >= sizeof(buf))
-		return cordon_err(e, EINVAL, "'%s'", path);
-	strcpy(buf, path);
-	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
-		int n = (int)(comp - buf + (ptrdiff_t)strlen(comp)), next;
-		/* The directory comp is in: path up to comp, "/" for the first. */
-		int dn = comp - buf > 1 ? (int)(comp - buf - 1) : 1;
-
-		if (!S_ISDIR(up.st_mode))
-			return cordon_err(e, ENOTDIR, "'%.*s'", dn, path);
-		next = openat(at, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0)
-			return cordon_err(e, errno, "'%.*s'", n, path);
-		(void)close(at);
-		at = next;
-		if (fstat(at, &st) < 0)
-			return cordon_err(e, errno, "'%.*s'", n, path);
-		if (S_ISLNK(st.st_mode))
-			return cordon_err(e, 0, "'%.*s' is a symlink", n, path);
-		if (up.st_uid != 0)
-			return cordon_err(e, 0, "'%.*s' is uid %u's, not root's", dn, path,
-					  (unsigned)up.st_uid);
-		if ((up.st_mode & (S_IWGRP | S_IWOTH)) && (up.st_mode & S_ISVTX) && st.st_uid != 0)
-			return cordon_err(e, 0, "'%.*s' is uid %u's, in sticky '%.*s'", n, path,
-					  (unsigned)st.st_uid, dn, path);
-		if ((up.st_mode & (S_IWGRP | S_IWOTH)) && !(up.st_mode & S_ISVTX))
-			return cordon_err(e, 0,
-					  "'%.*s' is writable by others than root (mode %04o)", dn,
-					  path, (unsigned)(up.st_mode & 07777));
-		up = st;
-	}
-	*ret_st = up;
-	return 0;
-}
-
-/*
- * Whether only root can change what the workdir's path names (path_root_controlled), and the
+ * Whether only root can change what the workdir's path names (fsutil_path_root_controlled), and the
  * path ends at the directory held. The container's check (check_workdir) comes after the
  * start: where another user can swap a directory on the way, dockerd can be made to mount one
  * they could not reach (below a 0700 directory of someone else's), and until the check
@@ -680,12 +628,12 @@ static bool workdir_root_controlled(const struct docker *d)
 	struct stat st;
 	cordon_error e;
 
-	return path_root_controlled(d->workdir, &st, &e) == 0 && st.st_dev == d->wd_st.st_dev &&
-	       st.st_ino == d->wd_st.st_ino;
+	return fsutil_path_root_controlled(d->workdir, &st, &e) == 0 &&
+	       st.st_dev == d->wd_st.st_dev && st.st_ino == d->wd_st.st_ino;
 }
 
 /*
- * As root, every [docker] ro_bind source must be root's alone to change (path_root_controlled):
+ * As root, every [docker] ro_bind source must be root's alone to change (fsutil_path_root_controlled):
  * dockerd resolves it as root at each start of the container, so one below a directory
  * another user can write let that user swap in a symlink and have any directory of the host
  * mounted, read-only, into every container of the profile (red team). Unlike the workdir,
@@ -703,7 +651,7 @@ static int check_ro_binds(const struct cordon_profile *p, cordon_error *e)
 
 		if (!host)
 			return cordon_err(e, ENOMEM, "out of memory");
-		if (path_root_controlled(host, &st, e) == 0)
+		if (fsutil_path_root_controlled(host, &st, e) == 0)
 			continue;
 		if (e->code)
 			(void)snprintf(ctx, sizeof(ctx), "docker: [docker] ro_bind");
