@@ -74,7 +74,7 @@ DOCKERT   := $(B)/tests/docker
 DAYTONA_TSRCS := $(sort $(wildcard tests/daytona/*.c))
 DAYTONAT  := $(B)/tests/daytona
 
-.PHONY: all check check-ag2 demo install deps bench fuzz clean format format-check tests deb man run-tests
+.PHONY: all check check-ag2 demo install deps bench fuzz clean format format-check lint tests deb man run-tests
 .DEFAULT_GOAL := all
 
 all: $(CLI) $(REMOTE) $(DAEMON)
@@ -184,6 +184,7 @@ deps:
 
 check: deps
 	@$(MAKE) --no-print-directory format-check
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory tests
 	@tests/run-all.sh $(B)
 
@@ -268,6 +269,15 @@ format:
 	clang-format -i $(FORMAT_FILES)
 format-check:
 	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format-check: ok"
+
+# Every descriptor the product makes is close-on-exec from birth (tools/lint-cloexec.py says
+# why); the lint must also still find the offences planted in tests/lint/cloexec-bad.c.
+LINT_FILES = $(shell git ls-files 'backends/*.c' 'runtime/*.c' 'policy/*.c' 2>/dev/null)
+lint:
+	@python3 tools/lint-cloexec.py $(LINT_FILES)
+	@n=$$(python3 tools/lint-cloexec.py tests/lint/cloexec-bad.c | wc -l); [ "$$n" -eq 8 ] || \
+		{ echo "lint: tools/lint-cloexec.py found $$n of the 8 offences in tests/lint/cloexec-bad.c" >&2; exit 1; }
+	@echo "lint: every descriptor is close-on-exec"
 
 clean:
 	rm -rf $(B)

@@ -215,7 +215,7 @@ static int rm_entry(struct rm_walk *w, const char *name, int *ret_fd, struct sta
 /* A stream of the current directory, from its start. */
 static DIR *rm_opendir(const struct rm_walk *w)
 {
-	int dfd = dup(w->fd);
+	int dfd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0);
 	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
 
 	if (!d && dfd >= 0)
@@ -324,7 +324,7 @@ static int rmtree_fd(int top, dev_t dev, cordon_error *e)
 
 	if (fstat(top, &st) < 0)
 		return cordon_err(e, errno, "remove: stat");
-	w.fd = dup(top);
+	w.fd = fcntl(top, F_DUPFD_CLOEXEC, 0);
 	if (w.fd < 0)
 		return cordon_err(e, errno, "remove: dup");
 	if (array_grow(&w.lv, 0, &w.cap, 16, e) < 0) {

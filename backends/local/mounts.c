@@ -54,7 +54,7 @@ extern int umount2(const char *target, int flags);
 
 static int sys_open_tree(int dfd, const char *path, unsigned int flags)
 {
-	return (int)syscall(SYS_open_tree, dfd, path, flags);
+	return (int)syscall(SYS_open_tree, dfd, path, flags); /* lint: wrapper */
 }
 
 static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to,
@@ -72,7 +72,7 @@ static int sys_mount_setattr(int dfd, const char *path, unsigned int flags, uint
 
 static int sys_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
 {
-	struct open_how how = { .flags = flags, .resolve = resolve };
+	struct open_how how = { .flags = flags, .resolve = resolve }; /* lint: wrapper */
 
 	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 }

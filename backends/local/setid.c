@@ -338,7 +338,7 @@ int setid_scan(int wd_fd, struct sb_hide_list *out, cordon_error *e)
 	s.top = openat(wd_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s.top < 0)
 		return cordon_err(e, errno, "setuid scan: open the workdir");
-	r = dup(s.top);
+	r = fcntl(s.top, F_DUPFD_CLOEXEC, 0);
 	if (r < 0 || !(d = fdopendir(r))) {
 		if (r >= 0)
 			(void)close(r);

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Every file descriptor cordon makes is close-on-exec from its birth.
+
+cordond is multi-threaded and starts processes (its runners, the sandboxes, the Docker agent):
+a descriptor made without O_CLOEXEC by one thread, in the instant before another thread's
+fork and exec, is inherited by that program. The sandbox marks every descriptor but its three
+close-on-exec before the command's execve (close_range), which is the backstop; this check
+keeps the rule itself, so no inherited descriptor depends on the backstop alone.
+
+For each call below in the C sources given, the flag that makes the new descriptor
+close-on-exec must appear among the call's arguments (a call may span lines). dup() and
+F_DUPFD are refused outright (F_DUPFD_CLOEXEC instead), and fopen() needs "e" in its mode.
+A call that must make an inheritable descriptor says so on its line: /* lint: inherit */; so
+does a wrapper that passes its caller's flags on (/* lint: wrapper */), whose callers are
+checked by its name (sys_openat2, sys_open_tree).
+
+Prints one line per offence (file:line: what) and exits 1 if there is any; 0 otherwise.
+"""
+import re
+import sys
+
+NEEDS = {
+    "open": "O_CLOEXEC",
+    "openat": "O_CLOEXEC",
+    "sys_openat2": "O_CLOEXEC",
+    "sys_open_tree": "OPEN_TREE_CLOEXEC",
+    "pipe2": "O_CLOEXEC",
+    "socket": "SOCK_CLOEXEC",
+    "socketpair": "SOCK_CLOEXEC",
+    "accept4": "SOCK_CLOEXEC",
+    "memfd_create": "MFD_CLOEXEC",
+    "eventfd": "EFD_CLOEXEC",
+    "signalfd": "SFD_CLOEXEC",
+    "timerfd_create": "TFD_CLOEXEC",
+    "epoll_create1": "EPOLL_CLOEXEC",
+    "inotify_init1": "IN_CLOEXEC",
+    "open_tree": "OPEN_TREE_CLOEXEC",
+    "fsopen": "FSOPEN_CLOEXEC",
+    "fsmount": "FSMOUNT_CLOEXEC",
+}
+BANNED = {
+    "dup": "dup() makes an inheritable copy: fcntl(fd, F_DUPFD_CLOEXEC, 0)",
+    "pipe": "pipe() makes inheritable ends: pipe2(fds, O_CLOEXEC)",
+    "accept": "accept() makes an inheritable socket: accept4(..., SOCK_CLOEXEC)",
+    "epoll_create": "epoll_create(): epoll_create1(EPOLL_CLOEXEC)",
+    "inotify_init": "inotify_init(): inotify_init1(IN_CLOEXEC)",
+}
+# The same calls made through syscall(2): its first argument names them.
+SYSCALLS = {"SYS_" + k: v for k, v in NEEDS.items() if not k.startswith("sys_")}
+CALL = re.compile(r"(?<![\w.>])(" + "|".join(sorted(set(NEEDS) | set(BANNED) | {"fopen", "fcntl", "syscall"},
+                                                    key=len, reverse=True)) + r")\s*\(")
+# openat2's flags travel in a struct open_how: each initialised one must say O_CLOEXEC.
+HOW = re.compile(r"struct\s+open_how\s+\w+\s*=\s*\{")
+
+
+def strip(src):
+    """The source with comments and string literals blanked (lengths and newlines kept)."""
+    out, i, n = [], 0, len(src)
+    while i < n:
+        c = src[i]
+        if src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", src[i:j]))
+            i = j
+        elif src.startswith("//", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and src[j] != c:
+                j += 2 if src[j] == "\\" else 1
+            out.append(c + " " * (j - i - 1) + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def args_of(text, start):
+    """The text between the '(' at start and its matching ')'."""
+    depth = 0
+    for j in range(start, len(text)):
+        if text[j] == "(":
+            depth += 1
+        elif text[j] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1:j]
+    return text[start + 1:]
+
+
+def check(path):
+    src = open(path, encoding="utf-8").read()
+    code = strip(src)
+    lines = src.split("\n")
+    bad = []
+    for m in CALL.finditer(code):
+        name = m.group(1)
+        line = code.count("\n", 0, m.start()) + 1
+        if re.search(r"lint: (inherit|wrapper)", lines[line - 1]):
+            continue
+        # A declaration or definition of a function of that name is not a call.
+        before = code[max(0, code.rfind("\n", 0, m.start())):m.start()]
+        if re.search(r"\b(int|static|ssize_t|FILE|long)\s*\**\s*$", before):
+            continue
+        args = args_of(code, m.end() - 1)
+        raw = args_of(src, m.end() - 1)
+        if name in BANNED:
+            bad.append(f"{path}:{line}: {BANNED[name]}")
+        elif name == "syscall":
+            first = args.split(",")[0].strip()
+            if first in SYSCALLS and SYSCALLS[first] not in args:
+                bad.append(f"{path}:{line}: syscall({first}) without {SYSCALLS[first]}")
+        elif name == "fcntl":
+            if re.search(r"\bF_DUPFD\b", args):
+                bad.append(f"{path}:{line}: F_DUPFD makes an inheritable copy: F_DUPFD_CLOEXEC")
+        elif name == "fopen":
+            mode = re.search(r",\s*\"([^\"]*)\"\s*$", raw)
+            if not mode or "e" not in mode.group(1):
+                bad.append(f"{path}:{line}: fopen() without \"e\" in its mode")
+        elif NEEDS[name] not in args:
+            bad.append(f"{path}:{line}: {name}() without {NEEDS[name]}")
+    for m in HOW.finditer(code):
+        line = code.count("\n", 0, m.start()) + 1
+        end = code.find("}", m.end())
+        if "O_CLOEXEC" not in code[m.end():end] and not re.search(r"lint: (inherit|wrapper)", lines[line - 1]):
+            bad.append(f"{path}:{line}: struct open_how without O_CLOEXEC in its flags")
+    return bad
+
+
+def main(paths):
+    bad = []
+    for p in paths:
+        bad += check(p)
+    for b in bad:
+        print(b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
