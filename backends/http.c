@@ -149,14 +149,19 @@ struct buf {
 
 static int buf_add(struct buf *b, const char *s, size_t n, cordon_error *e)
 {
+	const size_t limit = (size_t)HTTP_MAX_BODY + HEADER_MAX;
+
+	/* Exactly the limit, not the next power of two past it. */
+	if (n > limit - b->n)
+		return cordon_err(e, EFBIG, "HTTP response too large");
 	if (b->n + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
 		char *p;
 
 		while (cap < b->n + n + 1)
 			cap *= 2;
-		if (cap > HTTP_MAX_BODY + HEADER_MAX + 1)
-			return cordon_err(e, EFBIG, "HTTP response too large");
+		if (cap > limit + 1)
+			cap = limit + 1;
 		p = realloc(b->p, cap);
 		if (!p)
 			return cordon_err(e, ENOMEM, "out of memory");
@@ -264,10 +269,38 @@ static int read_head(int fd, const struct link *l, struct buf *b, size_t *hdr_le
 }
 
 /*
+ * The size on a chunk's first line, which ends at crlf: 1 to 15 hex digits (RFC 9112's
+ * chunk-size; no blanks before, no sign, no 0x: strtoul took all three), then nothing, or
+ * blanks and an extension after ';', which is ignored.
+ */
+static int chunk_size(const char *p, const char *crlf, size_t *ret)
+{
+	const char *start = p;
+	size_t v = 0;
+
+	for (; p < crlf && isxdigit((unsigned char)*p); p++) {
+		if (p - start == 15)
+			return -1;
+		v = v * 16 + (size_t)(isdigit((unsigned char)*p)
+					      ? *p - '0'
+					      : (tolower((unsigned char)*p) - 'a' + 10));
+	}
+	if (p == start)
+		return -1;
+	while (p < crlf && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p < crlf && *p != ';')
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+/*
  * Decode the complete chunks of a chunked body into dst: src holds n bytes of it, *pos is where
  * the first chunk not decoded yet begins (advanced past each one decoded), so that each byte is
  * decoded once however the body arrives (decoding it all again after every read was quadratic:
- * seconds at the 16 MiB limit).
+ * seconds at the 16 MiB limit). Each chunk's data must end with CRLF, and the decoded body
+ * stays within HTTP_MAX_BODY.
  */
 static int dechunk(const char *src, size_t n, size_t *pos, struct buf *dst, bool *done,
 		   cordon_error *e)
@@ -276,22 +309,26 @@ static int dechunk(const char *src, size_t n, size_t *pos, struct buf *dst, bool
 
 	*done = false;
 	while (i < n) {
-		char *endp;
-		unsigned long len;
+		size_t len;
 		const char *crlf = memmem(src + i, n - i, "\r\n", 2);
 
 		if (!crlf)
 			return 0;
-		len = strtoul(src + i, &endp, 16);
-		if (endp == src + i)
-			return cordon_err(e, EPROTO, "malformed chunked HTTP body");
+		if (chunk_size(src + i, crlf, &len) < 0)
+			return cordon_err(e, EPROTO, "malformed chunked HTTP body (a chunk size)");
+		if (len > HTTP_MAX_BODY - dst->n)
+			return cordon_err(e, EFBIG, "HTTP response too large");
 		i = (size_t)(crlf - src) + 2;
 		if (len == 0) {
 			*done = true;
 			return 0;
 		}
-		if (len > n || i + len + 2 > n)
+		if (len + 2 > n - i)
 			return 0;
+		if (src[i + len] != '\r' || src[i + len + 1] != '\n')
+			return cordon_err(
+				e, EPROTO,
+				"malformed chunked HTTP body (a chunk longer than its size)");
 		if (buf_add(dst, src + i, len, e) < 0)
 			return -1;
 		i += len + 2;
@@ -334,6 +371,10 @@ static int read_body(int fd, const struct link *l, struct buf *b, size_t hdr_len
 
 		if (want >= 0 && have >= (size_t)want)
 			break;
+		if (want < 0 && !chunked && have > HTTP_MAX_BODY) {
+			free(body.p);
+			return cordon_err(e, EFBIG, "HTTP response from %s too large", sock);
+		}
 		if (chunked) {
 			if (dechunk(b->p + hdr_len, have, &pos, &body, &done, e) < 0) {
 				free(body.p);

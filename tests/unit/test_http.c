@@ -158,6 +158,108 @@ Test(http, chunked_body_over_many_reads)
 	free(expect);
 }
 
+/* One exchange whose answer must be refused: its error names `why`. */
+static void refused(const char *answer, const char *why)
+{
+	struct http_response r;
+	cordon_error e;
+	pid_t pid = serve(answer);
+
+	cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 5000, NULL, &r, &e), -1,
+		     "taken: %s", answer);
+	cr_assert(strstr(e.msg, why), "%s (for %s)", e.msg, answer);
+	reap(pid);
+}
+
+/*
+ * A chunk size is hex digits and nothing else before its extension or CRLF: strtoul took
+ * blanks, a sign (-1 became SIZE_MAX) and 0x; a chunk's data must end with CRLF where its size
+ * says. An extension is allowed and ignored.
+ */
+Test(http, chunk_sizes_are_hex_digits_only)
+{
+	const char *head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+	const char *bad[] = { " 3\r\nabc\r\n0\r\n\r\n",
+			      "+3\r\nabc\r\n0\r\n\r\n",
+			      "-1\r\nabc\r\n0\r\n\r\n",
+			      "0x3\r\nabc\r\n0\r\n\r\n",
+			      "3x\r\nabc\r\n0\r\n\r\n",
+			      "\r\nabc\r\n0\r\n\r\n",
+			      "1000000000000003\r\nabc\r\n0\r\n\r\n" };
+	struct http_response r;
+	cordon_error e;
+	char answer[256];
+	pid_t pid;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(answer, sizeof(answer), "%s%s", head, bad[i]);
+		refused(answer, "malformed chunked HTTP body (a chunk size)");
+	}
+	snprintf(answer, sizeof(answer), "%s%s", head, "2\r\nabc\r\n0\r\n\r\n");
+	refused(answer, "malformed chunked HTTP body (a chunk longer than its size)");
+
+	snprintf(answer, sizeof(answer), "%s%s", head,
+		 "3;name=v\r\nabc\r\nA \r\n0123456789\r\n0\r\n\r\n");
+	pid = serve(answer);
+	cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 5000, NULL, &r, &e), 0, "%s",
+		     e.msg);
+	cr_assert_str_eq(r.body, "abc0123456789");
+	http_response_free(&r);
+	reap(pid);
+}
+
+/* Serve a body of n bytes, chunked in two or until the connection closes. */
+static pid_t serve_body(size_t n, bool chunked)
+{
+	const char *head = chunked ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+				   : "HTTP/1.1 200 OK\r\n\r\n";
+	size_t hl = strlen(head), half = n / 2, len;
+	char *a = malloc(hl + n + 64);
+	pid_t pid;
+
+	cr_assert_not_null(a);
+	memcpy(a, head, hl);
+	len = hl;
+	if (chunked) {
+		len += (size_t)sprintf(a + len, "%zx\r\n", half);
+		memset(a + len, 'x', half);
+		len += half;
+		len += (size_t)sprintf(a + len, "\r\n%zx\r\n", n - half);
+		memset(a + len, 'y', n - half);
+		len += n - half;
+		len += (size_t)sprintf(a + len, "\r\n0\r\n\r\n");
+	} else {
+		memset(a + len, 'x', n);
+		len += n;
+	}
+	pid = serve_n(a, len);
+	free(a);
+	return pid;
+}
+
+/* The body limit is HTTP_MAX_BODY exactly, chunked or not: one byte more is refused. */
+Test(http, the_body_limit_is_exact)
+{
+	for (int chunked = 0; chunked < 2; chunked++) {
+		struct http_response r;
+		cordon_error e;
+		pid_t pid = serve_body(HTTP_MAX_BODY, chunked);
+
+		cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 20000, NULL, &r, &e), 0,
+			     "chunked %d: %s", chunked, e.msg);
+		cr_assert_eq(r.body_len, HTTP_MAX_BODY);
+		http_response_free(&r);
+		reap(pid);
+
+		pid = serve_body(HTTP_MAX_BODY + 1, chunked);
+		cr_assert_eq(http_request(sock, "GET", "/x", NULL, NULL, 0, 20000, NULL, &r, &e),
+			     -1, "chunked %d: one byte past the limit was taken", chunked);
+		cr_assert_eq(e.code, EFBIG, "chunked %d: %s", chunked, e.msg);
+		cr_assert(strstr(e.msg, "too large"), "%s", e.msg);
+		reap(pid);
+	}
+}
+
 Test(http, body_until_close_and_error_status)
 {
 	struct http_response r;
