@@ -106,13 +106,38 @@ static void print_usage(const struct subcommand *sc, FILE *f)
 		sc->help);
 }
 
-/* getopt's ':' (an option without its value) or '?' (an unknown one), in one line naming it. */
-static int option_error(const struct subcommand *sc, int c, char **argv)
+/*
+ * The long option of opts that argv[optind - 1] gave a value it does not take (--keep=1), or
+ * NULL. getopt_long answers that with '?' and optopt set to the option's val, which is neither
+ * an unknown option's 0 nor a letter to print (OPT_KEEP is 256): without this, the line named
+ * "-" or "-h". Matched by the name as written (getopt takes unambiguous prefixes, --kee=1)
+ * and val, so an unknown short option after "--env=A=1" is not taken for it.
+ */
+static const struct option *value_not_taken(const struct option *opts, char **argv)
+{
+	const char *a = argv[optind - 1], *eq;
+
+	if (optopt == 0 || strncmp(a, "--", 2) != 0 || !(eq = strchr(a, '=')))
+		return NULL;
+	for (const struct option *o = opts; o->name; o++)
+		if (o->has_arg == no_argument && o->val == optopt &&
+		    strncmp(o->name, a + 2, (size_t)(eq - a - 2)) == 0)
+			return o;
+	return NULL;
+}
+
+/* getopt's ':' (an option without its value) or '?' (an unknown one, or a value given to one
+ * that takes none), in one line naming it. */
+static int option_error(const struct subcommand *sc, const struct option *opts, int c, char **argv)
 {
 	char shortopt[3] = { '-', (char)optopt, '\0' };
+	const struct option *o;
 
 	if (c == ':')
 		return cli_fail("%s: option '%s' needs a value", sc->name, argv[optind - 1]);
+	if ((o = value_not_taken(opts, argv)))
+		return cli_fail("%s: option '--%s' takes no value (see cordon %s --help)", sc->name,
+				o->name, sc->name);
 	/* optopt is the letter of an unknown short option (maybe inside a cluster: -kZ), and 0
 	 * for an unknown long one, which optind has passed. */
 	return cli_fail("%s: unknown option '%s' (see cordon %s --help)", sc->name,
@@ -349,7 +374,7 @@ static int parse_run_opts(const struct subcommand *sc, int argc, char **argv, st
 			*done = true;
 			return 0;
 		default:
-			return option_error(sc, c, argv);
+			return option_error(sc, run_options, c, argv);
 		}
 	}
 	*ret_optind = optind;
@@ -1064,7 +1089,7 @@ static int cmd_small(const struct subcommand *sc, int argc, char **argv)
 			a.profile = optarg;
 			break;
 		default:
-			return option_error(sc, c, argv);
+			return option_error(sc, sc->options, c, argv);
 		}
 	}
 	a.argc = argc - optind;

@@ -173,6 +173,12 @@ static const struct bad_case bad[] = {
 	{ "via", A("run", "--via", "ssh", "--", MARK), "--via" },
 	{ "unknown option", A("run", "--frobnicate", "--", MARK), "--frobnicate" },
 	{ "missing value", A("run", "--timeout"), "--timeout" },
+	/* A value given to an option that takes none names it (it said "unknown option '-'"). */
+	{ "keep with a value", A("run", "--keep=1", "--", MARK), "option '--keep' takes no value" },
+	{ "stdin with a value", A("run", "--std=x", "--", MARK),
+	  "option '--stdin' takes no value" },
+	{ "help with a value", A("version", "--help=1"),
+	  "version: option '--help' takes no value" },
 	{ "no command", A("run"), "no command" },
 	{ "empty command", A("run", "--", ""), "empty command" },
 	{ "blank command", A("run", "--", "  "), "empty command" },
