@@ -626,8 +626,20 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (c == '?') {
-			/* optopt: the letter of an unknown short option, 0 for a long one. */
-			if (optopt)
+			const char *a = argv[optind - 1], *eq = strchr(a, '=');
+			const struct option *o = options;
+
+			/* optopt: the letter of an unknown short option, 0 for a long one, and the
+			 * val of a long option given a value it does not take (--help=1), which
+			 * the line must name rather than as "-h". Matched by the name as written
+			 * (a prefix) and val: "--socket=/x -Zh" is an unknown -Z. */
+			for (; optopt && eq && !strncmp(a, "--", 2) && o->name; o++)
+				if (o->has_arg == no_argument && o->val == optopt &&
+				    !strncmp(o->name, a + 2, (size_t)(eq - a - 2)))
+					break;
+			if (optopt && eq && !strncmp(a, "--", 2) && o->name)
+				fprintf(stderr, "cordond: option '--%s' takes no value\n", o->name);
+			else if (optopt)
 				fprintf(stderr,
 					"cordond: unknown option '-%c' (see cordond --help)\n",
 					optopt);

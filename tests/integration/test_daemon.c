@@ -3998,6 +3998,9 @@ Test(daemon, option_errors_are_one_line, .timeout = 30)
 			     "cordond: unknown option '-x' (see cordond --help)\n");
 	expect_cordond_error((const char *const[]){ "--socket", NULL },
 			     "cordond: option '--socket' needs a value\n");
+	/* It said "unknown option '-h'". */
+	expect_cordond_error((const char *const[]){ "--help=1", NULL },
+			     "cordond: option '--help' takes no value\n");
 	expect_cordond_error((const char *const[]){ "--max-runs", "abc", NULL },
 			     "cordond: --max-runs: expected an integer between 1 and 100000, "
 			     "got 'abc'\n");
