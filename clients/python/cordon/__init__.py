@@ -4,7 +4,7 @@
     Cordon().run("ls")              # AG2's result string
     Cordon().run_json("ls")         # the full result (SPEC section 5) as a dict
 
-    from autogen.beta.tools import SandboxShellTool
+    from ag2.tools import SandboxShellTool   # AG2 1.0; before it: autogen.beta.tools
     from cordon import CordonEnvironment, CordonLocalEnvironment
     shell = SandboxShellTool(CordonLocalEnvironment())   # as AG2's LocalEnvironment()
 

@@ -380,6 +380,7 @@ class CordonEnvironment(SingletonFactory):
                  exec: 0 (default) makes AG2's adapter show it bare, as its own refusals
     temp_prefix  with workdir=None: make the temporary workdir here, with this prefix (as AG2's
                  "ag2_sandbox_"), instead of letting cordond make one
+    client       a Cordon client to share; None: one of its own, on `socket`, closed with it
     """
 
     # A closed sandbox is replaced by a new one (a new session) at the next open(), as AG2's
