@@ -398,6 +398,169 @@ Test(cli, subcommand_help_and_unknown_options)
 	}
 }
 
+/* ---- the docs name what the programs take (so that they cannot drift apart again) ---- */
+
+/* A file of the source tree, whole; fails the test when it cannot be read. */
+static char *src_text(const char *rel)
+{
+	char path[512], *buf;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", CORDON_SRCDIR, rel);
+	f = fopen(path, "re");
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	cr_assert(fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0);
+	buf = calloc(1, (size_t)n + 1);
+	cr_assert(buf && fread(buf, 1, (size_t)n, f) == (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+static bool is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* Whether text has word (a long option "--keep", a key "tmp_size") with no name character
+ * on either side: "--keep" is not found in "--keeping", nor "pids" in "max_pids". */
+static bool has_word(const char *text, const char *end, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = text; (p = strstr(p, word)) && p + n <= end; p++)
+		if ((p == text || !is_name_char(p[-1])) && !is_name_char(p[n]))
+			return true;
+	return false;
+}
+
+/*
+ * Every long option a subcommand's --help lists is in cordon(1). Before, nothing tied the two:
+ * a new option could ship with no word in the man page.
+ */
+Test(cli, every_help_option_is_in_the_man_page)
+{
+	static const char *const subs[] = { "run",    "check", "profiles",    "profile",
+					    "doctor", "gc",    "tool-schema", "version" };
+	char *man = src_text("packaging/man/cordon.1.scd");
+	const char *man_end = man + strlen(man);
+	size_t seen = 0;
+
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		struct tu_run r;
+
+		tu_cordon_run(&r, A(subs[i], "--help"));
+		cr_assert_eq(r.status, 0, "%s --help: %d", subs[i], r.status);
+		for (const char *p = r.out; (p = strstr(p, "--")); p += 2) {
+			char opt[64];
+			size_t n = 2;
+
+			if (p > r.out && is_name_char(p[-1]))
+				continue;
+			while (n < sizeof(opt) - 1 && is_name_char(p[n]))
+				n++;
+			if (n == 2) /* "[--] COMMAND" */
+				continue;
+			memcpy(opt, p, n);
+			opt[n] = '\0';
+			seen++;
+			cr_expect(has_word(man, man_end, opt),
+				  "cordon %s --help lists %s, which cordon.1.scd does not name",
+				  subs[i], opt);
+		}
+		tu_run_free(&r);
+	}
+	cr_expect_gt(seen, 20, "only %zu options found in the usages", seen);
+	free(man);
+}
+
+/*
+ * Every key the shipped profiles resolve to (cordon profile show, which prints every scalar
+ * key and each list that is set) is named in its section's paragraph of cordon-profile(5).
+ */
+Test(cli, every_profile_key_is_in_cordon_profile_5)
+{
+	char *man = src_text("packaging/man/cordon-profile.5.scd");
+	struct tu_run list;
+	size_t seen = 0;
+
+	tu_cordon_run(&list, A("profiles"));
+	cr_assert_eq(list.status, 0);
+	for (char *line = strtok(list.out, "\n"); line; line = strtok(NULL, "\n")) {
+		char name[64], section[64] = "", head[80];
+		const char *para = NULL, *para_end = NULL;
+		struct tu_run r;
+
+		if (sscanf(line, "%63s", name) != 1)
+			continue;
+		tu_cordon_run(&r, A("profile", "show", name));
+		cr_assert_eq(r.status, 0, "profile show %s: %s", name, r.err);
+		for (char *l = r.out, *nl; *l; l = nl + 1) {
+			char key[64];
+
+			nl = strchr(l, '\n');
+			if (!nl)
+				break;
+			if (sscanf(l, "[%63[a-z]]", section) == 1) {
+				/* "*[limits]* timeout ..." up to the blank line after it */
+				snprintf(head, sizeof(head), "*[%s]*", section);
+				para = strstr(man, head);
+				cr_assert(para, "cordon-profile.5.scd has no paragraph %s", head);
+				para_end = strstr(para, "\n\n");
+				if (!para_end)
+					para_end = para + strlen(para);
+				continue;
+			}
+			if (!para || sscanf(l, "%63[a-z_] =", key) != 1)
+				continue;
+			seen++;
+			cr_expect(has_word(para, para_end, key),
+				  "profile %s: [%s] %s is not in cordon-profile.5.scd's [%s] "
+				  "paragraph",
+				  name, section, key, section);
+		}
+		tu_run_free(&r);
+	}
+	cr_expect_gt(seen, 40, "only %zu keys found", seen);
+	tu_run_free(&list);
+	free(man);
+}
+
+/* Every long option of cordond --help is in cordond(8) and in docs/daemon.md's table. */
+Test(cli, every_cordond_option_is_documented)
+{
+	const char *bin = getenv("CORDOND_BIN");
+	char *const argv[] = { (char *)(bin && *bin ? bin : "build/cordond"), "--help", NULL };
+	char *man = src_text("packaging/man/cordond.8.scd"), *doc = src_text("docs/daemon.md");
+	size_t seen = 0;
+	struct tu_run r;
+
+	tu_exec(&r, NULL, NULL, argv);
+	cr_assert_eq(r.status, 0, "cordond --help: %d %s", r.status, r.err);
+	for (const char *p = r.out; (p = strstr(p, "--")); p += 2) {
+		char opt[64];
+		size_t n = 2;
+
+		if (p > r.out && is_name_char(p[-1]))
+			continue;
+		while (n < sizeof(opt) - 1 && is_name_char(p[n]))
+			n++;
+		if (n == 2 || !strncmp(p, "--help", n) || !strncmp(p, "--version", n))
+			continue;
+		memcpy(opt, p, n);
+		opt[n] = '\0';
+		seen++;
+		cr_expect(has_word(man, man + strlen(man), opt), "cordond.8.scd does not name %s",
+			  opt);
+		cr_expect(has_word(doc, doc + strlen(doc), opt), "docs/daemon.md does not name %s",
+			  opt);
+	}
+	cr_expect_gt(seen, 15, "only %zu options found in cordond --help", seen);
+	tu_run_free(&r);
+	free(man);
+	free(doc);
+}
+
 Test(cli, json_result)
 {
 	struct tu_run r;
