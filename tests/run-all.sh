@@ -120,6 +120,9 @@ run_counted() { # run_counted NAME SCRIPT
 # The Daytona backend offline: a fake behind Prism (tests/daytona/run.sh installs Prism when
 # missing and starts everything).
 run_counted daytona tests/daytona/run.sh
+# The cgroup v2 code with every controller, for real: this host is hybrid, so a Debian kernel
+# boots in QEMU on a pure cgroup2 hierarchy and cordon runs there (tests/cgroupv2/run.sh).
+run_counted cgroupv2 tests/cgroupv2/run.sh
 
 # Python client tests (stdlib unittest), when present.
 if [ -d clients/python/tests ]; then
