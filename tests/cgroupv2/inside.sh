@@ -87,8 +87,35 @@ check "no run cgroup is left after the runs" [ -z "$(run_cgroups)" ]
 out=$(su -s /bin/sh user -c 'cordon run -- id -u' 2>&1)
 check "an ordinary user's run, as that user ($out)" [ "$out" = 1000 ]
 
-# cordond: its runners stage each next run's v2 cgroup.
-cordond --socket /run/cordon.sock >/tmp/cordond.log 2>&1 &
+# An ordinary user in a delegated v2 subtree, as systemd's user@.service gives each user one
+# (Delegate=yes): the subtree is the user's, memory and pids on, the user's shell in a leaf.
+mkdir -p /sys/fs/cgroup/user/1000/shell
+echo "+memory +pids" >/sys/fs/cgroup/user/cgroup.subtree_control
+echo "+memory +pids" >/sys/fs/cgroup/user/1000/cgroup.subtree_control
+chown -R 1000:1000 /sys/fs/cgroup/user/1000
+as_delegated_user() {
+	sh -c 'echo $$ >/sys/fs/cgroup/user/1000/shell/cgroup.procs && exec su -s /bin/sh user -c "$0"' "$1"
+}
+out=$(as_delegated_user 'cordon doctor' 2>&1)
+check "doctor, as a user with a delegated subtree: v2 is used" \
+	has "$out" "cgroup use:         v2 (memory, pids"
+has "$out" "cgroup use:         v2" || echo "$out" | grep "cgroup"
+out=$(as_delegated_user "cordon run -p v2test -t 20 -- '$forks'" 2>&1)
+check "pids = 16 holds for a user's run in its delegated subtree ($out processes)" \
+	between "$out" 5 17
+out=$(as_delegated_user "cordon run -p v2test -t 60 --format json -- \
+	'dd if=/dev/zero of=/tmp/big bs=1M count=200 2>/dev/null; echo wrote'" 2>&1)
+check "memory = 64M holds for a user's run in its delegated subtree" \
+	has "$out" '"oom_killed": true'
+check "the user's runs leave no cgroup in its subtree" \
+	[ -z "$(find /sys/fs/cgroup/user -mindepth 1 -type d -name 'cordon-*-*-*')" ]
+
+# cordond: its runners stage each next run's v2 cgroup. Started the way systemd starts it on
+# Debian 12 (pure v2, systemd 252: Delegate=yes, no DelegateSubgroup=), in a service cgroup
+# of its own below a slice that is not delegated to it.
+mkdir -p /sys/fs/cgroup/system.slice/cordond.service
+sh -c 'echo $$ >/sys/fs/cgroup/system.slice/cordond.service/cgroup.procs &&
+	exec cordond --socket /run/cordon.sock' >/tmp/cordond.log 2>&1 &
 d=$!
 i=0
 while [ ! -S /run/cordon.sock ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
