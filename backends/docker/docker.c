@@ -295,7 +295,10 @@ static json_t *create_body(const struct cordon_profile *p, const char *workdir,
 			   const struct orphan_self *self, const char *user, const char *agent_exe,
 			   const char *agent_dir, const char *agent_label, bool guarded)
 {
-	const char *net = p->docker_network ? p->docker_network : "none";
+	/* [docker] network names a Docker network; else the run's (--network, [sandbox]). */
+	const char *net = p->docker_network		  ? p->docker_network
+			  : p->network == CORDON_NET_HOST ? "host"
+							  : "none";
 	uint64_t mem = p->docker_memory ? p->docker_memory : p->memory;
 	uint64_t pids = p->docker_pids ? p->docker_pids : p->pids;
 	json_t *body, *hc, *mounts;

@@ -122,7 +122,7 @@ struct cordon_profile {
 	int64_t docker_cpu_quota;
 	char *docker_user;
 	uint64_t docker_pids;
-	char *docker_network;		   /* NULL: "none" */
+	char *docker_network;		   /* NULL: the run's network (none or host) */
 	struct cordon_list docker_ro_bind; /* HOST[:TARGET], mounted read-only */
 	char *docker_workdir;		   /* NULL: "/workspace" */
 	bool docker_agent;		   /* commands through the in-container agent */

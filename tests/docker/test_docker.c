@@ -881,6 +881,33 @@ Test(docker_wd, a_root_owned_workdir_runs_as_nobody)
 	cr_assert_eq(st.st_uid, 65534, "a setuid file of uid %u", (unsigned)st.st_uid);
 }
 
+/*
+ * SPEC §2: --network (and [sandbox] network) is the container's network mode when the
+ * profile's [docker] network does not name one. It was ignored: `cordon run -b docker
+ * --network host` and the shipped `network` profile ran with no network at all.
+ */
+Test(docker_wd, the_sandbox_network_is_the_containers_unless_docker_names_one)
+{
+	struct cordon_result r;
+	cordon_error e;
+
+	cr_assert_eq(chown(wd, 65534, 65534), 0);
+	prof->network = CORDON_NET_HOST;
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
+	run("ls /sys/class/net | grep -vx lo || echo only lo", &r);
+	cr_expect_str_neq(r.output, "only lo", "network = host: the container has only lo");
+	cordon_result_free(&r);
+	backend_docker.close(h);
+	h = NULL;
+
+	/* [docker] network wins over [sandbox] network. */
+	prof->docker_network = strdup("none");
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
+	run("ls /sys/class/net", &r);
+	cr_expect_str_eq(r.output, "lo");
+	cordon_result_free(&r);
+}
+
 /* The trade-off (docs/docker.md, "Which user"): where nobody may not write, nothing is
  * written. */
 Test(docker_wd, a_root_owned_workdir_nobody_cannot_write_stays_unwritten)
