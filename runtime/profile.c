@@ -807,6 +807,13 @@ static bool section_known(const char *s, size_t n)
 /* ------------------------------------------------------------------------------------------ */
 /* Profile objects                                                                            */
 
+void profile_set_network(struct cordon_profile *p, enum cordon_network n)
+{
+	p->network = n;
+	free(p->docker_network);
+	p->docker_network = NULL;
+}
+
 int cordon_profile_new(struct cordon_profile **ret, cordon_error *e)
 {
 	struct cordon_profile *p = calloc(1, sizeof(*p));

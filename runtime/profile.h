@@ -25,6 +25,13 @@ int profile_find(const char *name, char **ret_path, cordon_error *e);
  * the CLI and cordond compare theirs when the CLI's lookup could differ from the daemon's.
  * Not a security hash: the client is the one party that could pick a collision, for nothing.
  */
+/*
+ * The network a run asks for (the command line's --network, a cordond body's "network"): it
+ * wins over the profile's, [docker] network included, which it clears (the command line wins,
+ * SPEC section 2; --network is Docker's network mode too).
+ */
+void profile_set_network(struct cordon_profile *p, enum cordon_network n);
+
 int profile_digest(const struct cordon_profile *p, char out[17], cordon_error *e);
 /* List every profile on the lookup path: one "name\tpath\tdescription" per entry. */
 int profile_list(char ***ret_lines, cordon_error *e);

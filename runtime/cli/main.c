@@ -481,7 +481,7 @@ static int resolve_profile(const struct cli_opts *o, struct cordon_profile **ret
 	if (o->mode >= 0)
 		p->mode = (enum cordon_mode)o->mode;
 	if (o->network >= 0)
-		p->network = (enum cordon_network)o->network;
+		profile_set_network(p, (enum cordon_network)o->network);
 	if (o->backend && set_string(&p->backend, o->backend, e) < 0)
 		goto fail;
 	if (o->timeout) {

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
+#include "runtime/profile.h"
 #include "runtime/cleanup.h"
 
 #include <errno.h>
@@ -79,7 +80,7 @@ static int request_profile(const struct run_body *b, const struct job *j,
 	if (b->mode >= 0)
 		p->mode = (enum cordon_mode)b->mode;
 	if (b->network >= 0)
-		p->network = (enum cordon_network)b->network;
+		profile_set_network(p, (enum cordon_network)b->network);
 	if (b->has_max_output)
 		p->max_output = b->max_output;
 	if (b->has_timeout) {

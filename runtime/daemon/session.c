@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime/daemon/daemon.h"
+#include "runtime/profile.h"
 #include "backends/backend.h"
 #include "backends/daytona/daytona.h"
 #include "backends/docker/docker.h"
@@ -312,7 +313,7 @@ static int session_prepare(const struct caller *c, const struct run_body *b, boo
 	if (b->readonly >= 0)
 		prof->readonly = b->readonly;
 	if (b->network >= 0)
-		prof->network = (enum cordon_network)b->network;
+		profile_set_network(prof, (enum cordon_network)b->network);
 	if (docker) {
 		/*
 		 * One container for the session's life, of the directory opened above as the

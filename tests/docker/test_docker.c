@@ -11,6 +11,7 @@
 #include "backends/http.h"
 #include "backends/orphan.h"
 #include "runtime/capture.h"
+#include "runtime/profile.h"
 #include "tests/lib/testutil.h"
 
 #include <criterion/criterion.h>
@@ -905,6 +906,15 @@ Test(docker_wd, the_sandbox_network_is_the_containers_unless_docker_names_one)
 	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
 	run("ls /sys/class/net", &r);
 	cr_expect_str_eq(r.output, "lo");
+	cordon_result_free(&r);
+	backend_docker.close(h);
+	h = NULL;
+
+	/* A network the run asks for (--network host, a cordond body's) wins over both. */
+	profile_set_network(prof, CORDON_NET_HOST);
+	cr_assert_eq(dopen(prof, wd, -1, &h, &e), 0, "%s", e.msg);
+	run("ls /sys/class/net | grep -vx lo || echo only lo", &r);
+	cr_expect_str_neq(r.output, "only lo", "--network host over [docker] network = none");
 	cordon_result_free(&r);
 }
 

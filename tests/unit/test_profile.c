@@ -1138,6 +1138,9 @@ Test(profile, shipped_contents)
 	p = load_ok("ag2-compat");
 	cr_assert(p->env_inherit);
 	cr_assert(list_eq(&p->ro_bind, &def->ro_bind));
+	/* The host network locally (AG2's LocalEnvironment), none in Docker (DockerEnvironment). */
+	cr_assert_eq(p->network, CORDON_NET_HOST);
+	cr_assert_str_eq(p->docker_network, "none");
 	cordon_profile_free(p);
 
 	p = load_ok("shell-executor");
@@ -1148,6 +1151,22 @@ Test(profile, shipped_contents)
 	cr_assert(p->command_filtering);
 	cordon_profile_free(p);
 	cordon_profile_free(def);
+}
+
+/*
+ * A network the run asks for (--network, a cordond body's "network") is the run's, and the
+ * container's too: it clears [docker] network, which otherwise wins (SPEC section 2: the
+ * command line wins).
+ */
+Test(profile, a_requested_network_wins_over_docker_network)
+{
+	struct cordon_profile *p = load_ok("ag2-compat");
+
+	cr_assert_str_eq(p->docker_network, "none");
+	profile_set_network(p, CORDON_NET_NONE);
+	cr_assert_eq(p->network, CORDON_NET_NONE);
+	cr_assert_null(p->docker_network);
+	cordon_profile_free(p);
 }
 
 /* Values a front end sets that libinih could not read back: format refuses them. */
