@@ -83,6 +83,17 @@ check "a timeout ends the run with 124 ($rc) within seconds ($took s)" [ "$rc" =
 check "cgroup.kill: no process of the timed-out run is left" [ "$(sleepers)" = 0 ]
 check "no run cgroup is left after the runs" [ -z "$(run_cgroups)" ]
 
+# 6.1 cannot idmap a tmpfs: a root-owned workdir there is bound as it is, and the command
+# (nobody) has the access other users have (docs/security.md, "Identity").
+mkdir -m 0755 /tmp/wd-closed && mkdir -m 0777 /tmp/wd-open
+out=$(cordon run -w /tmp/wd-closed -- 'touch x' 2>&1)
+rc=$?
+check "a root-owned 0755 workdir that cannot be idmapped stays unwritten (exit $rc)" \
+	[ "$rc" != 0 -a ! -e /tmp/wd-closed/x ]
+cordon run -w /tmp/wd-open -- 'touch x' >/dev/null 2>&1
+check "a 0777 one is written, as nobody ($(stat -c %u /tmp/wd-open/x 2>/dev/null))" \
+	[ "$(stat -c %u /tmp/wd-open/x 2>/dev/null)" = 65534 ]
+
 # An ordinary user: its own user namespace; without a delegated v2 subtree, no cgroup.
 out=$(su -s /bin/sh user -c 'cordon run -- id -u' 2>&1)
 check "an ordinary user's run, as that user ($out)" [ "$out" = 1000 ]
