@@ -404,20 +404,84 @@ static bool cg_v2_delegated(const char *dir)
 	return geteuid() != 0 && stat(dir, &st) == 0 && st.st_uid == geteuid();
 }
 
+/* The cgroup v2 mount and our entry in it, or false. */
+static bool cg_v2_self(const struct cg_host *h, const struct cg_mount **ret_m,
+		       const struct cg_self **ret_s)
+{
+	*ret_m = NULL;
+	*ret_s = NULL;
+	for (size_t i = 0; i < h->nm && !*ret_m; i++)
+		if (h->m[i].v2)
+			*ret_m = &h->m[i];
+	for (size_t i = 0; i < h->ns && !*ret_s; i++)
+		if (h->s[i].hid == 0 && h->s[i].ctrls[0] == 0)
+			*ret_s = &h->s[i];
+	return *ret_m && *ret_s;
+}
+
+#define CG_SUPERVISOR "supervisor"
+
+static int cg_v2_enable(const char *dir, cordon_error *e);
+
+/*
+ * systemd (< 254, or a unit without DelegateSubgroup=) starts a Delegate=yes service in the
+ * unit's cgroup itself. That cgroup then holds the service, and by v2's "no internal
+ * processes" rule cannot give its children memory and pids: cg_plan_v2 found no delegated
+ * parent and made the runs at the hierarchy's root, outside the unit (its MemoryMax= and
+ * TasksMax=, `systemctl status`, its stop). So, as DelegateSubgroup=supervisor does: move the
+ * whole process into a leaf child, then turn memory and pids on in the unit's cgroup, which is
+ * now the delegated parent cg_plan_v2 looks for. Only a cgroup marked delegated by its manager
+ * (the xattr; not merely writable: root can write anywhere) that offers memory and pids.
+ */
+int cgroup_claim_delegation(cordon_error *e)
+{
+	_cleanup_(cg_host_free) struct cg_host h = { 0 };
+	_cleanup_free_ char *own = NULL;
+	_cleanup_close_ int dfd = -1, leaf = -1;
+	const struct cg_mount *m;
+	const struct cg_self *s;
+	char why[256] = "", pid[32];
+	int r;
+
+	if (cg_host_read(&h, why, sizeof(why)) < 0)
+		return cordon_err(e, errno ? errno : EIO, "cgroup: %s",
+				  why[0] ? why : "cannot read the host's cgroups");
+	if (!cg_v2_self(&h, &m, &s))
+		return 0;
+	own = cg_self_dir(m, s->path);
+	if (!own)
+		return cordon_err(e, ENOMEM, "out of memory");
+	if (strcmp(own, m->point) == 0 ||
+	    (getxattr(own, "trusted.delegate", NULL, 0) < 0 &&
+	     getxattr(own, "user.delegate", NULL, 0) < 0) ||
+	    !cg_v2_has(own, "cgroup.controllers"))
+		return 0;
+	dfd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return cordon_err(e, errno, "cgroup: open %s", own);
+	if (mkdirat(dfd, CG_SUPERVISOR, 0755) < 0 && errno != EEXIST)
+		return cordon_err(e, errno, "cgroup: make %s/" CG_SUPERVISOR, own);
+	leaf = openat(dfd, CG_SUPERVISOR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (leaf < 0)
+		return cordon_err(e, errno, "cgroup: open %s/" CG_SUPERVISOR, own);
+	(void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	r = cg_write_at(leaf, "cgroup.procs", pid);
+	if (r < 0)
+		return cordon_err(e, -r, "cgroup: move cordond into %s/" CG_SUPERVISOR, own);
+	r = cg_v2_enable(own, e);
+	if (r > 0)
+		return cordon_err(e, ENOENT, "cgroup: %s vanished", own);
+	return r < 0 ? -1 : 1;
+}
+
 static int cg_plan_v2(const struct cg_host *h, struct cg_plan *pl, char *why, size_t whyn)
 {
-	const struct cg_mount *m = NULL;
-	const struct cg_self *s = NULL;
+	const struct cg_mount *m;
+	const struct cg_self *s;
 	_cleanup_free_ char *own = NULL, *parent = NULL;
 	bool own_is_root;
 
-	for (size_t i = 0; i < h->nm && !m; i++)
-		if (h->m[i].v2)
-			m = &h->m[i];
-	for (size_t i = 0; i < h->ns && !s; i++)
-		if (h->s[i].hid == 0 && h->s[i].ctrls[0] == 0)
-			s = &h->s[i];
-	if (!m || !s) {
+	if (!cg_v2_self(h, &m, &s)) {
 		snprintf(why, whyn, "v2: %s",
 			 !m ? "no cgroup2 mount" : "not in a cgroup2 hierarchy");
 		return -1;

@@ -21,6 +21,8 @@ enum cgroup_mode cgroup_detect(char *reason, size_t n);
  * read it again only when using it fails.
  */
 void cgroup_cache_plans(void);
+/* cordon_claim_cgroup_delegation (cordon.h): 1 moved, 0 nothing to do, -1 with *e. */
+int cgroup_claim_delegation(cordon_error *e);
 /* Create the run's cgroup(s) with the profile's limits. *ret is NULL (and 0 returned) when the
  * host has no usable cgroup and the profile does not require one. */
 int cgroup_run_create(const struct cordon_profile *p, struct cgroup_run **ret, cordon_error *e);

@@ -330,6 +330,11 @@ void cordon_cache_host_layout(void)
 	cgroup_cache_plans();
 }
 
+int cordon_claim_cgroup_delegation(cordon_error *e)
+{
+	return cgroup_claim_delegation(e);
+}
+
 static void local_finish(void *pending)
 {
 	local_proc_free(pending);

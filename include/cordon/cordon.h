@@ -256,6 +256,15 @@ CORDON_PUBLIC int cordon_teardown_finish(struct cordon_teardown *t, cordon_error
  */
 CORDON_PUBLIC void cordon_cache_host_layout(void);
 /*
+ * For cordond at start, before any thread or child: when its own cgroup v2 was delegated to it
+ * (systemd's Delegate=yes marks it trusted.delegate) but holds it, move it into a leaf child
+ * `supervisor` and turn memory and pids on for the cgroup's children, as systemd's
+ * DelegateSubgroup=supervisor (254+) would have: the runs' cgroups are then made below the
+ * unit, bound by its limits, not at the hierarchy's root. 1 when moved, 0 when there was
+ * nothing to do (not v2, not delegated, already in a leaf), -1 with *e.
+ */
+CORDON_PUBLIC int cordon_claim_cgroup_delegation(cordon_error *e);
+/*
  * For a process that makes one run at a time and waits in between (cordond's runners): make
  * now, while nothing waits on it, what the next run would otherwise make at its start (as
  * root: a new network namespace with lo up, and the run's empty cgroup). The next cordon_run

@@ -733,6 +733,21 @@ int main(int argc, char **argv)
 	/* Files the daemon creates for a caller (uploads, their directories) get 0644/0755. */
 	umask(022);
 
+	/*
+	 * Under systemd's Delegate=yes on a cgroup v2 host, without DelegateSubgroup= (systemd
+	 * 252 in Debian 12): out of the unit's cgroup into a leaf of it, so that the runs'
+	 * cgroups can be made below the unit. Before any thread or child exists.
+	 */
+	switch (cordon_claim_cgroup_delegation(&e)) {
+	case 1:
+		daemon_log("moved into a 'supervisor' leaf of the cgroup delegated to cordond: "
+			   "the runs' cgroups go below it");
+		break;
+	case -1:
+		daemon_log("%s (the runs' cgroups go where cordon finds room)",
+			   cordon_err_str(&e, ebuf, sizeof(ebuf)));
+		break;
+	}
 	/* Many runs from one process: the cgroup layout is read once, not for each run. */
 	cordon_cache_host_layout();
 	/*

@@ -125,6 +125,7 @@ check "the user's runs leave no cgroup in its subtree" \
 # Debian 12 (pure v2, systemd 252: Delegate=yes, no DelegateSubgroup=), in a service cgroup
 # of its own below a slice that is not delegated to it.
 mkdir -p /sys/fs/cgroup/system.slice/cordond.service
+echo "+memory +pids" >/sys/fs/cgroup/system.slice/cgroup.subtree_control
 sh -c 'echo $$ >/sys/fs/cgroup/system.slice/cordond.service/cgroup.procs &&
 	exec cordond --socket /run/cordon.sock' >/tmp/cordond.log 2>&1 &
 d=$!
@@ -145,6 +146,30 @@ check "cordond stops on SIGTERM with 0 ($rc)" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || cat /tmp/cordond.log
 check "after cordond: no run cgroup, no runner, no sandbox left" \
 	[ -z "$(run_cgroups)" -a "$(ps -o args | grep -c '^cordon')" = 0 -a "$(sleepers)" = 0 ]
+
+# The same with the unit's cgroup marked delegated (trusted.delegate), as systemd >= 251 marks
+# a Delegate=yes unit's: cordond moves into a 'supervisor' leaf of it (what DelegateSubgroup=
+# does on systemd >= 254), and the runs' cgroups are made below the unit, not at the root.
+svc=/sys/fs/cgroup/system.slice/cordond.service
+setxattr "$svc" trusted.delegate 1
+sh -c 'echo $$ >/sys/fs/cgroup/system.slice/cordond.service/cgroup.procs &&
+	exec cordond --socket /run/cordon.sock' >/tmp/cordond.log 2>&1 &
+d=$!
+i=0
+while [ ! -S /run/cordon.sock ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+where=$(sed -n 's/^0:://p' /proc/$d/cgroup)
+check "a delegated cordond moves into a leaf of its unit ($where)" \
+	[ "$where" = /system.slice/cordond.service/supervisor ]
+out=$(CORDON_SOCKET=/run/cordon.sock cordon run --via daemon -p v2test -t 20 -- "$forks" 2>&1)
+check "its runs' pids = 16 holds ($out processes)" between "$out" 5 17
+others=$(run_cgroups | grep -v "^$svc/cordon/")
+check "its runs' cgroups are below the unit ($(run_cgroups | head -1))" \
+	[ -n "$(run_cgroups)" -a -z "$others" ]
+kill -TERM "$d"
+wait "$d"
+check "it stops with 0 and leaves no run cgroup" [ "$?" = 0 -a -z "$(run_cgroups)" ]
+grep -q "moved into a 'supervisor' leaf" /tmp/cordond.log ||
+	{ echo "  cordond's log:"; sed 's/^/  /' /tmp/cordond.log; }
 
 echo "cgroupv2: $pass passed, $fail failed"
 sync

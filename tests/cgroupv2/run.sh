@@ -61,6 +61,7 @@ for a in $(/usr/bin/busybox --list); do
 	[ -e "$ir/usr/bin/$a" ] || ln -s busybox "$ir/usr/bin/$a"
 done
 cp "$B/cordon" "$B/cordond" "$ir/usr/bin/"
+cc -O2 -static -o "$ir/usr/bin/setxattr" "$here/setxattr.c" || fail "cannot build setxattr"
 # cordond is dynamic: its loader and libraries where the loader looks for them.
 ldd "$B/cordond" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p' |
 	while read -r lib; do
