@@ -394,12 +394,26 @@ static bool cg_v2_real_root(const char *dir)
  * trusted.delegate (root) or user.delegate xattr, and hands a delegated subtree to an
  * unprivileged service by chowning it.
  */
+static bool cg_v2_marked_delegated(const char *dir)
+{
+	static const char *const names[] = { "trusted.delegate", "user.delegate" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		char v[8] = "";
+		ssize_t n = getxattr(dir, names[i], v, sizeof(v) - 1);
+
+		/* A boolean, as systemd writes and reads it ("1"); it removes it when not. */
+		if (n > 0 && (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true")))
+			return true;
+	}
+	return false;
+}
+
 static bool cg_v2_delegated(const char *dir)
 {
 	struct stat st;
 
-	if (getxattr(dir, "trusted.delegate", NULL, 0) >= 0 ||
-	    getxattr(dir, "user.delegate", NULL, 0) >= 0)
+	if (cg_v2_marked_delegated(dir))
 		return true;
 	return geteuid() != 0 && stat(dir, &st) == 0 && st.st_uid == geteuid();
 }
@@ -451,9 +465,7 @@ int cgroup_claim_delegation(cordon_error *e)
 	own = cg_self_dir(m, s->path);
 	if (!own)
 		return cordon_err(e, ENOMEM, "out of memory");
-	if (strcmp(own, m->point) == 0 ||
-	    (getxattr(own, "trusted.delegate", NULL, 0) < 0 &&
-	     getxattr(own, "user.delegate", NULL, 0) < 0) ||
+	if (strcmp(own, m->point) == 0 || !cg_v2_marked_delegated(own) ||
 	    !cg_v2_has(own, "cgroup.controllers"))
 		return 0;
 	dfd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
