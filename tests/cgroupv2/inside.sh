@@ -98,6 +98,16 @@ check "a 0777 one is written, as nobody ($(stat -c %u /tmp/wd-open/x 2>/dev/null
 out=$(su -s /bin/sh user -c 'cordon run -- id -u' 2>&1)
 check "an ordinary user's run, as that user ($out)" [ "$out" = 1000 ]
 
+# A host that keeps user namespaces from ordinary users (Debian's sysctl; Ubuntu's AppArmor
+# restriction is alike): a user's run cannot be sandboxed, and says so in one line, exit 125.
+echo 0 >/proc/sys/kernel/unprivileged_userns_clone
+out=$(su -s /bin/sh user -c 'cordon run -- id -u' 2>&1)
+rc=$?
+echo 1 >/proc/sys/kernel/unprivileged_userns_clone
+one_line_naming() { [ "$rc" = 125 -a "$(echo "$out" | wc -l)" = 1 ] && has "$out" "$1"; }
+check "without unprivileged user namespaces a user's run is refused: 125, one line ($out)" \
+	one_line_naming "kernel.unprivileged_userns_clone = 0"
+
 # An ordinary user in a delegated v2 subtree, as systemd's user@.service gives each user one
 # (Delegate=yes): the subtree is the user's, memory and pids on, the user's shell in a leaf.
 mkdir -p /sys/fs/cgroup/user/1000/shell
