@@ -174,6 +174,31 @@ static void v1_controllers(char *out, size_t n)
 	}
 }
 
+/*
+ * The sysctl, set to 0, that keeps ordinary users from making user namespaces, or NULL:
+ * Debian's kernel.unprivileged_userns_clone (clone3 says EPERM) or user.max_user_namespaces
+ * (ENOSPC). An ordinary caller's run needs one, so its error names the setting.
+ */
+const char *doctor_userns_knob_off(void)
+{
+	static const struct {
+		const char *file, *name;
+	} knobs[] = {
+		{ "/proc/sys/kernel/unprivileged_userns_clone",
+		  "kernel.unprivileged_userns_clone" },
+		{ "/proc/sys/user/max_user_namespaces", "user.max_user_namespaces" },
+	};
+
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		_cleanup_fclose_ FILE *f = fopen(knobs[i].file, "re");
+		long v;
+
+		if (f && fscanf(f, "%ld", &v) == 1 && v == 0)
+			return knobs[i].name;
+	}
+	return NULL;
+}
+
 int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 {
 	static const struct {
@@ -189,6 +214,7 @@ int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 	char reason[256] = "", v2c[512] = "", v1c[512] = "";
 	int err, abi;
 	enum cgroup_mode cg;
+	const char *knob;
 
 	strbuf_addf(&b, "local sandbox (running as %s)\n",
 		    root ? "root: the command runs as an unprivileged uid"
@@ -196,10 +222,14 @@ int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 
 	/* user namespace: required for an ordinary user, not used by root */
 	err = root ? probe(P_UNSHARE, CLONE_NEWUSER) : probe(P_UNSHARE, 0);
-	strbuf_addf(&b, "  user namespace:     %s; use: %s\n", err ? strerror(err) : "yes",
-		    root  ? "no (root needs none)"
-		    : err ? "REQUIRED, missing"
-			  : "yes");
+	if (!root && err && (knob = doctor_userns_knob_off()))
+		strbuf_addf(&b, "  user namespace:     off (%s = 0); use: REQUIRED, missing\n",
+			    knob);
+	else
+		strbuf_addf(&b, "  user namespace:     %s; use: %s\n", err ? strerror(err) : "yes",
+			    root  ? "no (root needs none)"
+			    : err ? "REQUIRED, missing"
+				  : "yes");
 	if (!root && err)
 		all_ns = false;
 	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {

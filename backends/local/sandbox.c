@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include "backends/backend.h"
 #include "backends/local/cgroup.h"
+#include "backends/local/doctor.h"
 #include "backends/local/cpus.h"
 #include "runtime/asuser.h"
 #include "runtime/fsutil.h"
@@ -844,31 +845,6 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 }
 
 /*
- * The sysctl, set to 0, that keeps ordinary users from making user namespaces, or NULL:
- * Debian's kernel.unprivileged_userns_clone (clone3 says EPERM) or user.max_user_namespaces
- * (ENOSPC). An ordinary caller's run needs one, so its error names the setting.
- */
-static const char *userns_knob_off(void)
-{
-	static const struct {
-		const char *file, *name;
-	} knobs[] = {
-		{ "/proc/sys/kernel/unprivileged_userns_clone",
-		  "kernel.unprivileged_userns_clone" },
-		{ "/proc/sys/user/max_user_namespaces", "user.max_user_namespaces" },
-	};
-
-	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
-		_cleanup_fclose_ FILE *f = fopen(knobs[i].file, "re");
-		long v;
-
-		if (f && fscanf(f, "%ld", &v) == 1 && v == 0)
-			return knobs[i].name;
-	}
-	return NULL;
-}
-
-/*
  * Spread. After clone3 the parent makes the run's network namespace and cgroup while the child
  * builds its root (below); but on the reference VM the new child was put on the parent's vCPU
  * and the two took turns there (`perf stat`: 0.94 CPUs busy over a run, against 2 to use).
@@ -925,7 +901,7 @@ static pid_t clone_child(struct prep *x, int *ret_pidfd, cordon_error *e)
 	if (pid < 0) {
 		int err = errno;
 		const char *knob = x->pl.userns && (err == EPERM || err == ENOSPC || err == EACCES)
-					   ? userns_knob_off()
+					   ? doctor_userns_knob_off()
 					   : NULL;
 
 		/* The reason is the setting, not the errno: the line ends with the remedy. */

@@ -103,7 +103,11 @@ check "an ordinary user's run, as that user ($out)" [ "$out" = 1000 ]
 echo 0 >/proc/sys/kernel/unprivileged_userns_clone
 out=$(su -s /bin/sh user -c 'cordon run -- id -u' 2>&1)
 rc=$?
+doc=$(su -s /bin/sh user -c 'cordon doctor' 2>&1)
 echo 1 >/proc/sys/kernel/unprivileged_userns_clone
+check "doctor, for that user, names the setting and says the sandbox cannot run" \
+	has "$doc" "user namespace:     off (kernel.unprivileged_userns_clone = 0)"
+has "$doc" "the local sandbox cannot run here" || echo "$doc" | sed 's/^/  doctor: /'
 one_line_naming() { [ "$rc" = 125 -a "$(echo "$out" | wc -l)" = 1 ] && has "$out" "$1"; }
 check "without unprivileged user namespaces a user's run is refused: 125, one line ($out)" \
 	one_line_naming "kernel.unprivileged_userns_clone = 0"
