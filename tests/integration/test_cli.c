@@ -434,6 +434,27 @@ static bool has_word(const char *text, const char *end, const char *word)
 	return false;
 }
 
+/* The next long option ("--name") a help text names from *p on, into opt; false at its end. */
+static bool next_long_option(const char *text, const char **p, char *opt, size_t size)
+{
+	for (; (*p = strstr(*p, "--")); *p += 2) {
+		const char *s = *p;
+		size_t n = 2;
+
+		if (s > text && is_name_char(s[-1]))
+			continue;
+		while (n < size - 1 && is_name_char(s[n]))
+			n++;
+		if (n == 2) /* "[--] COMMAND" */
+			continue;
+		memcpy(opt, s, n);
+		opt[n] = '\0';
+		*p += n;
+		return true;
+	}
+	return false;
+}
+
 /*
  * Every long option a subcommand's --help lists is in cordon(1). Before, nothing tied the two:
  * a new option could ship with no word in the man page.
@@ -451,18 +472,9 @@ Test(cli, every_help_option_is_in_the_man_page)
 
 		tu_cordon_run(&r, A(subs[i], "--help"));
 		cr_assert_eq(r.status, 0, "%s --help: %d", subs[i], r.status);
-		for (const char *p = r.out; (p = strstr(p, "--")); p += 2) {
-			char opt[64];
-			size_t n = 2;
+		char opt[64];
 
-			if (p > r.out && is_name_char(p[-1]))
-				continue;
-			while (n < sizeof(opt) - 1 && is_name_char(p[n]))
-				n++;
-			if (n == 2) /* "[--] COMMAND" */
-				continue;
-			memcpy(opt, p, n);
-			opt[n] = '\0';
+		for (const char *p = r.out; next_long_option(r.out, &p, opt, sizeof(opt));) {
 			seen++;
 			cr_expect(has_word(man, man_end, opt),
 				  "cordon %s --help lists %s, which cordon.1.scd does not name",
@@ -534,21 +546,13 @@ Test(cli, every_cordond_option_is_documented)
 	char *man = src_text("packaging/man/cordond.8.scd"), *doc = src_text("docs/daemon.md");
 	size_t seen = 0;
 	struct tu_run r;
+	char opt[64];
 
 	tu_exec(&r, NULL, NULL, argv);
 	cr_assert_eq(r.status, 0, "cordond --help: %d %s", r.status, r.err);
-	for (const char *p = r.out; (p = strstr(p, "--")); p += 2) {
-		char opt[64];
-		size_t n = 2;
-
-		if (p > r.out && is_name_char(p[-1]))
+	for (const char *p = r.out; next_long_option(r.out, &p, opt, sizeof(opt));) {
+		if (!strcmp(opt, "--help") || !strcmp(opt, "--version"))
 			continue;
-		while (n < sizeof(opt) - 1 && is_name_char(p[n]))
-			n++;
-		if (n == 2 || !strncmp(p, "--help", n) || !strncmp(p, "--version", n))
-			continue;
-		memcpy(opt, p, n);
-		opt[n] = '\0';
 		seen++;
 		cr_expect(has_word(man, man + strlen(man), opt), "cordond.8.scd does not name %s",
 			  opt);
