@@ -478,9 +478,43 @@ static bool sweep_owner(uid_t uid, uid_t also)
 	return geteuid() == 0 && (also == FSUTIL_ANY_OWNER || uid == also);
 }
 
-static int rmtree_fn(void *arg, cordon_error *e)
+struct sweep_empty {
+	int fd; /* the directory, opened (and held) by the sweep */
+	dev_t dev;
+};
+
+/* Empty the directory open at a->fd, as its owner (asuser_call): through the fd, so that the
+ * owner needs no search right on the directory it is in (root's 0700 $TMPDIR). */
+static int sweep_empty_fn(void *arg, cordon_error *e)
 {
-	return fsutil_rmtree(arg, e);
+	const struct sweep_empty *a = arg;
+
+	(void)fchmod(a->fd, 0700);
+	return rmtree_fd(a->fd, a->dev, e);
+}
+
+/*
+ * Another user's marked directory name in d, open at fd (held: its stat): emptied with that
+ * user's rights (their uid and the directory's group), then the empty directory removed by
+ * root, if the name still names it. Whoever owns a directory decides what is in it, another user's tree
+ * moved in included (a 0777 directory of theirs), and root's walk deleted what its owner could
+ * not (found in red team: cordond's start swept a member's own /tmp/cordon-x, 1777, and
+ * another user's files under it; root's cordon run did the same with one of nobody's).
+ */
+static int sweep_as_owner(DIR *d, const char *name, int fd, const struct stat *held,
+			  cordon_error *e)
+{
+	struct sweep_empty a = { .fd = fd, .dev = held->st_dev };
+	struct stat now;
+
+	if (asuser_call(held->st_uid, held->st_gid, NULL, 0, sweep_empty_fn, &a, e) < 0)
+		return -1;
+	if (fstatat(dirfd(d), name, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_dev != held->st_dev ||
+	    now.st_ino != held->st_ino)
+		return cordon_err(e, 0, "remove '%s': it was moved", name);
+	if (unlinkat(dirfd(d), name, AT_REMOVEDIR) < 0)
+		return cordon_err(e, errno, "remove '%s'", name);
+	return 0;
 }
 
 int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, uid_t also)
@@ -496,7 +530,7 @@ int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, ui
 	while ((de = readdir(d))) {
 		_cleanup_close_ int fd = -1;
 		char path[PATH_MAX];
-		struct stat st;
+		struct stat st, held;
 		cordon_error e;
 
 		if (strncmp(de->d_name, prefix, plen) != 0 ||
@@ -507,20 +541,19 @@ int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, ui
 		    !sweep_owner(st.st_uid, also) || now - st.st_mtime < (time_t)min_age)
 			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		/* Held: its owner is alive. Not held: we hold it now, while we remove it. */
-		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+		/*
+		 * Held: its owner is alive. Not held: we hold it now, while we remove it. The one
+		 * looked at above, not another its owner renamed to that name since (another user's
+		 * directory moved in would be emptied with that user's rights).
+		 */
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &held) < 0 ||
+		    held.st_dev != st.st_dev || held.st_ino != st.st_ino)
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base, de->d_name) >= sizeof(path))
 			continue;
-		/*
-		 * Any user's (cordond's start, in /tmp): with that user's rights (their uid and the
-		 * directory's group). Whoever owns a directory decides what is in it, another
-		 * user's tree moved in included (a 0777 directory of theirs), and root's walk
-		 * deleted what its owner could not (found in red team: cordond's start swept a
-		 * member's own /tmp/cordon-x, 1777, and another user's files under it).
-		 */
-		if (geteuid() == 0 && st.st_uid != 0 && also == FSUTIL_ANY_OWNER
-			    ? asuser_call(st.st_uid, st.st_gid, NULL, 0, rmtree_fn, path, &e) == 0
+		/* Another user's (cordond's start, in /tmp; nobody's, in root's run): as them. */
+		if (geteuid() == 0 && st.st_uid != 0
+			    ? sweep_as_owner(d, de->d_name, fd, &held, &e) == 0
 			    : fsutil_rmtree(path, &e) == 0)
 			removed++;
 	}

@@ -45,7 +45,8 @@ int fsutil_rmtree(const char *path, cordon_error *e);
  * remove. Both are best effort; the sweep returns how many it removed. Whose: a directory
  * the caller's euid owns, or one `also` owns when the caller is root (a root run's temp
  * workdir belongs to the run's identity, nobody); FSUTIL_ANY_OWNER: root takes every user's
- * (cordond's start), each removed with its owner's rights, never root's. Another user's
+ * (cordond's start). As root, each one not root's is removed with its owner's rights, never
+ * root's (nobody's too: any process of nobody's can make one). Another user's
  * marked directory is never a run's to walk and delete.
  */
 #define FSUTIL_ANY_OWNER ((uid_t)-1)

@@ -257,3 +257,34 @@ Test(fsutil, a_sweep_removes_a_users_dir_with_that_users_rights)
 	tu_rmtree(base);
 	free(base);
 }
+
+/*
+ * Root's cordon run sweeps its $TMPDIR for its own marked temp dirs and for nobody's (the
+ * owner a root run's temp workdir is given): nobody's with nobody's rights too. Any process of
+ * nobody's (a root run's own command among them) may make $TMPDIR/cordon-x 1777 and move
+ * another user's 0777 directory into it, as above; root's walk deleted that user's files,
+ * which nobody could not (found in red team).
+ */
+Test(fsutil, a_root_sweep_removes_nobodys_dir_with_nobodys_rights)
+{
+	char *base, evil[4200], bdir[4200], priv[4200], secret[4300], mine[4200], f[4300];
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to make other users' files");
+	base = tu_tmpdir();
+	cr_assert_eq(chmod(base, 01777), 0); /* as /tmp */
+	mkdir_as(evil, sizeof(evil), base, "cordon-evil", 01777, 65534);
+	mkdir_as(bdir, sizeof(bdir), evil, "bdir", 0777, 2000);
+	mkdir_as(priv, sizeof(priv), bdir, "private", 0755, 2000);
+	touch_as(secret, sizeof(secret), priv, "secret", 2000);
+	/* A root run's leftover temp workdir, nobody's, with nobody's file: swept as ever. */
+	mkdir_as(mine, sizeof(mine), base, "cordon-mine", 01700, 65534);
+	touch_as(f, sizeof(f), mine, "f", 65534);
+
+	(void)fsutil_temp_sweep(base, "cordon-", 0, 65534);
+
+	cr_expect_eq(access(secret, F_OK), 0, "root's sweep removed another user's file");
+	cr_expect_neq(access(mine, F_OK), 0, "nobody's own marked dir was left");
+	tu_rmtree(base);
+	free(base);
+}
