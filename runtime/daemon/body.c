@@ -157,6 +157,14 @@ int route_parse(const char *method, const char *url, struct route *ret, const ch
 
 /* ---- values ---- */
 
+bool body_is_text(const char *s)
+{
+	json_t *t = json_string(s);
+
+	json_decref(t);
+	return t != NULL;
+}
+
 bool body_valid_profile_name(const char *s)
 {
 	size_t n = strlen(s);

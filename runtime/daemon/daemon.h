@@ -173,6 +173,8 @@ int body_parse(enum body_kind kind, const char *buf, size_t n, int64_t max_outpu
 void run_body_free(struct run_body *b);
 /* A profile name the daemon accepts (names only: a path would let a caller load any file). */
 bool body_valid_profile_name(const char *s);
+/* Whether s is valid UTF-8, as a JSON string must be (jansson's own check). */
+bool body_is_text(const char *s);
 /* shlex.join: the command AG2 would have judged for an argv. */
 char *body_shlex_join(const char *const *argv);
 

@@ -453,6 +453,21 @@ int ident_open_workdir(const struct caller *c, const char *path, bool local, int
 		free(a.canon);
 		return -1;
 	}
+	/*
+	 * What it names goes in cordond's JSON (the runner's request, the session's answer),
+	 * which cannot carry a path that is not UTF-8 (a symlink to such a directory): the
+	 * caller's mistake, said as such; it was "busy: out of memory; try again" (503), and
+	 * the runner that could not be sent the run was thrown away (found in red team).
+	 */
+	if (!body_is_text(a.canon)) {
+		cordon_err(e, 0,
+			   "'%s' names a directory whose path is not UTF-8, which cordond's JSON "
+			   "cannot carry",
+			   path);
+		(void)close(a.fd);
+		free(a.canon);
+		return -1;
+	}
 	*ret_fd = a.fd;
 	*ret_path = a.canon;
 	return 0;

@@ -5403,3 +5403,43 @@ Test(daemon, untrusted_runner_binary_stops_runners, .timeout = 60)
 	cr_expect_eq(daemon_stop(&d), 0);
 	tu_rmtree(dir);
 }
+
+/*
+ * A workdir given as a path that is text, naming a directory whose path is not (a symlink to
+ * it): cordond's JSON (the runner's request, the session's answer) cannot carry it. A 400 that
+ * says so, for a run and a session; it was a 503 "busy: out of memory; try again" for each,
+ * and the run's runner was thrown away (found in red team).
+ */
+Test(daemon, a_workdir_whose_path_is_not_utf8_is_the_callers_400, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+	char *top = tu_tmpdir(), dir[300], ln[300], body[600];
+	const char *const urls[] = { "/v1/run", "/v1/sessions" };
+	struct passwd *pw;
+
+	ensure_users();
+	pw = getpwnam(MEMBER);
+	cr_assert_eq(chmod(top, 0755), 0);
+	snprintf(dir, sizeof(dir), "%s/\xff", top);
+	snprintf(ln, sizeof(ln), "%s/ln", top);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	cr_assert_eq(chown(dir, pw->pw_uid, pw->pw_gid), 0);
+	cr_assert_eq(symlink(dir, ln), 0);
+	daemon_start(&d, NULL);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(body, sizeof(body), "{%s\"workdir\":\"%s\"}",
+			 i ? "" : "\"command\":\"touch ran\",", ln);
+		cr_assert_eq(http_as(MEMBER, d.sock, "POST", urls[i], body, &r), 0);
+		EXPECT(&r, 400,
+		       "names a directory whose path is not UTF-8, which cordond's JSON "
+		       "cannot carry");
+		cr_expect(body_has(&r, ln), "%s", r.body);
+		res_free(&r);
+	}
+	snprintf(body, sizeof(body), "%s/ran", dir);
+	cr_expect_neq(access(body, F_OK), 0, "the command ran");
+	cr_expect_eq(daemon_stop(&d), 0);
+	tu_rmtree(top);
+	free(top);
+}
