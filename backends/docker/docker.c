@@ -51,6 +51,7 @@
 #define NOBODY 65534
 
 void (*docker_test_before_start)(void);
+void (*docker_test_before_check)(void);
 void (*docker_test_cgroup_dropped)(void);
 
 struct docker {
@@ -90,6 +91,15 @@ struct docker {
 	 * under cg_lock. */
 	struct docker_cg *cg;
 	pthread_mutex_t cg_lock;
+	/*
+	 * No command may start in a container whose workdir is not checked yet: a restart holds
+	 * it for writing from its kill to its check (restart_container), a command through the
+	 * exec API for reading from its create until its process runs (exec_launched). Else another
+	 * request's command of the session, started through the API while a restart waited for
+	 * its check, ran in a container that had the directory a swap of the path put there, as
+	 * the owner's dumpable process (found in red team).
+	 */
+	pthread_rwlock_t start_lock;
 	struct agent_host agent; /* the in-container agent (agent.h), when it connected */
 	/*
 	 * While open() runs, its caller's cancel flag: a SIGINT or SIGTERM to cordon then cuts a
@@ -444,6 +454,7 @@ static void docker_free(struct docker *d)
 		(void)close(d->wd_fd);
 	docker_cg_free(d->cg);
 	pthread_mutex_destroy(&d->cg_lock);
+	pthread_rwlock_destroy(&d->start_lock);
 	agent_host_free(&d->agent);
 	free(d);
 }
@@ -977,6 +988,7 @@ static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *
 	d->agent = (struct agent_host)AGENT_HOST_INIT;
 	d->wd_fd = -1;
 	pthread_mutex_init(&d->cg_lock, NULL);
+	pthread_rwlock_init(&d->start_lock, NULL);
 	d->cancel = o->cancel;
 	if (o->ngroups) {
 		d->groups = malloc(o->ngroups * sizeof(gid_t));
@@ -1167,6 +1179,48 @@ out:
 	return rc;
 }
 
+/*
+ * Wait until exec id's process has started (its Pid, Running or ExitCode in the exec's
+ * inspect): dockerd answers an attached start (101) before it makes the process, which a
+ * restart meanwhile would have put in the new container, before that one's check. 0, or -1
+ * with *e (a wait past until, or dockerd's error).
+ */
+static int exec_launched(struct docker *d, const char *id, double until, cordon_error *e)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (asprintf(&path, "/exec/%s/json", id) < 0) {
+		path = NULL;
+		return cordon_err(e, ENOMEM, "out of memory");
+	}
+	for (;;) {
+		struct http_response r = { 0 };
+		json_t *j;
+		bool started;
+
+		if (call(d, "GET", path, NULL, &r, e) < 0)
+			return -1;
+		if (r.status != 200) {
+			api_error("inspect exec", &r, e);
+			http_response_free(&r);
+			return -1;
+		}
+		j = json_loadb(r.body, r.body_len, 0, NULL);
+		http_response_free(&r);
+		if (!j)
+			return cordon_err(e, 0, "docker: inspect exec: malformed answer");
+		started = json_is_true(json_object_get(j, "Running")) ||
+			  json_integer_value(json_object_get(j, "Pid")) > 0 ||
+			  json_is_integer(json_object_get(j, "ExitCode"));
+		json_decref(j);
+		if (started)
+			return 0;
+		if (now_ms() >= until)
+			return cordon_err(e, ETIMEDOUT, "docker: the exec's process did not start");
+		usleep(2 * 1000);
+	}
+}
+
 /* A restart found what must not run: the container goes, and every later exec fails with *e. */
 static void break_container(struct docker *d, const cordon_error *e)
 {
@@ -1190,8 +1244,10 @@ static void restart_container(struct docker *d, bool holding)
 	cordon_error e;
 	bool agent = d->agent.dir && !d->idle_init &&
 		     (holding || !__atomic_test_and_set(&d->agent.busy, __ATOMIC_ACQUIRE));
+	bool locked = true;
 	pid_t pid;
 
+	pthread_rwlock_wrlock(&d->start_lock);
 	if (agent) {
 		agent_host_disconnect(&d->agent);
 		/* Without a socket to connect to, the new agent idles: the exec API works. */
@@ -1212,15 +1268,22 @@ static void restart_container(struct docker *d, bool holding)
 		 * dockerd resolved the workdir's path again: the container must still have the
 		 * same directory (check_workdir), else it goes, and so does every later exec.
 		 */
+		if (docker_test_before_check)
+			docker_test_before_check();
 		pid = init_pid(d);
 		if (check_workdir(d, pid, "restarted", &e) != 0) {
 			break_container(d, &e);
 		} else {
+			/* Checked: the commands may start again (another request's may wait). */
+			pthread_rwlock_unlock(&d->start_lock);
+			locked = false;
 			if (agent && d->agent.lfd >= 0)
 				(void)agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, &e);
 			locate_cgroup(d, pid); /* a new init, and new cgroup directories */
 		}
 	}
+	if (locked)
+		pthread_rwlock_unlock(&d->start_lock);
 	if (agent && !holding)
 		__atomic_clear(&d->agent.busy, __ATOMIC_RELEASE);
 }
@@ -1246,11 +1309,16 @@ static void kill_exec(struct docker *d, const char *eid, const char *nonce)
 	bool running = true;
 	int code;
 
-	if (cmd && det && exec_create(d, cmd, NULL, false, &kid, &e) == 0 &&
+	/* Its own process too only in a checked container (start_lock); a detached start is
+	 * answered once the process runs. */
+	pthread_rwlock_rdlock(&d->start_lock);
+	if (cmd && det && !__atomic_load_n(&d->broken, __ATOMIC_ACQUIRE) &&
+	    exec_create(d, cmd, NULL, false, &kid, &e) == 0 &&
 	    asprintf(&path, "/exec/%s/start", kid) >= 0) {
 		if (call(d, "POST", path, det, &r, &e) == 0)
 			http_response_free(&r);
 	}
+	pthread_rwlock_unlock(&d->start_lock);
 	json_decref(cmd);
 	json_decref(det);
 	for (double end = now_ms() + KILL_WAIT_MS; now_ms() < end;) {
@@ -1287,7 +1355,7 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 	_cleanup_close_ int fd = -1;
 	size_t npending = 0;
 	json_t *cmd = NULL, *env = NULL, *start = NULL;
-	bool running = false;
+	bool running = false, locked = false;
 	int rc = -1;
 
 	/*
@@ -1314,6 +1382,13 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 		json_array_append_new(cmd, json_string(*a));
 	for (char *const *v = s->envv; *v; v++)
 		json_array_append_new(env, json_string(*v));
+	/* Not while a restart waits for its check (start_lock), nor in a container it removed. */
+	pthread_rwlock_rdlock(&d->start_lock);
+	locked = true;
+	if (__atomic_load_n(&d->broken, __ATOMIC_ACQUIRE)) {
+		*e = d->broken_e;
+		goto out;
+	}
 	if (exec_create(d, cmd, env, true, &eid, e) < 0)
 		goto out;
 	{
@@ -1335,7 +1410,11 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 			api_error("start exec", &resp, e);
 			goto out;
 		}
+		if (exec_launched(d, eid, now_ms() + CALL_TIMEOUT_MS, e) < 0)
+			goto out;
 	}
+	pthread_rwlock_unlock(&d->start_lock);
+	locked = false;
 	demux_feed(&m, pending, npending, s->out, s->err);
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -1376,6 +1455,8 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 		goto out;
 	rc = 0;
 out:
+	if (locked)
+		pthread_rwlock_unlock(&d->start_lock);
 	json_decref(cmd);
 	json_decref(env);
 	json_decref(start);

@@ -36,6 +36,12 @@ int docker_gc(unsigned *ret_removed, unsigned *ret_kept, cordon_error *e);
  */
 extern void (*docker_test_before_start)(void);
 
+/*
+ * Tests only: called in a restart just after the container started again, before its workdir
+ * is checked; NULL in the programs.
+ */
+extern void (*docker_test_before_check)(void);
+
 /* Tests only: called in a restart just after the container's old cgroup handle was dropped
  * (the usage fields'), while another thread's exec may be reading it; NULL in the programs. */
 extern void (*docker_test_cgroup_dropped)(void);

@@ -79,6 +79,7 @@ static void setup(void)
 static void teardown(void)
 {
 	docker_test_before_start = NULL;
+	docker_test_before_check = NULL;
 	docker_test_cgroup_dropped = NULL;
 	backend_docker.close(h);
 	h = NULL;
@@ -1546,6 +1547,67 @@ Test(agent, a_workdir_swapped_before_a_restart_ends_the_container)
 	cr_assert_not_null(strstr(e.msg, "was replaced while the container restarted"), "%s",
 			   e.msg);
 	cr_assert_eq(count_containers(), before - 1, "the container was left");
+	tu_rmtree(hidden);
+	free(hidden);
+}
+
+/*
+ * The same restart, with another command of the session (cordond runs a session's requests
+ * at once) started through the exec API, the agent being held, in the moment between the
+ * start and the check: it must not run in a container that has the swapped directory (it
+ * read it, and its process, the owner's and dumpable, was theirs to look into through
+ * /proc/PID/root; found in red team). It runs once the check is done, or fails with it.
+ */
+static struct cordon_result unchecked_r;
+static cordon_error unchecked_e;
+static int unchecked_rc = -2;
+
+static void *unchecked_run(void *arg)
+{
+	(void)arg;
+	unchecked_rc = try_run("cat secret; echo x > planted", &unchecked_r, &unchecked_e);
+	return NULL;
+}
+
+static pthread_t unchecked_t;
+
+static void run_before_check(void)
+{
+	docker_test_before_check = NULL;
+	prof->timeout = 10;
+	cr_assert_eq(pthread_create(&unchecked_t, NULL, unchecked_run, NULL), 0);
+	/* Its time to run, while the check waits (not joined: it may wait for the check). */
+	for (int i = 0; i < 300 && unchecked_rc == -2; i++)
+		usleep(10 * 1000);
+}
+
+Test(agent, no_command_runs_in_a_restarted_container_before_its_check)
+{
+	char *hidden = tu_tmpdir(), victim[4096], planted[4200];
+	struct cordon_result r;
+	cordon_error e;
+
+	make_dir(victim, sizeof(victim), hidden, "victim", 0777, 0, 0);
+	tu_write_file(victim, "secret", "root's");
+	snprintf(planted, sizeof(planted), "%s/planted", victim);
+	swap_at_start(wd, victim);
+	docker_test_before_check = run_before_check;
+	if (try_run("kill -STOP $PPID; sleep 30", &r, &e) == 0)
+		cordon_result_free(&r);
+	cr_assert_null(docker_test_before_check, "no restart");
+	pthread_join(unchecked_t, NULL);
+	if (unchecked_rc == 0) {
+		cr_assert_null(strstr(unchecked_r.output, "root's"),
+			       "a command read the unchecked container's workdir: %s",
+			       unchecked_r.output);
+		cordon_result_free(&unchecked_r);
+	} else {
+		cr_assert_not_null(strstr(unchecked_e.msg, "was replaced while the container "
+							   "restarted"),
+				   "%s", unchecked_e.msg);
+	}
+	cr_assert_neq(access(planted, F_OK), 0,
+		      "a command wrote into the directory swapped in, before the check");
 	tu_rmtree(hidden);
 	free(hidden);
 }
