@@ -59,6 +59,12 @@ struct cordon_open {
 	 */
 	const gid_t *groups;
 	size_t ngroups;
+	/*
+	 * The workdir is cordon's own temp workdir (cordon_exec's workdir_is_temp, as the
+	 * commands will say): the Docker backend gives a root-owned one to nobody at the first
+	 * command, and guards its container from the open (docs/docker.md, "The workdir").
+	 */
+	bool workdir_is_temp;
 };
 
 struct cordon_backend_ops {

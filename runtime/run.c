@@ -664,6 +664,7 @@ int cordon_run(const struct cordon_request *rq, struct cordon_result *ret, cordo
 			.workdir = workdir,
 			.workdir_fd = x.workdir_fd,
 			.cancel = rq->cancel,
+			.workdir_is_temp = x.workdir_is_temp,
 		};
 
 		if (ops->open(&o, &h, e) < 0)

@@ -647,6 +647,18 @@ static bool workdir_root_controlled(const struct docker *d)
 }
 
 /*
+ * cordon's own temp workdir, root's now: create_container runs its commands as nobody, and
+ * docker_exec gives it to nobody at the first command; from then on nobody can swap its path
+ * (theirs, in sticky /tmp), which dockerd resolves again at a restart. Guarded from the open,
+ * then, as if nobody's already (found in red team: docker-init, dumpable and nobody's, was
+ * nobody's to look into at a restart, before the check).
+ */
+static bool temp_given_to_nobody(const struct cordon_open *o, const struct docker *d)
+{
+	return o->workdir_is_temp && d->wd_st.st_uid == 0 && !o->profile->docker_user;
+}
+
+/*
  * As root, every [docker] ro_bind source must be root's alone to change (fsutil_path_root_controlled):
  * dockerd resolves it as root at each start of the container, so one below a directory
  * another user can write let that user swap in a symlink and have any directory of the host
@@ -1022,7 +1034,7 @@ static int docker_open(const struct cordon_open *o, void **ret_h, cordon_error *
 	 * the agent's parent, or idle where the commands go through the exec API; without a
 	 * static cordon binary to copy there is no container.
 	 */
-	d->guarded = geteuid() == 0 && !workdir_root_controlled(d);
+	d->guarded = geteuid() == 0 && (!workdir_root_controlled(d) || temp_given_to_nobody(o, d));
 	if (p->docker_agent || d->guarded)
 		agent_exe = agent_binary();
 	d->idle_init = d->guarded && !p->docker_agent;

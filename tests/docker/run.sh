@@ -78,15 +78,27 @@ check "json result: the usage fields are filled" "True True False" "$(python3 -c
 # [docker] agent = false, Docker's exec API does (the parent is outside the container).
 out=$(run -- 'tr "\0" " " </proc/$PPID/cmdline' 2>&1)
 check "the agent runs the command" "/.cordon-agent __docker-agent /.cordon/s" "$out"
-out=$(CORDON_DOCKER_AGENT=/bin/ls run -- 'echo $PPID; ls /' 2>&1)
+# The fallbacks are those of an unguarded container: a workdir only root can change (root's
+# own temp workdir is given to nobody, and guarded: docs/docker.md, "The workdir").
+fw=$(mktemp -d /tmp/cordon-test-fw.XXXXXX)
+chmod 755 "$fw"
+out=$(CORDON_DOCKER_AGENT=/bin/ls run -w "$fw" -- 'echo $PPID; ls /' 2>&1)
 case $out in
 0*workspace*) case $out in *.cordon*) ko "no usable agent binary: the exec API" "$out" ;; *) ok "no usable agent binary: the exec API" ;; esac ;;
 *) ko "no usable agent binary: the exec API" "$out" ;;
 esac
 # A static binary that is not an agent (busybox: no such applet) exits at once, and with it
 # the container: it is created again without the agent.
-out=$(CORDON_DOCKER_AGENT=/bin/busybox run -- 'echo $PPID' 2>&1)
+out=$(CORDON_DOCKER_AGENT=/bin/busybox run -w "$fw" -- 'echo $PPID' 2>&1)
 check "an agent that exits at once: the exec API" "0" "$out"
+rmdir "$fw"
+# Root's temp workdir without a usable agent binary: guarded, so not run (one line, 125).
+out=$(CORDON_DOCKER_AGENT=/bin/ls run -- 'echo ran' 2>&1); rc=$?
+case "$out|$rc" in
+"cordon: docker: workdir '/tmp/cordon-"*"' is on a path others than root may change, which takes a static cordon binary (the agent's) to be run safely, and there is none to use (cordon doctor): not run|125")
+	ok "root's temp workdir without an agent binary: not run, one line, 125" ;;
+*) ko "root's temp workdir without an agent binary: not run, one line, 125" "$out|$rc" ;;
+esac
 printf '[docker]\nagent = false\n' >/tmp/cordon-test-noagent.conf
 out=$(run -p /tmp/cordon-test-noagent.conf -- 'echo $PPID' 2>&1)
 rm -f /tmp/cordon-test-noagent.conf

@@ -1612,6 +1612,54 @@ Test(agent, no_command_runs_in_a_restarted_container_before_its_check)
 	free(hidden);
 }
 
+/*
+ * cordon's own temp workdir, root's at the open, is given to nobody at the first command
+ * (docker_wd/cordons_temp_workdir_is_made_nobodys): from then on nobody can swap its path
+ * (theirs, in sticky /tmp), which dockerd resolves again at a restart. So its container is
+ * guarded from the open: at the restart, before the check, its init is not nobody's to look
+ * into (before: docker-init, dumpable, ran as nobody; found in red team).
+ */
+static char restart_id[64];
+static int restart_init_open = -1;
+
+static void look_before_check(void)
+{
+	json_t *j = inspect_container(restart_id);
+	json_t *pid = json_object_get(json_object_get(j, "State"), "Pid");
+
+	docker_test_before_check = NULL;
+	cr_assert(json_is_integer(pid) && json_integer_value(pid) > 0);
+	restart_init_open = proc_root_open_as((pid_t)json_integer_value(pid), 65534, 65534);
+	json_decref(j);
+}
+
+Test(agent, a_temp_workdir_given_to_nobody_is_guarded_from_the_open)
+{
+	const struct cordon_open o = {
+		.profile = prof, .workdir = wd, .workdir_fd = -1, .workdir_is_temp = true
+	};
+	struct cordon_result r;
+	cordon_error e;
+	struct stat st;
+
+	backend_docker.close(h);
+	h = NULL;
+	cr_assert_eq(chown(wd, 0, 0), 0); /* root's, as cordon_run makes it */
+	cr_assert_eq(backend_docker.open(&o, &h, &e), 0, "%s", e.msg);
+	cr_assert_eq(try_run_in("hostname", true, &r, &e), 0, "%s", e.msg);
+	snprintf(restart_id, sizeof(restart_id), "%s", r.output);
+	cordon_result_free(&r);
+	cr_assert_eq(stat(wd, &st), 0);
+	cr_assert_eq(st.st_uid, 65534, "the temp workdir was not given to nobody");
+	docker_test_before_check = look_before_check;
+	if (try_run_in("kill -STOP $PPID; sleep 30", true, &r, &e) == 0)
+		cordon_result_free(&r);
+	cr_assert_null(docker_test_before_check, "no restart");
+	cr_assert_eq(restart_init_open, 0,
+		     "at the restart, before the check, the container's init was nobody's to "
+		     "look into");
+}
+
 /* ---- the agent in this process, no container (run once) ---- */
 
 static void slow_start(void)
