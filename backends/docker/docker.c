@@ -93,7 +93,8 @@ struct docker {
 	pthread_mutex_t cg_lock;
 	/*
 	 * No command may start in a container whose workdir is not checked yet: a restart holds
-	 * it for writing from its kill to its check (restart_container), a command through the
+	 * it for writing from its kill to its check and its agent's connection
+	 * (restart_container), a command through the
 	 * exec API for reading from its create until its process runs (exec_launched). Else another
 	 * request's command of the session, started through the API while a restart waited for
 	 * its check, ran in a container that had the directory a swap of the path put there, as
@@ -1286,11 +1287,15 @@ static void restart_container(struct docker *d, bool holding)
 		if (check_workdir(d, pid, "restarted", &e) != 0) {
 			break_container(d, &e);
 		} else {
-			/* Checked: the commands may start again (another request's may wait). */
-			pthread_rwlock_unlock(&d->start_lock);
-			locked = false;
+			/*
+			 * Checked: the commands may start again (another request's may wait),
+			 * once the new agent has connected: a command started before could take
+			 * its socket, and be taken for the agent.
+			 */
 			if (agent && d->agent.lfd >= 0)
 				(void)agent_host_accept(&d->agent, d->id, AGENT_CONNECT_MS, &e);
+			pthread_rwlock_unlock(&d->start_lock);
+			locked = false;
 			locate_cgroup(d, pid); /* a new init, and new cgroup directories */
 		}
 	}
