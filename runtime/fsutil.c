@@ -494,27 +494,53 @@ static int sweep_empty_fn(void *arg, cordon_error *e)
 }
 
 /*
- * Another user's marked directory name in d, open at fd (held: its stat): emptied with that
+ * Another user's directory name in dirfd, open at fd (held: its stat): emptied with that
  * user's rights (their uid and the directory's group), then the empty directory removed by
- * root, if the name still names it. Whoever owns a directory decides what is in it, another user's tree
- * moved in included (a 0777 directory of theirs), and root's walk deleted what its owner could
- * not (found in red team: cordond's start swept a member's own /tmp/cordon-x, 1777, and
- * another user's files under it; root's cordon run did the same with one of nobody's).
+ * root, if the name still names it. Whoever owns a directory decides what is in it, another
+ * user's tree moved in included (a 0777 directory of theirs), and root's walk deleted what
+ * its owner could not (found in red team: cordond's start swept a member's own /tmp/cordon-x,
+ * 1777, and another user's files under it; root's cordon run did the same with one of
+ * nobody's, swept or its own temp workdir given to nobody).
  */
-static int sweep_as_owner(DIR *d, const char *name, int fd, const struct stat *held,
-			  cordon_error *e)
+static int remove_as_owner(int dirfd, const char *name, int fd, const struct stat *held,
+			   cordon_error *e)
 {
 	struct sweep_empty a = { .fd = fd, .dev = held->st_dev };
 	struct stat now;
 
 	if (asuser_call(held->st_uid, held->st_gid, NULL, 0, sweep_empty_fn, &a, e) < 0)
 		return -1;
-	if (fstatat(dirfd(d), name, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_dev != held->st_dev ||
+	if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0 || now.st_dev != held->st_dev ||
 	    now.st_ino != held->st_ino)
 		return cordon_err(e, 0, "remove '%s': it was moved", name);
-	if (unlinkat(dirfd(d), name, AT_REMOVEDIR) < 0)
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0)
 		return cordon_err(e, errno, "remove '%s'", name);
 	return 0;
+}
+
+int fsutil_rmtree_owned(const char *path, cordon_error *e)
+{
+	_cleanup_close_ int up = -1, fd = -1;
+	_cleanup_free_ char *parent = NULL;
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (geteuid() != 0 || !slash || !slash[1])
+		return fsutil_rmtree(path, e);
+	parent = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+	if (!parent)
+		return cordon_err(e, ENOMEM, "out of memory");
+	up = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0)
+		return errno == ENOENT ? 0 : cordon_err(e, errno, "remove '%s'", path);
+	fd = openat(up, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : cordon_err(e, errno, "remove '%s'", path);
+	if (fstat(fd, &st) < 0)
+		return cordon_err(e, errno, "remove '%s'", path);
+	if (st.st_uid == 0)
+		return fsutil_rmtree(path, e);
+	return remove_as_owner(up, slash + 1, fd, &st, e);
 }
 
 int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, uid_t also)
@@ -553,7 +579,7 @@ int fsutil_temp_sweep(const char *base, const char *prefix, unsigned min_age, ui
 			continue;
 		/* Another user's (cordond's start, in /tmp; nobody's, in root's run): as them. */
 		if (geteuid() == 0 && st.st_uid != 0
-			    ? sweep_as_owner(d, de->d_name, fd, &held, &e) == 0
+			    ? remove_as_owner(dirfd(d), de->d_name, fd, &held, &e) == 0
 			    : fsutil_rmtree(path, &e) == 0)
 			removed++;
 	}

@@ -36,6 +36,12 @@ int fsutil_mkdtemp_marked(char *tmpl);
  */
 int fsutil_rmtree(const char *path, cordon_error *e);
 /*
+ * The same, but as root a directory of another user's is emptied with that user's rights
+ * (their uid, its group), and then removed if its name still names it: a temp workdir given to
+ * nobody is nobody's to fill, another user's tree moved in included, which root would delete.
+ */
+int fsutil_rmtree_owned(const char *path, cordon_error *e);
+/*
  * Temp directories that outlive a killed owner. A temp dir in use is *held*: its owner keeps
  * an fd with an flock on it (fsutil_temp_hold), which the kernel drops when the owner dies
  * however it dies, and its sticky bit is set, the mark of a removable temp dir (a kept one,

@@ -483,7 +483,8 @@ int cordon_teardown_finish(struct cordon_teardown *t, cordon_error *e)
 	/* The sandbox first: nothing of the run may still write while its workdir goes. */
 	if (t->pending)
 		t->ops->finish(t->pending);
-	if (t->workdir && fsutil_rmtree(t->workdir, e) < 0)
+	/* Given to nobody (Docker), it is nobody's to empty (fsutil_rmtree_owned). */
+	if (t->workdir && fsutil_rmtree_owned(t->workdir, e) < 0)
 		rc = -1;
 	fsutil_temp_release(t->hold, false);
 	free(t->workdir);
@@ -687,8 +688,10 @@ out:
 		 * A removal that fails (fsutil_rmtree removes any depth, so only something like
 		 * a mount in the tree makes it fail) never costs the run its result, nor hides
 		 * the run's own error: what is left is swept by a later run (cordon_sweep_temp).
+		 * A temp workdir given to nobody (Docker) is removed with nobody's rights: any
+		 * process of nobody's may have moved another user's tree into it (red team).
 		 */
-		(void)fsutil_rmtree(workdir, &e2);
+		(void)fsutil_rmtree_owned(workdir, &e2);
 	}
 	/* A kept temp workdir loses its mark: no sweep may take it. */
 	fsutil_temp_release(hold, rq->keep);

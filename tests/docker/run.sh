@@ -99,6 +99,27 @@ case "$out|$rc" in
 	ok "root's temp workdir without an agent binary: not run, one line, 125" ;;
 *) ko "root's temp workdir without an agent binary: not run, one line, 125" "$out|$rc" ;;
 esac
+# Root's temp workdir is nobody's once its first command ran (its commands run as nobody), so
+# any process of nobody's on the host may move into it another user's directory it can move (a
+# 0777 one in a directory it may write to), with that user's files deeper down. cordon's
+# removal at the end must not delete those with root's rights (it did: found in red team).
+td=$(mktemp -d /tmp/cordon-test-td.XXXXXX)
+TMPDIR=$td run -- 'sleep 3' >/dev/null 2>&1 &
+tdpid=$!
+tw=
+for _ in $(seq 100); do
+	tw=$(find "$td" -mindepth 1 -maxdepth 1 -name 'cordon-*' -user 65534 2>/dev/null | head -n1)
+	[ -n "$tw" ] && break
+	sleep 0.05
+done
+if [ -n "$tw" ]; then
+	mkdir -p "$tw/moved/private" && echo theirs >"$tw/moved/private/secret" &&
+		chown -R 2000:2000 "$tw/moved" && chmod 0777 "$tw/moved" && chmod 0755 "$tw/moved/private"
+fi
+wait "$tdpid"
+check "root's temp workdir given to nobody: another user's files moved in are not deleted" \
+	"found theirs" "$([ -n "$tw" ] && echo found) $(cat "$tw/moved/private/secret" 2>/dev/null)"
+rm -rf "$td"
 printf '[docker]\nagent = false\n' >/tmp/cordon-test-noagent.conf
 out=$(run -p /tmp/cordon-test-noagent.conf -- 'echo $PPID' 2>&1)
 rm -f /tmp/cordon-test-noagent.conf

@@ -288,3 +288,35 @@ Test(fsutil, a_root_sweep_removes_nobodys_dir_with_nobodys_rights)
 	tu_rmtree(base);
 	free(base);
 }
+
+/*
+ * Root's removal of its temp workdir once given to nobody (Docker): with nobody's rights, as
+ * the sweep's (tests/docker/run.sh has the run end to end); root's own, with root's.
+ */
+Test(fsutil, rmtree_owned_removes_another_users_dir_with_their_rights)
+{
+	char *base, evil[4200], bdir[4200], priv[4200], secret[4300], mine[4200], f[4300];
+	char sub[4300], rootdir[4200];
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to make other users' files");
+	base = tu_tmpdir(); /* 0700, root's: nobody cannot search it, and need not */
+	mkdir_as(evil, sizeof(evil), base, "cordon-evil", 01700, 65534);
+	mkdir_as(bdir, sizeof(bdir), evil, "bdir", 0777, 2000);
+	mkdir_as(priv, sizeof(priv), bdir, "private", 0755, 2000);
+	touch_as(secret, sizeof(secret), priv, "secret", 2000);
+	mkdir_as(mine, sizeof(mine), base, "cordon-mine", 01700, 65534);
+	mkdir_as(sub, sizeof(sub), mine, "sub", 0500, 65534);
+	touch_as(f, sizeof(f), mine, "f", 65534);
+	mkdir_as(rootdir, sizeof(rootdir), base, "cordon-root", 0700, 0);
+
+	cr_expect_neq(fsutil_rmtree_owned(evil, &(cordon_error){ 0 }), 0);
+	cr_expect_eq(access(secret, F_OK), 0, "root's removal deleted another user's file");
+	cr_expect_eq(fsutil_rmtree_owned(mine, &(cordon_error){ 0 }), 0);
+	cr_expect_neq(access(mine, F_OK), 0, "nobody's own dir was left");
+	cr_expect_eq(fsutil_rmtree_owned(rootdir, &(cordon_error){ 0 }), 0);
+	cr_expect_neq(access(rootdir, F_OK), 0, "root's own dir was left");
+	cr_expect_eq(fsutil_rmtree_owned(rootdir, &(cordon_error){ 0 }), 0, "gone already: 0");
+	tu_rmtree(base);
+	free(base);
+}
