@@ -228,6 +228,32 @@ static void touch_as(char *buf, size_t n, const char *dir, const char *name, uid
 }
 
 /*
+ * A marked dir of owner's, 1777, holding a 0777 directory of user 2000's with 2000's file
+ * deeper down, and owner's own marked dir with owner's file: the sweep (also: the owner it
+ * sweeps besides root's) must remove the latter and leave 2000's file.
+ */
+static void sweep_keeps_a_moved_in_tree(uid_t owner, uid_t also)
+{
+	char *base, evil[4200], bdir[4200], priv[4200], secret[4300], mine[4200], f[4300];
+
+	base = tu_tmpdir();
+	cr_assert_eq(chmod(base, 01777), 0); /* as /tmp */
+	mkdir_as(evil, sizeof(evil), base, "cordon-evil", 01777, owner);
+	mkdir_as(bdir, sizeof(bdir), evil, "bdir", 0777, 2000);
+	mkdir_as(priv, sizeof(priv), bdir, "private", 0755, 2000);
+	touch_as(secret, sizeof(secret), priv, "secret", 2000);
+	mkdir_as(mine, sizeof(mine), base, "cordon-mine", 01700, owner);
+	touch_as(f, sizeof(f), mine, "f", owner);
+
+	(void)fsutil_temp_sweep(base, "cordon-", 0, also);
+
+	cr_expect_eq(access(secret, F_OK), 0, "root's sweep removed another user's file");
+	cr_expect_neq(access(mine, F_OK), 0, "the owner's own marked dir was left");
+	tu_rmtree(base);
+	free(base);
+}
+
+/*
  * cordond's start sweeps every user's marked temp dir in /tmp: as that user, not as root. A
  * member may make /tmp/cordon-x 1777 themselves, and move into it a directory of another
  * user's that they may write to (a 0777 one, in a directory they may write to), with that
@@ -236,26 +262,9 @@ static void touch_as(char *buf, size_t n, const char *dir, const char *name, uid
  */
 Test(fsutil, a_sweep_removes_a_users_dir_with_that_users_rights)
 {
-	char *base, evil[4200], bdir[4200], priv[4200], secret[4300], mine[4200], f[4300];
-
 	if (geteuid() != 0)
 		cr_skip_test("needs root to make other users' files");
-	base = tu_tmpdir();
-	cr_assert_eq(chmod(base, 01777), 0); /* as /tmp */
-	mkdir_as(evil, sizeof(evil), base, "cordon-evil", 01777, 1000);
-	mkdir_as(bdir, sizeof(bdir), evil, "bdir", 0777, 2000);
-	mkdir_as(priv, sizeof(priv), bdir, "private", 0755, 2000);
-	touch_as(secret, sizeof(secret), priv, "secret", 2000);
-	/* The user's own marked dir, their file in it: swept as ever. */
-	mkdir_as(mine, sizeof(mine), base, "cordon-mine", 01700, 1000);
-	touch_as(f, sizeof(f), mine, "f", 1000);
-
-	(void)fsutil_temp_sweep(base, "cordon-", 0, FSUTIL_ANY_OWNER);
-
-	cr_expect_eq(access(secret, F_OK), 0, "root's sweep removed another user's file");
-	cr_expect_neq(access(mine, F_OK), 0, "the user's own marked dir was left");
-	tu_rmtree(base);
-	free(base);
+	sweep_keeps_a_moved_in_tree(1000, FSUTIL_ANY_OWNER);
 }
 
 /*
@@ -267,26 +276,9 @@ Test(fsutil, a_sweep_removes_a_users_dir_with_that_users_rights)
  */
 Test(fsutil, a_root_sweep_removes_nobodys_dir_with_nobodys_rights)
 {
-	char *base, evil[4200], bdir[4200], priv[4200], secret[4300], mine[4200], f[4300];
-
 	if (geteuid() != 0)
 		cr_skip_test("needs root to make other users' files");
-	base = tu_tmpdir();
-	cr_assert_eq(chmod(base, 01777), 0); /* as /tmp */
-	mkdir_as(evil, sizeof(evil), base, "cordon-evil", 01777, 65534);
-	mkdir_as(bdir, sizeof(bdir), evil, "bdir", 0777, 2000);
-	mkdir_as(priv, sizeof(priv), bdir, "private", 0755, 2000);
-	touch_as(secret, sizeof(secret), priv, "secret", 2000);
-	/* A root run's leftover temp workdir, nobody's, with nobody's file: swept as ever. */
-	mkdir_as(mine, sizeof(mine), base, "cordon-mine", 01700, 65534);
-	touch_as(f, sizeof(f), mine, "f", 65534);
-
-	(void)fsutil_temp_sweep(base, "cordon-", 0, 65534);
-
-	cr_expect_eq(access(secret, F_OK), 0, "root's sweep removed another user's file");
-	cr_expect_neq(access(mine, F_OK), 0, "nobody's own marked dir was left");
-	tu_rmtree(base);
-	free(base);
+	sweep_keeps_a_moved_in_tree(65534, 65534);
 }
 
 /*
