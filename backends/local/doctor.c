@@ -258,11 +258,11 @@ int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 
 	abi = landlock_abi();
 	if (abi > 0)
-		strbuf_addf(
-			&b,
-			"  Landlock:           ABI %d; use: yes (read the view, write workdir and "
-			"/tmp)\n",
-			abi);
+		strbuf_addf(&b,
+			    "  Landlock:           ABI %d; use: yes (read the view, write workdir, "
+			    "/tmp "
+			    "and /dev)\n",
+			    abi);
 	else
 		strbuf_addf(
 			&b,
