@@ -7,8 +7,8 @@
 # It also runs cordon on an older kernel than the host's (Landlock ABI 2, no tmpfs idmapping).
 #
 # The kernel is Debian's current cloud kernel package, fetched with apt-get download (Debian's
-# mirror is reachable here) into $B/cgroupv2 once; qemu-system-x86 and busybox-static come from
-# make's deps. Last line: "N passed, M failed" (tests/run-all.sh counts it).
+# mirror is reachable here) into $B/cgroupv2 once (tests/lib/kernel.sh). Last line: "N passed,
+# M failed" (tests/run-all.sh counts it).
 set -u
 B=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,32 +22,15 @@ fail() {
 	exit 1
 }
 
-for p in qemu-system-x86 busybox-static; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" \
-			>/dev/null 2>&1 || fail "apt-get install $p failed"
-done
+# shellcheck source=../lib/kernel.sh
+. "$root/tests/lib/kernel.sh"
+qemu_ensure || fail "no qemu"
+dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "ok installed" ||
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends busybox-static \
+		>/dev/null 2>&1 || fail "apt-get install busybox-static failed"
 qemu=$(command -v qemu-system-x86_64) || fail "no qemu-system-x86_64"
 [ -x "$B/cordon" ] && [ -x "$B/cordond" ] || fail "build $B/cordon and $B/cordond first"
-
-# The kernel: the package linux-image-cloud-amd64 depends on (its version moves with Debian's
-# point releases), unpacked once.
-kernel=$(ls "$out"/kernel/boot/vmlinuz-* 2>/dev/null | head -1)
-if [ -z "$kernel" ]; then
-	pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -1)
-	[ -n "$pkg" ] || { apt-get update -qq >/dev/null 2>&1; pkg=$(apt-cache depends \
-		linux-image-cloud-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -1); }
-	[ -n "$pkg" ] || fail "cannot tell which kernel linux-image-cloud-amd64 depends on"
-	rm -rf "$out/dl" && mkdir -p "$out/dl"
-	(cd "$out/dl" && apt-get download -qq "$pkg" >/dev/null 2>&1) ||
-		fail "apt-get download $pkg failed"
-	dpkg-deb -x "$out"/dl/*.deb "$out/kernel" || fail "cannot unpack $pkg"
-	rm -rf "$out/dl"
-	kernel=$(ls "$out"/kernel/boot/vmlinuz-* 2>/dev/null | head -1)
-	[ -n "$kernel" ] || fail "no vmlinuz in $pkg"
-fi
+kernel=$(debian_kernel "$out") || fail "no kernel"
 
 # The initramfs: a merged-/usr root of busybox applets, cordon, cordond and its libraries.
 ir="$out/root"
