@@ -673,6 +673,7 @@ static void child_begin(const struct sb_plan *pl, bool with_workdir, struct sb_m
 
 	if (pl->userns)
 		map_ids(pl);
+	limits_oom_first();
 
 	/*
 	 * Non-dumpable from here until exec (and init for ever): no ptrace attach, no

@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -71,6 +72,31 @@ static int no_core_memory(void)
 		r = -errno;
 	(void)close(fd);
 	return r;
+}
+
+/*
+ * The sandbox (init, and the command, which inherits it) is the OOM killer's first choice,
+ * before cordon itself: where a memory limit above the run's is hit (a MemoryMax= on
+ * cordond's unit, whose cgroup now holds the runs: docs/daemon.md; a container's limit around
+ * cordon run) or the host runs out, the victim is the run, not cordond, a runner or the CLI
+ * that would report it. Raised to 500, as the Docker agent does its commands; a score that is
+ * already higher stays (lowering it needs CAP_SYS_RESOURCE). Best effort: without a /proc of
+ * its own the sandbox would not start anyway. Called while the process is still dumpable,
+ * with the host's /proc (init.c, child_begin): once not, an ordinary caller's /proc/self files
+ * are root's, outside its user namespace, and cannot be opened for writing.
+ */
+void limits_oom_first(void)
+{
+	char cur[16] = "";
+	int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, cur, sizeof(cur) - 1);
+	if (n > 0 && atoi(cur) < 500)
+		(void)!pwrite(fd, "500", 3, 0);
+	(void)close(fd);
 }
 
 struct sb_limits limits_of(const struct cordon_profile *p)

@@ -20,3 +20,5 @@ struct sb_limits limits_of(const struct cordon_profile *p);
  * a user namespace of the run's own). Each limit is min(profile, current hard). Returns 0 or
  * -errno. */
 int limits_apply(const struct sb_limits *l, bool memory_in_cgroup, bool pids_by_nproc);
+/* The sandbox is the OOM killer's first choice, before cordon: oom_score_adj 500 (limits.c). */
+void limits_oom_first(void);

@@ -1051,6 +1051,53 @@ Test(sandbox, command_keeps_the_callers_cpus_as_user)
 	free(wd);
 }
 
+/*
+ * The run is the OOM killer's first choice, not cordon: the command's oom_score_adj is 500,
+ * the caller's unchanged (a memory limit above the run's, cordond's unit's MemoryMax= now that
+ * its cgroup holds the runs, must not make cordond the victim). As an ordinary user too, whose
+ * /proc/self files are root's once the sandbox is not dumpable.
+ */
+static void check_oom_first(const char *wd, bool temp)
+{
+	struct cordon_profile *p = load_default();
+	char before[16] = "", after[16] = "";
+	struct sbx r;
+	FILE *f;
+
+	f = fopen("/proc/self/oom_score_adj", "re");
+	cr_assert(f && fgets(before, sizeof(before), f));
+	fclose(f);
+	sbx_run(&r, p, wd, temp, "cat /proc/self/oom_score_adj /proc/1/oom_score_adj");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "500\n500\n", "the command's and init's: %s", r.out);
+	sbx_free(&r);
+	f = fopen("/proc/self/oom_score_adj", "re");
+	cr_assert(f && fgets(after, sizeof(after), f));
+	fclose(f);
+	cr_assert_str_eq(after, before, "the caller's own score changed");
+	cordon_profile_free(p);
+}
+
+Test(sandbox, the_run_is_the_oom_killers_first_choice)
+{
+	char *wd;
+
+	need_root();
+	wd = tu_tmpdir();
+	check_oom_first(wd, true);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+Test(sandbox, the_run_is_the_oom_killers_first_choice_as_user)
+{
+	char *wd = become_user();
+
+	check_oom_first(wd, false);
+	tu_rmtree(wd);
+	free(wd);
+}
+
 Test(sandbox, signal_and_exit_status)
 {
 	struct cordon_profile *p;
