@@ -381,7 +381,8 @@ static int ph_named(struct walk *w, int dfd, const char *rel, const char *name)
  * place (no symlink followed), is masked like any other entry, and so the command can create
  * neither the name nor anything under it (`.git/hooks/post-commit` with `.git` present,
  * `.vscode/tasks.json`, `.bashrc`...). An entry under a directory that does not exist is not
- * blocked (docs/security.md). It is marked (HIDE_MARK_XATTR, where the file system has user
+ * blocked (docs/security.md, "What it does not stop": a repository the command makes). It is
+ * marked (HIDE_MARK_XATTR, where the file system has user
  * xattrs) so that a concurrent run in the same workdir recognises it, and held with a shared
  * flock until the run ends (sb_placeholder).
  *
