@@ -28,6 +28,7 @@ import os
 import posixpath
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import weakref
@@ -498,7 +499,7 @@ class CordonEnvironment(SingletonFactory):
         if self._temp_finalizer is not None:
             self._temp_finalizer.detach()
             self._temp_finalizer = None
-        shutil.rmtree(self._workdir, ignore_errors=True)
+        _remove_tree(self._workdir)
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[CordonSandbox]:
@@ -628,7 +629,52 @@ class CordonLocalSandbox(CordonSandbox):
 def _rmtree_in(pid: int, path: str) -> None:
     """A temporary workdir, removed only by the process that made it (not a forked child)."""
     if os.getpid() == pid:
+        _remove_tree(path)
+
+
+def _remove_tree(path: str) -> None:
+    """shutil.rmtree(path, ignore_errors=True), but as root a directory of another user's is
+    emptied with that user's rights (their uid, its group, no other groups), in a child
+    process, and only then removed by root, if the name still names it. Whoever owns the
+    workdir decides what is in it: another user's tree moved in (a 0777 directory of theirs,
+    with their files below it) would be deleted by root's walk, where its owner could not
+    delete them (found in red team; cordond does the same for its own temp workdirs:
+    fsutil_rmtree_owned). Best effort, as rmtree's ignore_errors: what stays, stays."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if os.geteuid() != 0 or st.st_uid == 0 or not stat.S_ISDIR(st.st_mode):
         shutil.rmtree(path, ignore_errors=True)
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        held = os.fstat(fd)
+        pid = os.fork()
+        if pid == 0:
+            # The child: the owner's rights only, then the walk from the directory's fd (the
+            # owner may have no search right on the directories above it).
+            code = 1
+            try:
+                os.setgroups([])
+                os.setresgid(held.st_gid, held.st_gid, held.st_gid)
+                os.setresuid(held.st_uid, held.st_uid, held.st_uid)
+                os.fchdir(fd)
+                shutil.rmtree(".", ignore_errors=True)
+                code = 0
+            finally:
+                os._exit(code)
+        os.waitpid(pid, 0)
+        now = os.lstat(path)
+        if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+            os.rmdir(path)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _close_at_exit(ref: "weakref.ReferenceType[CordonEnvironment]") -> None:

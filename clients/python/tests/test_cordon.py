@@ -324,6 +324,51 @@ class TestEnvironment(DaemonCase):
             CordonEnvironment(timeout=0)
 
 
+    def test_root_cleanup_empties_another_users_workdir_with_their_rights(self) -> None:
+        """cleanup=True as root, on a member's workdir: the member decides what is in it, and
+        another user's 0777 directory they moved in, with that user's files below it, was
+        deleted by root's rmtree (found in red team). Now emptied with the member's rights:
+        what the member could not delete stays; what was theirs goes."""
+        import pwd
+
+        _need(os.geteuid() == 0, "root (the removal as the workdir's owner)")
+        _ensure_users()
+        pm, pn = pwd.getpwnam(MEMBER), pwd.getpwnam(OUTSIDER)
+        base = tempfile.mkdtemp(prefix="cordon-py-rm-")
+        self.addCleanup(shutil.rmtree, base, True)
+        os.chmod(base, 0o755)
+        wd, shared = os.path.join(base, "wd"), os.path.join(base, "shared")
+        os.mkdir(wd)
+        os.chown(wd, pm.pw_uid, pm.pw_gid)
+        # The other user's: a 0777 directory (anyone may move it), their files below.
+        theirs = os.path.join(shared, "theirs")
+        os.makedirs(os.path.join(theirs, "keep"))
+        with open(os.path.join(theirs, "keep", "f"), "w") as f:
+            f.write("not the member's")
+        for d in (shared, theirs):
+            os.chmod(d, 0o777)
+        for d, _, files in os.walk(shared):
+            for x in [d] + [os.path.join(d, n) for n in files]:
+                os.chown(x, pn.pw_uid, pn.pw_gid)
+        env = CordonEnvironment(socket=self.daemon.socket, workdir=wd, cleanup=True)
+        try:
+            self.assertEqual(env.exec_sync(["sh", "-c", "id -un; echo x > mine"]),
+                             ExecResult(MEMBER, 0))
+            subprocess.run(["setpriv", f"--reuid={pm.pw_uid}", f"--regid={pm.pw_gid}",
+                            "--clear-groups", "mv", theirs, wd], check=True)
+        finally:
+            env.close()
+        self.assertTrue(os.path.exists(os.path.join(wd, "theirs", "keep", "f")))
+        self.assertFalse(os.path.exists(os.path.join(wd, "mine")))
+        # A workdir of its own (root's) still goes whole.
+        d = tempfile.mkdtemp(prefix="cordon-py-rm-")
+        _give_to_nobody(d)
+        env = CordonEnvironment(socket=self.daemon.socket, workdir=d, cleanup=True)
+        env.exec_sync(["sh", "-c", "mkdir -p a/b && echo x > a/b/c"])
+        env.close()
+        self.assertFalse(os.path.exists(d))
+
+
 class TestAuthorisation(DaemonCase):
     def _as(self, user: str, code: str) -> subprocess.CompletedProcess:
         # tests/run-all.sh stages the client when the tree is closed to other users.
