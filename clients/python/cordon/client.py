@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import select
 import socket
 import struct
@@ -29,6 +30,10 @@ _RUN_FIELDS = (
     "network",
     "keep",
 )
+
+
+# What every run's answer has (SPEC section 5), and the client reads.
+_RESULT_FIELDS = {"output": str, "exit_code": int}
 
 
 class CordonError(Exception):
@@ -60,6 +65,16 @@ class _Answer:
         self.headers = headers
         self.body = body
         self.close = close
+
+
+def _digits(text: bytes, base: int) -> int:
+    """A Content-Length (decimal) or chunk size (hex): digits only. int() takes a sign, blanks
+    and underscores, and a negative length read the answer short and left the rest of it on
+    the connection for the next request (found in red team)."""
+    allowed = b"0123456789abcdefABCDEF" if base == 16 else b"0123456789"
+    if not text or len(text) > 18 or text.strip(allowed):
+        raise ValueError(f"bad {'chunk size' if base == 16 else 'Content-Length'}: {text[:20]!r}")
+    return int(text, base)
 
 
 def _has_token(value: str, token: str) -> bool:
@@ -189,7 +204,7 @@ class _UnixConnection:
         elif _has_token(hdrs.get("transfer-encoding", ""), "chunked"):
             chunks = []
             while True:
-                size = int(self._line().split(b";", 1)[0].strip() or b"x", 16)
+                size = _digits(self._line().split(b";", 1)[0].rstrip(b" \t"), 16)
                 if size == 0:
                     while self._line():  # trailers, up to the empty line
                         pass
@@ -198,7 +213,7 @@ class _UnixConnection:
                 self._take(2)
             data = b"".join(chunks)
         elif "content-length" in hdrs:
-            data = self._take(int(hdrs["content-length"]))
+            data = self._take(_digits(hdrs["content-length"].encode("latin-1"), 10))
         else:
             while self._more():
                 pass
@@ -387,6 +402,18 @@ class Cordon:
         except ValueError as e:  # not JSON, or not UTF-8
             raise CordonError(0, f"{self.socket}: malformed answer: {e}") from e
 
+    def _expect(self, answer: Any, fields: Mapping[str, Any]) -> Dict[str, Any]:
+        """An answer that must be a JSON object with these fields of these types: anything else
+        is a CordonError, as every failure of cordond's, never a KeyError or TypeError from
+        deep in the caller (found in red team)."""
+        if not isinstance(answer, dict):
+            raise CordonError(0, f"{self.socket}: malformed answer: not a JSON object")
+        for k, t in fields.items():
+            v = answer.get(k)
+            if not isinstance(v, t) or (t is int and isinstance(v, bool)):
+                raise CordonError(0, f"{self.socket}: malformed answer: no {t.__name__} '{k}'")
+        return answer
+
     # ---- runs ----
 
     @staticmethod
@@ -412,7 +439,8 @@ class Cordon:
         backend, allowed, blocked, ignore, readonly, policy_mode, network, keep. With
         backend="docker" or "daytona", cordond runs it in a container or sandbox made for
         this run and removed before it answers; the image is the profile's."""
-        return self.request("POST", "/v1/run", self._run_body(command, kw))
+        return self._expect(self.request("POST", "/v1/run", self._run_body(command, kw)),
+                            _RESULT_FIELDS)
 
     def run(self, command: Union[str, Sequence[str]], **kw: Any) -> str:
         """Run `command`; AG2's result string (stdout+stderr stripped, `[exit code: N]`, ...)."""
@@ -421,10 +449,13 @@ class Cordon:
     # ---- the rest of the API ----
 
     def health(self) -> Dict[str, Any]:
-        return self.request("GET", "/v1/health")
+        return self._expect(self.request("GET", "/v1/health"), {})
 
     def profiles(self) -> List[Dict[str, str]]:
-        return self.request("GET", "/v1/profiles")["profiles"]
+        got = self._expect(self.request("GET", "/v1/profiles"), {"profiles": list})["profiles"]
+        if not all(isinstance(p, dict) and isinstance(p.get("name"), str) for p in got):
+            raise CordonError(0, f"{self.socket}: malformed answer: a profile without a name")
+        return got
 
     def metrics(self) -> str:
         return self.request("GET", "/metrics", raw=True).decode()
@@ -443,7 +474,11 @@ class Cordon:
         raises CordonError with status 403."""
         fields = (("profile", profile), ("workdir", workdir), ("backend", backend), ("image", image))
         body = {k: v for k, v in fields if v is not None}
-        info = self.request("POST", "/v1/sessions", body)
+        info = self._expect(self.request("POST", "/v1/sessions", body),
+                            {"id": str, "workdir": str})
+        # The id goes into every later request's path as it is: cordond's are hex.
+        if not re.fullmatch(r"[0-9A-Za-z_-]{1,128}", info["id"]):
+            raise CordonError(0, f"{self.socket}: malformed answer: session id {info['id'][:40]!r}")
         return Session(self, info)
 
     def profile_inherits_env(self, name: str) -> bool:
@@ -554,7 +589,8 @@ class Session:
         for k in ("profile", "workdir", "backend"):
             if k in kw:
                 raise TypeError(f"{k} is fixed when the session is created")
-        return self._request("POST", "/run", Cordon._run_body(command, kw))
+        return self.client._expect(self._request("POST", "/run", Cordon._run_body(command, kw)),
+                                   _RESULT_FIELDS)
 
     def run(self, command: Union[str, Sequence[str]], **kw: Any) -> str:
         return self.run_json(command, **kw)["output"]

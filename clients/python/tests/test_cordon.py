@@ -740,6 +740,63 @@ class TestHttp(unittest.TestCase):
             self.assertIn("malformed answer", str(cm.exception))
             c.close()
 
+    def test_answers_of_the_wrong_shape_are_cordon_errors(self):
+        """A length that is not digits, or an answer without the fields the client reads (of
+        their types): a CordonError, never a short read that leaves the rest of the answer for
+        the next request, a KeyError or TypeError, or a session id put into the next request's
+        path as it came (found in red team)."""
+        from cordon.client import Session
+
+        def ans(body, head=b""):
+            return b"HTTP/1.1 200 OK\r\n%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body)
+
+        session = ans(b'{"id": "ab12", "workdir": "/tmp/w", "backend": "docker"}')
+        cases = [
+            ("health", [b"HTTP/1.1 200 OK\r\nContent-Length: -3\r\n\r\n{}{}"]),
+            ("health", [b"HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}"]),
+            ("health", [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        b"-1\r\n{}\r\n0\r\n\r\n"]),
+            ("health", [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        b"0x2\r\n{}\r\n0\r\n\r\n"]),
+            ("health", [ans(b"[]")]),
+            ("run", [ans(b"[1, 2]")]),
+            ("run", [ans(b"null")]),
+            ("run", [ans(b'{"exit_code": 0}')]),
+            ("run", [ans(b'{"output": "x", "exit_code": "0"}')]),
+            ("run", [ans(b'{"output": "x", "exit_code": true}')]),
+            ("session", [ans(b'{"workdir": "/tmp/w"}')]),
+            ("session", [ans(b'{"id": "../../v1/run", "workdir": "/tmp/w"}')]),
+            ("session", [ans(b'{"id": ["a"], "workdir": "/tmp/w"}')]),
+            ("profiles", [ans(b'{"profiles": 3}')]),
+            ("profiles", [ans(b'{"profiles": [null]}')]),
+            ("exec", [session, ans(b'{"output": "o"}')]),
+            ("exec", [session, ans(b'{"output": "o", "exit_code": "zz"}')]),
+        ]
+        for what, answers in cases:
+            f, c = self.fake(*answers)
+            with self.subTest(what=what, answer=answers[-1]):
+                with self.assertRaises(CordonError) as cm:
+                    if what == "health":
+                        c.health()
+                    elif what == "run":
+                        c.run("true")
+                    elif what == "session":
+                        c.session().run("true")
+                    elif what == "profiles":
+                        c.profiles()
+                    else:
+                        env = CordonEnvironment(backend="docker", client=c, inherit_env=False)
+                        env.sandbox.exec_sync(["true"])
+                self.assertIn("malformed answer", str(cm.exception))
+                self.assertFalse(any("/v1/run/run" in r for r in f.requests), f.requests)
+            c.close()
+        # The well-formed ones still go through.
+        f, c = self.fake(session, ans(b'{"output": "o", "exit_code": 0}'))
+        s = c.session()
+        self.assertIsInstance(s, Session)
+        self.assertEqual(s.run("true"), "o")
+        c.close()
+
     def test_bad_path(self):
         f, c = self.fake()
         with self.assertRaises(ValueError):
