@@ -8,8 +8,10 @@ close-on-exec before the command's execve (close_range), which is the backstop; 
 keeps the rule itself, so no inherited descriptor depends on the backstop alone.
 
 For each call below in the C sources given, the flag that makes the new descriptor
-close-on-exec must appear among the call's arguments (a call may span lines). dup() and
-F_DUPFD are refused outright (F_DUPFD_CLOEXEC instead), and fopen() needs "e" in its mode.
+close-on-exec must appear among the call's arguments (a call may span lines); recvmsg()
+needs MSG_CMSG_CLOEXEC, for the descriptors SCM_RIGHTS brings. dup(), dup2(), F_DUPFD,
+mkstemp(), tmpfile(), creat() and openpty() are refused outright (each names its close-on-exec
+twin), fcntl(F_SETFD) must set FD_CLOEXEC, and fopen() needs "e" in its mode.
 A call that must make an inheritable descriptor says so on its line: /* lint: inherit */; so
 does a wrapper that passes its caller's flags on (/* lint: wrapper */), whose callers are
 checked by its name (sys_openat2, sys_open_tree).
@@ -28,6 +30,14 @@ NEEDS = {
     "socket": "SOCK_CLOEXEC",
     "socketpair": "SOCK_CLOEXEC",
     "accept4": "SOCK_CLOEXEC",
+    # Descriptors passed over a socket (SCM_RIGHTS) arrive inheritable without this flag.
+    "recvmsg": "MSG_CMSG_CLOEXEC",
+    "recvmmsg": "MSG_CMSG_CLOEXEC",
+    "dup3": "O_CLOEXEC",
+    "mkostemp": "O_CLOEXEC",
+    "mkostemps": "O_CLOEXEC",
+    "posix_openpt": "O_CLOEXEC",
+    "fanotify_init": "FAN_CLOEXEC",
     "memfd_create": "MFD_CLOEXEC",
     "eventfd": "EFD_CLOEXEC",
     "signalfd": "SFD_CLOEXEC",
@@ -40,6 +50,12 @@ NEEDS = {
 }
 BANNED = {
     "dup": "dup() makes an inheritable copy: fcntl(fd, F_DUPFD_CLOEXEC, 0)",
+    "dup2": "dup2() makes an inheritable copy: dup3(old, new, O_CLOEXEC), or a child's stdio marked /* lint: inherit */",
+    "mkstemp": "mkstemp() makes an inheritable file: mkostemp(tmpl, O_CLOEXEC)",
+    "mkstemps": "mkstemps() makes an inheritable file: mkostemps(tmpl, n, O_CLOEXEC)",
+    "tmpfile": "tmpfile() makes an inheritable file: open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC)",
+    "creat": "creat() makes an inheritable file: open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC)",
+    "openpty": "openpty() makes inheritable ends: posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)",
     "pipe": "pipe() makes inheritable ends: pipe2(fds, O_CLOEXEC)",
     "accept": "accept() makes an inheritable socket: accept4(..., SOCK_CLOEXEC)",
     "epoll_create": "epoll_create(): epoll_create1(EPOLL_CLOEXEC)",
@@ -118,6 +134,8 @@ def check(path):
         elif name == "fcntl":
             if re.search(r"\bF_DUPFD\b", args):
                 bad.append(f"{path}:{line}: F_DUPFD makes an inheritable copy: F_DUPFD_CLOEXEC")
+            elif re.search(r"\bF_SETFD\b", args) and "FD_CLOEXEC" not in args:
+                bad.append(f"{path}:{line}: F_SETFD without FD_CLOEXEC makes the descriptor inheritable")
         elif name == "fopen":
             mode = re.search(r",\s*\"([^\"]*)\"\s*$", raw)
             if not mode or "e" not in mode.group(1):

@@ -181,7 +181,8 @@ start_child(int out, int err, const char *cwd, char **argv, char **envp)
 		agent_test_child_hook();
 	(void)setsid();
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+	/* The command's stdio, inherited on purpose. */
+	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) /* lint: inherit */
 		_exit(126);
 	/* If the memory limit is hit, the OOM killer should pick the command, not the agent
 	 * (whose death stops the container). Raising is allowed without privilege. */

@@ -395,9 +395,10 @@ static void exec_lookup(const struct sb_plan *pl, char *const argv[], char *cons
 
 static int move_fd(int from, int to)
 {
+	/* The command's stdio: inherited on purpose. */
 	if (from == to)
-		return fcntl(to, F_SETFD, 0);
-	return dup2(from, to);
+		return fcntl(to, F_SETFD, 0); /* lint: inherit */
+	return dup2(from, to);		      /* lint: inherit */
 }
 
 /* The command: stdio, no fd of cordon's, exec. */

@@ -1,4 +1,4 @@
-/* tools/lint-cloexec.py must find each of the 8 offences here (make lint checks that it does). */
+/* tools/lint-cloexec.py must find each of the 15 offences here (make lint checks that it does). */
 int f(void)
 {
 	struct open_how how = { .flags = O_PATH, .resolve = 0 };
@@ -10,5 +10,14 @@ int f(void)
 	int ok = openat(a, "z", O_RDONLY | O_CLOEXEC);
 	int k = fcntl(a, F_DUPFD, 0);
 	int i = socket(AF_UNIX, SOCK_STREAM, 0); /* lint: inherit */
+	struct msghdr mh = { 0 };
+	ssize_t r = recvmsg(s, &mh, 0); /* SCM_RIGHTS fds arrive inheritable */
+	ssize_t r2 = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	int d2 = dup2(a, 5), d3 = dup3(a, 6, 0), d4 = dup3(a, 7, O_CLOEXEC);
+	char tmpl[] = "/tmp/xXXXXXX";
+	int m = mkstemp(tmpl), c = creat("/c", 0600);
+	FILE *tf = tmpfile();
+	fcntl(a, F_SETFD, 0);
+	fcntl(a, F_SETFD, FD_CLOEXEC);
 	return 0;
 }
