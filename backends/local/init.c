@@ -832,6 +832,8 @@ static void child_run(const struct sb_plan *pl, bool mem_cg, int netns)
 	if (r < 0)
 		die_step(pl, SB_STEP_RLIMITS, -r, "setrlimit");
 	sb_trace(pl, SB_STEP_RLIMITS);
+	if (mounts_proc_readonly() < 0)
+		die_step(pl, SB_STEP_PROC_MASK, errno, "/proc read-only");
 
 	drop_privileges(pl);
 	/*

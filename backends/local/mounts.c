@@ -704,6 +704,20 @@ int mounts_base(const struct sb_plan *pl, bool with_workdir, struct sb_mounts *f
 	return r;
 }
 
+/*
+ * /proc read-only to the command, as Landlock has it where the kernel has Landlock (its rules
+ * grant writes below the workdir, /tmp and /dev only). Without Landlock the command could
+ * write its own /proc/self files: oom_score_adj back down from the 500 limits_oom_first gave
+ * it (without CAP_SYS_RESOURCE, which root lacks in cordond's unit, nothing pins it), level
+ * with cordond again; coredump_filter. Last, after the rlimits (limits_apply writes
+ * coredump_filter), and while we may still change a mount. Non-recursive: the read-only and
+ * masked entries below it are mounts of their own.
+ */
+int mounts_proc_readonly(void)
+{
+	return sys_mount_setattr(AT_FDCWD, "/proc", 0, MOUNT_ATTR_RDONLY);
+}
+
 int mounts_finish(const struct sb_plan *pl, bool have_workdir, struct sb_mounts *f,
 		  struct sb_msg *m)
 {

@@ -296,6 +296,7 @@ void mounts_init(struct sb_mounts *f);
 int mounts_base(const struct sb_plan *pl, bool with_workdir, struct sb_mounts *f, struct sb_msg *m);
 int mounts_finish(const struct sb_plan *pl, bool have_workdir, struct sb_mounts *f,
 		  struct sb_msg *m);
+int mounts_proc_readonly(void);
 
 /*
  * The gate message that lets sandbox pid go on (init.c: gate_join reads it): its byte c, and

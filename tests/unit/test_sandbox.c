@@ -18,6 +18,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <sched.h>
+#include <seccomp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1085,6 +1086,43 @@ Test(sandbox, the_run_is_the_oom_killers_first_choice)
 	need_root();
 	wd = tu_tmpdir();
 	check_oom_first(wd, true);
+	tu_rmtree(wd);
+	free(wd);
+}
+
+/*
+ * Where the kernel has no Landlock (or lsm= leaves it out), nothing kept the command from
+ * writing its /proc/self files: without CAP_SYS_RESOURCE (not in this host's bounding set, nor
+ * in cordond.service's CapabilityBoundingSet) the 500 is not pinned, and the command lowered
+ * it back to 0, level with cordond (found in red team). /proc is read-only to the command
+ * now, Landlock or not. Landlock's absence is made here as cordon detects it: its syscall
+ * answers ENOSYS (criterion runs each test in a process of its own).
+ */
+Test(sandbox, the_run_cannot_lower_its_oom_score_without_landlock)
+{
+	struct cordon_profile *p;
+	scmp_filter_ctx ctx;
+	struct sbx r;
+	char *wd;
+
+	need_root();
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	cr_assert(ctx);
+	cr_assert_eq(
+		seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(landlock_create_ruleset), 0),
+		0);
+	cr_assert_eq(seccomp_load(ctx), 0);
+	seccomp_release(ctx);
+	cr_assert_eq(syscall(SYS_landlock_create_ruleset, NULL, 0, 1), -1);
+	p = load_default();
+	wd = tu_tmpdir();
+	sbx_run(&r, p, wd, true,
+		"echo 0 > /proc/self/oom_score_adj; echo 1 > /proc/self/coredump_filter; "
+		"cat /proc/self/oom_score_adj /proc/self/coredump_filter");
+	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
+	cr_assert_str_eq(r.out, "500\n00000033\n", "the command changed its own: %s", r.out);
+	sbx_free(&r);
+	cordon_profile_free(p);
 	tu_rmtree(wd);
 	free(wd);
 }
