@@ -587,30 +587,35 @@ static int cmd_run(const struct subcommand *sc, int argc, char **argv)
 		 */
 		const char *sock = client_socket_path();
 		/*
-		 * The CLI sends cordond local runs only. cordond serves Docker runs too (a one-shot
-		 * session), but with its own access to Docker; a `cordon run --backend docker` is
-		 * the caller's, with the caller's access, as it was before cordond served them.
+		 * Under --via auto the CLI sends cordond local runs only. A Docker run
+		 * (--backend docker, or a profile that names it) is then the caller's, with the
+		 * caller's own access to Docker, as it was before cordond served them. --via daemon
+		 * sends it to cordond: a one-shot session with cordond's access and its rules for
+		 * members (the images the administrator allows: docs/daemon.md).
 		 */
+		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
+		bool other_backend = o.backend && strcmp(o.backend, "local");
 		const char *why =
-			o.backend && strcmp(o.backend, "local")
-				? "the CLI sends cordond local runs only (--backend docker "
-				  "runs directly)"
+			other_backend && !daemon_only
+				? "the CLI sends cordond local runs only under --via auto "
+				  "(--backend docker runs directly; --via daemon sends it)"
 				: client_cannot_send(o.profile, o.pass_stdin, o.image, command,
 						     o.workdir, &o.env, &o.allow, &o.block,
 						     &o.ignore);
-		bool daemon_only = !strcmp(o.via, "daemon"), unreachable = false;
 		struct cordon_profile *pp = NULL;
 		const char *own_path = getenv("CORDON_PROFILE_PATH");
 		char digest[17] = "";
 		double run_timeout = 0;
 		cordon_error pe;
 
-		/* Nor a profile that names another backend (a profile that does not load is left
-		 * to the daemon, which says so). */
-		if (!why && !o.backend && cordon_profile_load(o.profile, &pp, &pe) == 0 &&
-		    strcmp(pp->backend, "local"))
-			why = "the CLI sends cordond local runs only (the profile names another "
-			      "backend)";
+		/* Nor, under auto, a profile that names another backend (a profile that does not
+		 * load is left to the daemon, which says so). Loaded for its timeout too. */
+		if (!why && (!o.backend || other_backend) &&
+		    cordon_profile_load(o.profile, &pp, &pe) < 0)
+			pp = NULL;
+		if (!why && pp && !o.backend && !daemon_only && strcmp(pp->backend, "local"))
+			why = "the CLI sends cordond local runs only under --via auto (the profile "
+			      "names another backend; --via daemon sends it)";
 		/*
 		 * With a CORDON_PROFILE_PATH of ours, our profile of that name may not be
 		 * cordond's: it compares their digests (a mismatch runs here under auto).

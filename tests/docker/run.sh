@@ -571,6 +571,19 @@ $(id -G cordon-tm)|$muid|0" "$out|$(stat -c %u "$mw/made2")|$(dleft)"
 out=$(member_api -X POST http://x/v1/run -d '{"command":"id -u; pwd","backend":"docker","profile":"dimg"}')
 check "one-shot: a member's temp workdir, removed after" "$muid
 /workspace|no|0" "$(field output <<<"$out")|$([ -e "$(field workdir <<<"$out")" ] && echo yes || echo no)|$(dleft)"
+# The CLI's --via daemon --backend docker: the run goes to cordond, whose access to dockerd a
+# member without one uses, under cordond's rules (the profile's image), and reads as a direct
+# run's answer (under --via auto it would run directly, with the member's own access).
+out=$(cd / && setpriv --reuid=cordon-tm --regid=users --init-groups env CORDON_SOCKET="$dd/s" \
+	"$CORDON" run --via daemon --backend docker -p dimg -- 'id -u; echo via-cli' 2>&1)
+rc=$?
+check "cordon run --via daemon --backend docker: a member's run through cordond, nothing left" \
+	"$muid
+via-cli|0|0" "$out|$rc|$(dleft)"
+out=$(cd / && setpriv --reuid=cordon-tm --regid=users --init-groups env CORDON_SOCKET="$dd/s" \
+	"$CORDON" run --via daemon --backend docker -p dimg -- 'exit 3' 2>&1)
+rc=$?
+check "... its exit status is the command's" "[exit code: 3]|3" "$out|$rc"
 # A member's workdir (on a path they can change: dockerd could be made to mount another
 # directory, which only the check after the start finds): the container's init and agent,
 # there before that check, are not the member's to look into from the host through

@@ -4582,36 +4582,33 @@ Test(daemon, cli_via_daemon, .timeout = 90)
 	}
 	{
 		/*
-		 * A profile (by name) that names another backend: the CLI sends cordond local
-		 * runs only, so --via daemon says so and --via auto runs it directly (whatever
-		 * the direct run makes of it here, it is not that refusal).
+		 * A profile (by name) that names another backend: under --via auto the CLI sends
+		 * cordond local runs only, so it runs it directly (whatever the direct run makes
+		 * of it here, it is not that refusal); --via daemon sends it to cordond, whose
+		 * answer is about Docker (no dockerd, or no image, in this suite), not a refusal
+		 * of the CLI's. The same for --backend docker.
 		 */
 		char *dir = tu_tmpdir(), *pp = NULL;
 		const char *const args[] = { "run", "--via", "daemon", "-p",
 					     "dk",  "--",    "true",   NULL };
 		const char *const auto_args[] = { "run", "-p", "dk", "--", "true", NULL };
+		const char *const dk_args[] = { "run",	  "--via", "daemon", "--backend",
+						"docker", "--",	   "true",   NULL };
 
 		tu_write_file(dir, "dk.conf", "[sandbox]\nbackend = docker\n");
 		cr_assert(asprintf(&pp, "CORDON_PROFILE_PATH=%s", dir) > 0);
-		cli_env(&a, d.sock, pp, args);
-		cr_expect_eq(a.status, 125);
-		cr_expect(strstr(a.err, "local runs only (the profile names another backend)"),
-			  "%s", a.err);
-		tu_run_free(&a);
 		cli_env(&a, d.sock, pp, auto_args);
 		cr_expect_null(strstr(a.err, "local runs only"), "%s", a.err);
 		tu_run_free(&a);
-		{
-			const char *const dk_args[] = { "run",	  "--via", "daemon", "--backend",
-							"docker", "--",	   "true",   NULL };
-
-			cli(&a, d.sock, dk_args);
-			cr_expect_eq(a.status, 125);
-			cr_expect(strstr(a.err, "--via daemon: the CLI sends cordond local runs "
-						"only (--backend docker runs directly)"),
-				  "%s", a.err);
-			tu_run_free(&a);
-		}
+		cli_env(&a, d.sock, pp, args);
+		cr_expect_null(strstr(a.err, "local runs only"), "%s", a.err);
+		cr_expect(a.status == 0 || strstr(a.err, "cordond: ") || strstr(a.err, "docker"),
+			  "%d %s", a.status, a.err);
+		tu_run_free(&a);
+		cli(&a, d.sock, dk_args);
+		cr_expect_null(strstr(a.err, "local runs only"), "%s", a.err);
+		cr_expect(a.status == 0 || strstr(a.err, "docker"), "%d %s", a.status, a.err);
+		tu_run_free(&a);
 		free(pp);
 		tu_rmtree(dir);
 		free(dir);
