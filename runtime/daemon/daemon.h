@@ -307,7 +307,11 @@ int session_oneshot_open(void *s, void **ret_h, cordon_error *e);
 int session_oneshot_error(const struct session *s, cordon_error *e);
 /* Remove its container or sandbox and its temp workdir (unless keep), and free it (NULL-safe). */
 void session_oneshot_end(struct session *s, bool keep);
-void session_run_begin(struct session *s);
+/*
+ * Count a run in the session, which a DELETE then refuses (409): false when a DELETE has taken
+ * the session since it was found (session_get), and no run may start in it then.
+ */
+bool session_run_begin(struct session *s);
 void session_run_end(struct session *s);
 /* Files: returns an HTTP status; GET gives an fd and its size. */
 int session_put_file(const struct caller *c, struct session *s, const char *path, const void *buf,

@@ -434,8 +434,13 @@ static enum MHD_Result run_parsed(struct MHD_Connection *c, struct conn *cn, str
 			goto fail;
 		s = os;
 	}
-	if (s)
-		session_run_begin(s);
+	if (s && !session_run_begin(s)) {
+		/* Deleted since it was found: gone, as for a run that came after the DELETE. */
+		s = NULL;
+		status = 404;
+		cordon_err(&e, 0, "id: no such session");
+		goto fail;
+	}
 
 	/* The workdir, always opened or made as the caller (ident.c). */
 	if (s) {

@@ -620,11 +620,21 @@ json_t *session_json(const struct session *s)
 			 (int)s->runs);
 }
 
-void session_run_begin(struct session *s)
+bool session_run_begin(struct session *s)
 {
+	bool alive;
+
+	/*
+	 * Under the lock session_delete looks at runs under: a run found its session, then
+	 * parsed its body before it counted itself here, and a DELETE in between answered 200
+	 * while the run went on in the deleted session (found in red team).
+	 */
 	pthread_mutex_lock(&lock);
-	s->runs++;
+	alive = !s->dead;
+	if (alive)
+		s->runs++;
 	pthread_mutex_unlock(&lock);
+	return alive;
 }
 
 void session_run_end(struct session *s)

@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <poll.h>
 #include <pwd.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2273,6 +2274,93 @@ Test(daemon, session_limit_holds_under_concurrency, .timeout = 90)
 		EXPECT(&r, 200, "\"deleted\":true");
 		res_free(&r);
 	}
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
+/*
+ * A DELETE of a session answers 409 while a run is in progress, else the session is gone: no
+ * run of it may start after a DELETE answered 200. The run took the session (session_get)
+ * before it counted itself as running (session_run_begin), and parsed its body in between, so
+ * a DELETE in that gap answered 200 and the run went on in the deleted session, its command
+ * run and its answer a 200 (found in red team). A body with many items makes the gap wide.
+ */
+struct race_run {
+	const char *sock;
+	const char *url;
+	const char *body;
+	struct res r;
+};
+
+static void *race_run_fn(void *arg)
+{
+	struct race_run *rr = arg;
+
+	http(rr->sock, "POST", rr->url, rr->body, &rr->r);
+	return NULL;
+}
+
+Test(daemon, no_run_starts_in_a_deleted_session, .timeout = 120)
+{
+	enum { ROUNDS = 60, ITEMS = 4000 };
+	struct daemon d;
+	char *body, *p, run_url[128], url[128];
+	int after_delete = 0, deleted_first = 0, ran_first = 0;
+
+	/* {"command":"echo ran","allowed":["x0",...],"blocked":[...],"ignore":[...],"env":{...}} */
+	body = malloc(1 << 20);
+	cr_assert(body);
+	p = body + sprintf(body, "{\"command\":\"echo ran\"");
+	for (int l = 0; l < 3; l++) {
+		static const char *const lists[] = { "allowed", "blocked", "ignore" };
+
+		p += sprintf(p, ",\"%s\":[", lists[l]);
+		/* "echo" allowed: the run's command runs unless it cannot start at all. */
+		p += sprintf(p, "\"%s\"", l == 0 ? "echo" : "zz");
+		for (int i = 1; i < ITEMS; i++)
+			p += sprintf(p, ",\"zz%d\"", i);
+		*p++ = ']';
+	}
+	p += sprintf(p, ",\"env\":{");
+	for (int i = 0; i < ITEMS; i++)
+		p += sprintf(p, "%s\"V%d\":\"v\"", i ? "," : "", i);
+	strcpy(p, "}}");
+	daemon_start(&d, NULL);
+	for (int round = 0; round < ROUNDS; round++) {
+		struct race_run rr = { .sock = d.sock, .url = run_url, .body = body };
+		struct res r;
+		pthread_t t;
+		char *id = session_create(d.sock, NULL, NULL, NULL);
+
+		snprintf(run_url, sizeof(run_url), "/v1/sessions/%s/run", id);
+		snprintf(url, sizeof(url), "/v1/sessions/%s", id);
+		cr_assert(pthread_create(&t, NULL, race_run_fn, &rr) == 0);
+		/* Spread over the run's parse: some rounds land before it, some in it, some after. */
+		usleep((useconds_t)(round % 20) * 1000);
+		http(d.sock, "DELETE", url, NULL, &r);
+		pthread_join(t, NULL);
+		if (r.status == 200 && rr.r.status == 200) {
+			after_delete++;
+			cr_expect(0, "round %d: DELETE answered 200 and the run %s", round,
+				  rr.r.body);
+		} else if (r.status == 200) {
+			EXPECT(&rr.r, 404, "no such session");
+			deleted_first++;
+		} else {
+			EXPECT(&r, 409, "runs in progress");
+			EXPECT(&rr.r, 200, "ran");
+			ran_first++;
+			res_free(&r);
+			http(d.sock, "DELETE", url, NULL, &r);
+			EXPECT(&r, 200, "\"deleted\":true");
+		}
+		res_free(&r);
+		res_free(&rr.r);
+		free(id);
+	}
+	cr_log_info("%d rounds: %d deleted first, %d ran first, %d ran after the DELETE", ROUNDS,
+		    deleted_first, ran_first, after_delete);
+	cr_expect_eq(after_delete, 0, "%d runs in deleted sessions", after_delete);
+	free(body);
 	cr_expect_eq(daemon_stop(&d), 0);
 }
 
