@@ -486,8 +486,9 @@ Test(docker_agent, real_agent_kills_the_tree)
 		-1);
 	free(o);
 	free(e);
-	/* SIGKILL is asynchronous for the escapees: give them a moment to go. */
-	for (int i = 0; i < 50; i++) {
+	/* SIGKILL is asynchronous for the escapees: give them a moment to go (3 s: the unit
+	 * suite's fork and memory bombs may be running beside this test). */
+	for (int i = 0; i < 150; i++) {
 		left = false;
 		tu_each_proc(find_sleep, &left);
 		if (!left)
