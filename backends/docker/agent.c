@@ -64,8 +64,12 @@ static void send_msg(int sock, uint32_t type, uint32_t arg)
 	(void)send(sock, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
-/* Is "CORDON_EXEC_NONCE=<nonce>" one of the entries of process pid's environment? */
-static bool has_nonce(long pid)
+/*
+ * Is "CORDON_EXEC_NONCE=<nonce>" one of the entries of process pid's environment? 1: yes;
+ * 0: no; -1: its environment reads empty (a zombie, a kernel thread, or a process in the
+ * middle of an exec, whose new environment is not set up yet: it may be ours).
+ */
+static int nonce_of(long pid)
 {
 	char path[64], needle[96];
 	_cleanup_free_ char *buf = NULL;
@@ -76,7 +80,7 @@ static bool has_nonce(long pid)
 	nl = (size_t)snprintf(needle, sizeof(needle), "CORDON_EXEC_NONCE=%s", nonce);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return 0;
 	/* The whole environment: a process may have moved the entry past any fixed prefix. */
 	for (;;) {
 		ssize_t r;
@@ -102,10 +106,36 @@ static bool has_nonce(long pid)
 		size_t l = strnlen(buf + i, n - i);
 
 		if (l == nl && !memcmp(buf + i, needle, nl))
-			return true;
+			return 1;
 		i += l + 1;
 	}
-	return false;
+	return n == 0 ? -1 : 0;
+}
+
+/*
+ * A process whose environment read empty: one that may be in the middle of an exec, that is
+ * neither a zombie nor a kernel thread (/proc/PID/stat: state Z, flags PF_KTHREAD).
+ */
+static bool may_be_execing(long pid)
+{
+	char path[64], buf[1024], state;
+	_cleanup_close_ int fd = -1;
+	unsigned long flags = 0;
+	const char *p;
+	ssize_t n;
+
+	(void)snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* after the command name, which may hold anything */
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return false;
+	return state != 'Z' && state != 'X' && !(flags & 0x00200000 /* PF_KTHREAD */);
 }
 
 void (*agent_test_child_hook)(void);
@@ -127,29 +157,34 @@ static void kill_command(void)
 	(void)kill(child, SIGKILL);
 	(void)kill(-child, SIGKILL);
 	/*
-	 * Sweeps 5 ms apart until three in a row kill nothing (at most 20): a process in the
-	 * middle of its exec (`setsid sleep`, having just left the group) shows an empty
-	 * environment until the new program's is set up, and a single sweep, then three fixed
-	 * ones, missed it now and then on a loaded machine (found by a unit test in CI runs).
+	 * Sweeps 5 ms apart until three in a row kill nothing and find no process in the middle
+	 * of an exec (at most 200: a second). Such a process (`setsid sleep`, having just left
+	 * the group) shows an empty environment until the new program's is set up, which on a
+	 * loaded machine (page faults waiting for reclaim) can take many milliseconds: one sweep,
+	 * then three fixed ones, then three quiet ones missed it in CI runs (a unit test).
 	 */
-	for (int pass = 0, quiet = 0; pass < 20 && quiet < 3; pass++) {
+	for (int pass = 0, quiet = 0; pass < 200 && quiet < 3; pass++) {
 		_cleanup_closedir_ DIR *d = opendir("/proc");
 		struct dirent *de;
-		bool killed = false;
+		bool busy = false;
 
 		if (pass)
 			(void)usleep(5 * 1000);
 		while (d && (de = readdir(d))) {
 			char *end;
 			long pid = strtol(de->d_name, &end, 10);
+			int r;
 
 			if (*end || pid <= 1 || pid == self)
 				continue;
-			if (has_nonce(pid) && kill((pid_t)pid, SIGKILL) == 0)
-				killed = true;
+			r = nonce_of(pid);
+			if (r > 0 && kill((pid_t)pid, SIGKILL) == 0)
+				busy = true;
+			else if (r < 0 && may_be_execing(pid))
+				busy = true;
 		}
 		(void)kill(-child, SIGKILL);
-		quiet = killed ? 0 : quiet + 1;
+		quiet = busy ? 0 : quiet + 1;
 	}
 }
 
