@@ -464,12 +464,21 @@ Test(docker_agent, real_agent_runs_commands)
 	real_end(&r);
 }
 
+/*
+ * One of the command's sleeps, by its whole command line ("sleep 48 ", or the setsid program
+ * before its exec): a substring matched other tests' processes running beside this one, such
+ * as sandbox/daemons_die_with_the_command's "sleep 4<pid%1000>.<time>" (pid 487: "sleep
+ * 4487..."), and failed this test in CI runs where the pids fell that way.
+ */
 static bool find_sleep(pid_t pid, const char *cmdline, void *arg)
 {
+	static const char *const mine[] = { "sleep 47 ", "sleep 48 ", "sleep 49 ",
+					    "setsid sleep 48 " };
+
 	(void)pid;
-	if (strstr(cmdline, "sleep 47") || strstr(cmdline, "sleep 48") ||
-	    strstr(cmdline, "sleep 49"))
-		*(bool *)arg = true;
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if (!strcmp(cmdline, mine[i]))
+			*(bool *)arg = true;
 	return !*(bool *)arg;
 }
 
