@@ -1498,7 +1498,7 @@ static int worker_start(struct worker *k, struct share *q, struct walk *w, bool 
 	int r = 0;
 
 	k->q = q;
-	k->away = cpus_mine(&k->cpus);
+	k->away = cpus_mine(&k->cpus) && cpus_one_free(&k->cpus);
 	if (!k->away && !force)
 		return -1;
 	if (walker_init(&k->t, w, &k->e) < 0)

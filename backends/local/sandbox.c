@@ -859,7 +859,7 @@ static void spread_prepare(struct sb_plan *pl)
 {
 	cpu_set_t all;
 
-	pl->spread = cpus_mine(&all);
+	pl->spread = cpus_mine(&all) && cpus_one_free(&all);
 	if (pl->spread)
 		memcpy(pl->cpus, &all, sizeof(all));
 }

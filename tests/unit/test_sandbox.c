@@ -7,6 +7,7 @@
  * Under CI=true a skip (not root, no such user) is a failure.
  */
 #define _GNU_SOURCE
+#include "backends/local/cpus.h"
 #include "backends/local/proc.h"
 #include "backends/local/sandbox.h"
 #include "tests/lib/testutil.h"
@@ -1050,6 +1051,59 @@ Test(sandbox, command_keeps_the_callers_cpus_as_user)
 	check_cpus_kept(wd, false);
 	tu_rmtree(wd);
 	free(wd);
+}
+
+/*
+ * The spread (and the hide walk's second thread) goes to another CPU only when one is likely
+ * free: /proc/loadavg's count of runnable tasks, the caller included, below the CPUs cordon
+ * may use (cpus.h: a task moved to a busy CPU waits for its time slice). Text that cannot be
+ * read keeps the spread, as before the check.
+ */
+Test(sandbox, spread_only_to_a_free_cpu)
+{
+	cpu_set_t two, four;
+
+	CPU_ZERO(&two);
+	CPU_SET(0, &two);
+	CPU_SET(1, &two);
+	four = two;
+	CPU_SET(2, &four);
+	CPU_SET(3, &four);
+	cr_assert(cpus_free_in("0.00 0.01 0.05 1/245 12345\n", &two), "only we run");
+	cr_assert_not(cpus_free_in("1.94 1.07 1.39 2/110 8951\n", &two), "one other runs");
+	cr_assert_not(cpus_free_in("9.00 9.00 9.00 17/300 1\n", &two));
+	cr_assert(cpus_free_in("1.94 1.07 1.39 2/110 8951\n", &four), "two of four busy");
+	cr_assert_not(cpus_free_in("3.00 3.00 3.00 4/110 8951\n", &four));
+	cr_assert(cpus_free_in("3.00 3.00 3.00 3/110 8951\n", &four));
+	/* unreadable: as before */
+	cr_assert(cpus_free_in("", &two));
+	cr_assert(cpus_free_in("1.0 1.0 1.0", &two));
+	cr_assert(cpus_free_in("1.0 1.0 1.0 x/2 3", &two));
+	cr_assert(cpus_free_in("1.0 1.0 1.0 5 3", &two));
+	/* The machine's own count: with a spinner for each CPU of ours, none is free. */
+	{
+		cpu_set_t mine;
+		pid_t kids[CPU_SETSIZE];
+		int n = 0;
+		bool free_now;
+
+		cr_assert_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+		while (n < CPU_COUNT(&mine)) {
+			pid_t k = fork();
+
+			cr_assert_geq(k, 0);
+			if (k == 0)
+				for (;;)
+					;
+			kids[n++] = k;
+		}
+		free_now = cpus_one_free(&mine);
+		for (int i = 0; i < n; i++) {
+			(void)kill(kids[i], SIGKILL);
+			(void)waitpid(kids[i], NULL, 0);
+		}
+		cr_assert_not(free_now, "%d spinners, and still a free CPU", n);
+	}
 }
 
 /*
