@@ -166,6 +166,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 		.stdin_fd = x->stdin_fd,
 		.stdout_fd = out_w,
 		.stderr_fd = err_w,
+		.stdio_pipes_ours = true,
 		.profile = p,
 		.run_as = x->run_as,
 		.set_umask = x->set_umask,

@@ -20,6 +20,11 @@ struct local_spec {
 	int stdin_fd;	      /* the command's stdin; -1 means /dev/null */
 	int stdout_fd;	      /* write ends of the capture pipes */
 	int stderr_fd;
+	/*
+	 * The three are anonymous pipes made for this run alone (local.c's capture pipes, run.c's
+	 * stdin relay): as root they are given to the command's uid (sandbox.c, prep_stdio).
+	 */
+	bool stdio_pipes_ours;
 	const struct cordon_profile *profile; /* limits, readonly, ignore, mask, network... */
 	bool run_as;
 	uid_t uid;

@@ -52,6 +52,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -698,6 +700,41 @@ static int scan_hides(struct prep *x, const struct local_spec *s, bool setid, co
 	return asuser_call(s->uid, s->gid, s->groups, s->ngroups, scan_fn, &a, e);
 }
 
+/*
+ * As root, the run's stdio pipes (cordon's own, made for this run: local.c, run.c) are given to
+ * the command's uid. A pipe belongs to its maker with mode 0600, and reopening one by a path
+ * (`echo x > /dev/stdout`, `>/dev/stderr`, `cat /dev/stdin`, /proc/self/fd/N: shells and
+ * build tools do all of these) checks that mode: a root-owned pipe was "Permission denied" to
+ * the command, uid 65534 or cordond's member, where the same command ran as an ordinary
+ * caller's own (whose pipes are its own) worked (found in red team). The pipe is reached by a
+ * path only through /proc/<pid>/fd of a process holding it, which needs ptrace access to that
+ * process: cordon, init (root's, not dumpable) and the command; so the owner now adds the
+ * command's uid and nobody else. Only anonymous pipes (pipefs): never a FIFO or file of a
+ * caller's. In a user namespace the pipes are the caller's already, as is the command.
+ */
+static int prep_stdio(const struct prep *x, const struct local_spec *s, cordon_error *e)
+{
+	const int fds[] = { s->stdin_fd, s->stdout_fd, s->stderr_fd };
+
+	if (x->pl.userns || !s->stdio_pipes_ours)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++) {
+		struct statfs sfs;
+		struct stat st;
+
+		if (fds[i] < 0)
+			continue;
+		if (fstat(fds[i], &st) < 0 || fstatfs(fds[i], &sfs) < 0)
+			return cordon_err(e, errno, "sandbox: stdio fd %d", fds[i]);
+		if (!S_ISFIFO(st.st_mode) || sfs.f_type != PIPEFS_MAGIC || st.st_uid != geteuid())
+			continue;
+		if (fchown(fds[i], x->pl.uid, x->pl.gid) < 0)
+			return cordon_err(e, errno, "sandbox: give the stdio pipe to %u",
+					  (unsigned)x->pl.uid);
+	}
+	return 0;
+}
+
 static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 {
 	const struct cordon_profile *p = s->profile;
@@ -711,6 +748,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	if (!s->argv || !s->argv[0])
 		return cordon_err(e, EINVAL, "sandbox: empty argv");
 	if (prep_workdir(x, s, &wd, e) < 0 || prep_identity(x, s, &wd, e) < 0 ||
+	    prep_stdio(x, s, e) < 0 ||
 	    (!x->pl.userns && !s->workdir_tmpfs &&
 	     prep_workdir_tree(x, policy_workdir_readonly(p), e) < 0) ||
 	    prep_binds(x, p, e) < 0)

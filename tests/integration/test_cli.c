@@ -794,6 +794,30 @@ Test(cli, stdin_passed_only_when_asked)
 	tu_run_free(&r);
 }
 
+/*
+ * The command reopens its stdin, stdout and stderr by a path, as scripts do (`> /dev/stdout`,
+ * `cat /dev/stdin`, /proc/self/fd/N). As root the command runs as uid 65534 and the pipes were
+ * root's, 0600: each of these was "Permission denied" (found in red team); an ordinary
+ * caller's run, whose pipes and command are both its own, always worked.
+ */
+Test(cli, the_command_reopens_its_stdio_by_path)
+{
+	struct tu_run r;
+	const char *argv[] = { tu_cordon(),
+			       "run",
+			       "--stdin",
+			       "--",
+			       "cat /dev/stdin; echo a > /dev/stdout; echo b > /dev/stderr; "
+			       "exec 3>/proc/self/fd/1; echo c >&3; "
+			       "python3 -c 'open(\"/proc/self/fd/1\", \"w\").write(\"d\\n\")'",
+			       NULL };
+
+	tu_exec(&r, "in\n", NULL, (char *const *)argv);
+	cr_expect_str_eq(r.out, "in\na\nc\nd\nb\n", "stderr: %s", r.err);
+	cr_expect_eq(r.status, 0);
+	tu_run_free(&r);
+}
+
 /* The timeout kills the whole tree: a grandchild must not live on to touch its file. */
 Test(cli, timeout_kills_tree)
 {

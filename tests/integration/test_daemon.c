@@ -953,6 +953,27 @@ Test(daemon, oversized_bodies, .timeout = 60)
 
 /* ---- authorisation ---- */
 
+/*
+ * A member's run reopens its stdout and stderr by a path (`> /dev/stdout`, /proc/self/fd/N):
+ * the runner's pipes were root's, 0600, and the command, the member, got "Permission denied"
+ * where the same command run directly worked (found in red team).
+ */
+Test(daemon, a_members_run_reopens_its_stdio_by_path, .timeout = 60)
+{
+	struct daemon d;
+	struct res r;
+
+	ensure_users();
+	daemon_start(&d, NULL);
+	cr_assert(http_as(MEMBER, d.sock, "POST", "/v1/run",
+			  "{\"command\":\"echo a > /dev/stdout; echo b > /proc/self/fd/2\"}",
+			  &r) == 0);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	EXPECT_FIELD(&r, "output", "a\nb");
+	res_free(&r);
+	cr_expect_eq(daemon_stop(&d), 0);
+}
+
 Test(daemon, authorisation, .timeout = 90)
 {
 	struct daemon d;

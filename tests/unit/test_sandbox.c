@@ -1190,6 +1190,67 @@ Test(sandbox, the_run_is_the_oom_killers_first_choice_as_user)
 	free(wd);
 }
 
+/*
+ * Root's run: the stdio pipes cordon made for it become the command's (it runs as 65534 here),
+ * so that it can reopen them by /dev/stdout or /proc/self/fd (they were root's 0600 pipes:
+ * "Permission denied", found in red team); a caller's named FIFO given as stdout stays as it
+ * was, the flag or not: only anonymous pipes are ever given away.
+ */
+Test(sandbox, the_runs_own_pipes_are_the_commands_a_callers_fifo_is_not)
+{
+	char *argv[] = { "sh", "-c", "echo by-path > /proc/self/fd/1 && echo ok", NULL };
+	struct cordon_profile *p;
+	struct local_proc *proc = NULL;
+	struct stat st;
+	char *wd, *fifo, buf[64] = "";
+	int o[2], fd, status = 0;
+	struct local_usage u;
+	cordon_error e;
+	ssize_t n;
+
+	need_root();
+	p = load_default();
+	wd = tu_tmpdir();
+	cr_assert_eq(pipe2(o, O_CLOEXEC), 0);
+	struct local_spec s = { .argv = argv,
+				.workdir = wd,
+				.workdir_fd = -1,
+				.workdir_is_temp = true,
+				.stdin_fd = -1,
+				.stdout_fd = o[1],
+				.stderr_fd = o[1],
+				.stdio_pipes_ours = true,
+				.profile = p };
+	cr_assert_eq(local_proc_start(&s, &proc, &e), 0, "%s", e.msg);
+	close(o[1]);
+	cr_assert_eq(fstat(o[0], &st), 0);
+	cr_expect_eq(st.st_uid, 65534, "the pipe is %u's", (unsigned)st.st_uid);
+	n = read(o[0], buf, sizeof(buf) - 1);
+	cr_assert_eq(local_proc_wait(proc, &status, &u, &e), 0, "%s", e.msg);
+	local_proc_free(proc);
+	proc = NULL;
+	close(o[0]);
+	cr_expect(n > 0 && strstr(buf, "by-path\n") == buf, "got '%s'", buf);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d", status);
+
+	/* A FIFO in the file system (say `cordon run ... > fifo` of a library caller's). */
+	cr_assert(asprintf(&fifo, "%s/fifo", wd) > 0);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	fd = open(fifo, O_RDWR | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	s.stdout_fd = s.stderr_fd = fd;
+	cr_assert_eq(local_proc_start(&s, &proc, &e), 0, "%s", e.msg);
+	cr_assert_eq(local_proc_wait(proc, &status, &u, &e), 0, "%s", e.msg);
+	local_proc_free(proc);
+	close(fd);
+	cr_assert_eq(stat(fifo, &st), 0);
+	cr_expect_eq(st.st_uid, 0, "the caller's FIFO was given to %u", (unsigned)st.st_uid);
+	free(fifo);
+	tu_rmtree(wd);
+	free(wd);
+	cordon_profile_free(p);
+}
+
 Test(sandbox, signal_and_exit_status)
 {
 	struct cordon_profile *p;
