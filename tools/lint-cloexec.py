@@ -11,7 +11,9 @@ For each call below in the C sources given, the flag that makes the new descript
 close-on-exec must appear among the call's arguments (a call may span lines); recvmsg()
 needs MSG_CMSG_CLOEXEC, for the descriptors SCM_RIGHTS brings. dup(), dup2(), F_DUPFD,
 mkstemp(), tmpfile(), creat() and openpty() are refused outright (each names its close-on-exec
-twin), fcntl(F_SETFD) must set FD_CLOEXEC, and fopen() needs "e" in its mode.
+twin), fcntl(F_SETFD) must set FD_CLOEXEC (not clear it: ~FD_CLOEXEC), ioctl(FIONCLEX) is
+refused, and fopen(), freopen() and popen() need "e" in their mode. Through syscall(2) the same
+rules hold, whether the call is named SYS_x or __NR_x: a refused call is refused there too.
 A call that must make an inheritable descriptor says so on its line: /* lint: inherit */; so
 does a wrapper that passes its caller's flags on (/* lint: wrapper */), whose callers are
 checked by its name (sys_openat2, sys_open_tree).
@@ -47,6 +49,10 @@ NEEDS = {
     "open_tree": "OPEN_TREE_CLOEXEC",
     "fsopen": "FSOPEN_CLOEXEC",
     "fsmount": "FSMOUNT_CLOEXEC",
+    "fspick": "FSPICK_CLOEXEC",
+    "open_by_handle_at": "O_CLOEXEC",
+    "userfaultfd": "O_CLOEXEC",
+    "perf_event_open": "PERF_FLAG_FD_CLOEXEC",
 }
 BANNED = {
     "dup": "dup() makes an inheritable copy: fcntl(fd, F_DUPFD_CLOEXEC, 0)",
@@ -61,9 +67,17 @@ BANNED = {
     "epoll_create": "epoll_create(): epoll_create1(EPOLL_CLOEXEC)",
     "inotify_init": "inotify_init(): inotify_init1(IN_CLOEXEC)",
 }
-# The same calls made through syscall(2): its first argument names them.
-SYSCALLS = {"SYS_" + k: v for k, v in NEEDS.items() if not k.startswith("sys_")}
-CALL = re.compile(r"(?<![\w.>])(" + "|".join(sorted(set(NEEDS) | set(BANNED) | {"fopen", "fcntl", "syscall"},
+# The same calls made through syscall(2): its first argument names them, as SYS_x or __NR_x;
+# some have a kernel name of their own (the flags-taking eventfd2 and signalfd4).
+SYSCALL_NEEDS = {k: v for k, v in NEEDS.items() if not k.startswith("sys_")}
+SYSCALL_NEEDS.update({"eventfd2": "EFD_CLOEXEC", "signalfd4": "SFD_CLOEXEC"})
+SYSCALLS = {pre + k: v for k, v in SYSCALL_NEEDS.items() for pre in ("SYS_", "__NR_")}
+# The refused ones there (SYS_eventfd and SYS_signalfd take no flags at all).
+BANNED_SYSCALLS = dict(BANNED, eventfd="eventfd (the syscall) takes no flags: SYS_eventfd2 with EFD_CLOEXEC",
+                       signalfd="signalfd (the syscall) takes no flags: SYS_signalfd4 with SFD_CLOEXEC")
+BANNED_SYSCALLS = {pre + k: v for k, v in BANNED_SYSCALLS.items() for pre in ("SYS_", "__NR_")}
+MODE_E = {"fopen", "freopen", "popen"}
+CALL = re.compile(r"(?<![\w.>])(" + "|".join(sorted(set(NEEDS) | set(BANNED) | MODE_E | {"fcntl", "ioctl", "syscall"},
                                                     key=len, reverse=True)) + r")\s*\(")
 # openat2's flags travel in a struct open_how: each initialised one must say O_CLOEXEC.
 HOW = re.compile(r"struct\s+open_how\s+\w+\s*=\s*\{")
@@ -129,17 +143,25 @@ def check(path):
             bad.append(f"{path}:{line}: {BANNED[name]}")
         elif name == "syscall":
             first = args.split(",")[0].strip()
-            if first in SYSCALLS and SYSCALLS[first] not in args:
+            if first in BANNED_SYSCALLS:
+                bad.append(f"{path}:{line}: syscall({first}): {BANNED_SYSCALLS[first]}")
+            elif first in SYSCALLS and SYSCALLS[first] not in args:
                 bad.append(f"{path}:{line}: syscall({first}) without {SYSCALLS[first]}")
         elif name == "fcntl":
             if re.search(r"\bF_DUPFD\b", args):
                 bad.append(f"{path}:{line}: F_DUPFD makes an inheritable copy: F_DUPFD_CLOEXEC")
-            elif re.search(r"\bF_SETFD\b", args) and "FD_CLOEXEC" not in args:
+            elif re.search(r"\bF_SETFD\b", args) and (
+                    not re.search(r"\bFD_CLOEXEC\b", args) or re.search(r"~\s*\(?\s*FD_CLOEXEC\b", args)):
                 bad.append(f"{path}:{line}: F_SETFD without FD_CLOEXEC makes the descriptor inheritable")
-        elif name == "fopen":
-            mode = re.search(r",\s*\"([^\"]*)\"\s*$", raw)
+        elif name == "ioctl":
+            if re.search(r"\bFIONCLEX\b", args):
+                bad.append(f"{path}:{line}: ioctl(FIONCLEX) makes the descriptor inheritable")
+        elif name in MODE_E:
+            # The mode is the last argument but for freopen's (its middle one).
+            mode = re.search(r",\s*\"([^\"]*)\"\s*(,[^,]*)?$" if name == "freopen"
+                             else r",\s*\"([^\"]*)\"\s*$", raw)
             if not mode or "e" not in mode.group(1):
-                bad.append(f"{path}:{line}: fopen() without \"e\" in its mode")
+                bad.append(f"{path}:{line}: {name}() without \"e\" in its mode")
         elif NEEDS[name] not in args:
             bad.append(f"{path}:{line}: {name}() without {NEEDS[name]}")
     for m in HOW.finditer(code):
