@@ -409,13 +409,57 @@ static bool cg_v2_marked_delegated(const char *dir)
 	return false;
 }
 
-static bool cg_v2_delegated(const char *dir)
+/*
+ * As root: is dir, and every cgroup above it up to the mount point mnt, root's alone (owned by
+ * root, not group- or other-writable, nor its cgroup.procs)? On v2 whoever may write the
+ * cgroup.procs of two cgroups' common ancestor moves any process between them, root's
+ * included: the kernel checks no uid (v1 does). A cgroup delegated to a user is theirs
+ * (systemd chowns it, and its cgroup.procs, to them, and marks it: trusted.delegate for a
+ * system unit with User=, user.delegate in that user's own manager, which they may set on any
+ * cgroup of theirs), and so is everything below it. Root's runs made there were in that
+ * user's hands: a root `cordon run` from a shell in their subtree (sudo in their terminal), or
+ * a cordond started by hand there, followed their mark, and they could move a run's processes
+ * out of its cgroup into one of theirs, away from its memory and pids limits and from the
+ * cgroup kill at its end (found in red team, on a real v2 kernel: tests/cgroupv2).
+ */
+static bool cg_v2_root_only(const char *dir, const char *mnt)
+{
+	_cleanup_free_ char *p = strdup(dir);
+	size_t ml = strlen(mnt);
+
+	if (!p || strncmp(p, mnt, ml) != 0 || (p[ml] != '/' && p[ml] != 0))
+		return false;
+	for (;;) {
+		_cleanup_close_ int dfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat d, procs;
+		char *slash;
+
+		if (dfd < 0 || fstat(dfd, &d) < 0 || fstatat(dfd, "cgroup.procs", &procs, 0) < 0 ||
+		    d.st_uid != 0 || (d.st_mode & 022) || procs.st_uid != 0 ||
+		    (procs.st_mode & 022))
+			return false;
+		if (strlen(p) <= ml)
+			return true;
+		slash = strrchr(p, '/');
+		if (!slash || (size_t)(slash - p) < ml)
+			return false;
+		*slash = 0;
+	}
+}
+
+/*
+ * Was dir delegated to us? Marked so, or (not root) ours; as root, marked and root's alone
+ * (cg_v2_root_only): another user's mark says the cgroup is delegated to them, not to root.
+ */
+static bool cg_v2_delegated(const char *dir, const char *mnt)
 {
 	struct stat st;
 
+	if (geteuid() == 0)
+		return cg_v2_marked_delegated(dir) && cg_v2_root_only(dir, mnt);
 	if (cg_v2_marked_delegated(dir))
 		return true;
-	return geteuid() != 0 && stat(dir, &st) == 0 && st.st_uid == geteuid();
+	return stat(dir, &st) == 0 && st.st_uid == geteuid();
 }
 
 /* The cgroup v2 mount and our entry in it, or false. */
@@ -445,7 +489,8 @@ static int cg_v2_enable(const char *dir, cordon_error *e);
  * TasksMax=, `systemctl status`, its stop). So, as DelegateSubgroup=supervisor does: move the
  * whole process into a leaf child, then turn memory and pids on in the unit's cgroup, which is
  * now the delegated parent cg_plan_v2 looks for. Only a cgroup marked delegated by its manager
- * (the xattr; not merely writable: root can write anywhere) that offers memory and pids.
+ * (the xattr; not merely writable: root can write anywhere) that offers memory and pids, and,
+ * as root, one that no other user has a hand in (cg_v2_root_only: not a user's subtree).
  */
 int cgroup_claim_delegation(cordon_error *e)
 {
@@ -466,6 +511,7 @@ int cgroup_claim_delegation(cordon_error *e)
 	if (!own)
 		return cordon_err(e, ENOMEM, "out of memory");
 	if (strcmp(own, m->point) == 0 || !cg_v2_marked_delegated(own) ||
+	    (geteuid() == 0 && !cg_v2_root_only(own, m->point)) ||
 	    !cg_v2_has(own, "cgroup.controllers"))
 		return 0;
 	dfd = open(own, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -521,7 +567,7 @@ static int cg_plan_v2(const struct cg_host *h, struct cg_plan *pl, char *why, si
 		if (slash && (size_t)(slash - parent) >= strlen(m->point)) {
 			*slash = 0;
 			if (cg_v2_has(parent, "cgroup.subtree_control") &&
-			    cg_v2_delegated(parent) && cg_writable(parent)) {
+			    cg_v2_delegated(parent, m->point) && cg_writable(parent)) {
 				pl->v2_base = TAKE_PTR(parent);
 				return 0;
 			}

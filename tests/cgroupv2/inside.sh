@@ -135,6 +135,52 @@ check "memory = 64M holds for a user's run in its delegated subtree" \
 check "the user's runs leave no cgroup in its subtree" \
 	[ -z "$(find /sys/fs/cgroup/user -mindepth 1 -type d -name 'cordon-*-*-*')" ]
 
+# Root in that user's subtree, the subtree marked user.delegate (the user's to set on a cgroup of
+# theirs, as their own systemd does): root's runs must not be made in it, where the user could
+# move a run's processes out of its cgroup (v2 checks no uid for that), away from its limits and
+# its kill. First a root `cordon run` from the user's shell (sudo in their terminal), then a
+# cordond started by hand in a cgroup of theirs, which must not claim it either.
+cgroup_of() { sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null; }
+pid_of() { ps -o pid,args | awk -v a="$1" '$2 == "sleep" && $3 == a { print $1; exit }'; }
+wait_pid_of() {
+	i=0
+	while [ -z "$(pid_of "$1")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	pid_of "$1"
+}
+su -s /bin/sh user -c 'setxattr /sys/fs/cgroup/user/1000 user.delegate 1' ||
+	bad "the user cannot mark its subtree user.delegate"
+sh -c 'echo $$ >/sys/fs/cgroup/user/1000/shell/cgroup.procs && exec cordon run -t 30 -- "sleep 37"' \
+	>/dev/null 2>&1 &
+r=$!
+p=$(wait_pid_of 37)
+where=$(cgroup_of "$p")
+check "root's run from a user's marked subtree is not made in it (${where:-no run})" \
+	[ -n "$where" -a "${where#/user/}" = "$where" ]
+su -s /bin/sh user -c "echo $p >/sys/fs/cgroup/user/1000/shell/cgroup.procs" 2>/dev/null
+after=$(cgroup_of "$p")
+check "the user cannot move root's run's process out of its cgroup (${after:-gone})" \
+	[ -n "$after" -a "$after" = "$where" ]
+kill -TERM "$r"
+wait "$r"
+su -s /bin/sh user -c 'mkdir /sys/fs/cgroup/user/1000/svc &&
+	setxattr /sys/fs/cgroup/user/1000/svc user.delegate 1' || bad "the user cannot make svc"
+sh -c 'echo $$ >/sys/fs/cgroup/user/1000/svc/cgroup.procs &&
+	exec cordond --socket /run/cordon-u.sock' >/tmp/cordond-u.log 2>&1 &
+d=$!
+i=0
+while [ ! -S /run/cordon-u.sock ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "a root cordond in a user's marked cgroup does not claim it ($(cgroup_of "$d"))" \
+	[ "$(cgroup_of "$d")" = /user/1000/svc ]
+CORDON_SOCKET=/run/cordon-u.sock cordon run --via daemon -t 30 -- 'sleep 38' >/dev/null 2>&1 &
+r=$!
+p=$(wait_pid_of 38)
+where=$(cgroup_of "$p")
+check "nor are its runs made in the user's subtree (${where:-no run})" \
+	[ -n "$where" -a "${where#/user/}" = "$where" ]
+kill -TERM "$r" "$d"
+wait "$r"
+wait "$d"
+
 # cordond: its runners stage each next run's v2 cgroup. Started the way systemd starts it on
 # Debian 12 (pure v2, systemd 252: Delegate=yes, no DelegateSubgroup=), in a service cgroup
 # of its own below a slice that is not delegated to it.
