@@ -552,6 +552,16 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 	if (pipe2(pp, O_CLOEXEC) < 0)
 		return cordon_err(e, errno, "docker: pipe");
 	err_r = pp[0], err_w = pp[1];
+	/*
+	 * Writable by the container's user, whoever that is (a name only the image resolves,
+	 * or an id dockerd remaps): a pipe is its maker's, 0600, and reopening one by a path
+	 * (`echo x > /dev/stdout`, `> /dev/stderr`, /proc/self/fd/1) checks that mode, so as
+	 * root's these were "Permission denied" to the command (red team). Only a process with
+	 * ptrace access to a holder reaches a pipe by a path: cordon, the agent and the command.
+	 * The local backend gives its pipes to the command's uid instead (sandbox.c, prep_stdio).
+	 */
+	if (fchmod(out_w, 0622) < 0 || fchmod(err_w, 0622) < 0)
+		return cordon_err(e, errno, "docker: pipe mode");
 	(void)fcntl(out_r, F_SETPIPE_SZ, PIPE_SIZE);
 	(void)fcntl(err_r, F_SETPIPE_SZ, PIPE_SIZE);
 	if (fcntl(out_r, F_SETFL, O_NONBLOCK) < 0 || fcntl(err_r, F_SETFL, O_NONBLOCK) < 0)

@@ -467,6 +467,22 @@ static void setup_agent(void)
 
 TestSuite(agent, .init = setup_agent, .fini = teardown, .timeout = 60);
 
+/*
+ * Through the agent the command reopens its stdout and stderr by a path, as shells and build
+ * tools do (`> /dev/stdout`, `> /dev/stderr`, /proc/self/fd/N): the pipes are cordon's, made as
+ * root, and the command is nobody here. Docker's exec API cannot do it (its pipes are
+ * containerd's), so the agent suite only.
+ */
+Test(agent, the_command_reopens_its_stdout_by_path)
+{
+	struct cordon_result r;
+
+	run("id -u; echo out > /dev/stdout; echo fd > /proc/self/fd/1; echo err > /dev/stderr", &r);
+	cr_assert_str_eq(r.output, "65534\nout\nfd\nerr", "%s", r.output);
+	cr_assert_eq(r.exit_code, 0);
+	cordon_result_free(&r);
+}
+
 /* An agent that cannot kill the timed-out command (stopped by it) gets its container
  * restarted: the command is gone, /tmp with it, and the next command runs through the agent
  * again. */
