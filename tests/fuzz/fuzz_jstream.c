@@ -71,10 +71,19 @@ static void run(const char *body, size_t n, const unsigned char *sizes, struct o
 static bool expected(const char *body, size_t n, struct outcome *ret)
 {
 	json_error_t je;
-	json_t *o = json_loadb(body, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+	json_t *o;
 	json_t *ex, *code, *res;
 	bool ok;
 
+	/*
+	 * JSON has no raw NUL byte anywhere (in a string it is escaped, \u0000), and the reader
+	 * refuses one; jansson takes one right after a number as the number's end, so that
+	 * {"code":-2<NUL>} loads as {"code":-2} (found by fuzz_jstream, jansson 2.14). It is no
+	 * oracle for such a body.
+	 */
+	if (memchr(body, 0, n))
+		return false;
+	o = json_loadb(body, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	if (!o)
 		return false;
 	ex = json_object_get(o, "exitCode");
