@@ -72,9 +72,45 @@ static const struct executor_rule executor_defaults[] = {
 	"\\x{205f}\\x{3000}"
 
 /*
+ * Python's re.IGNORECASE takes i, I, U+0130 (capital I with dot) and U+0131 (dotless i) for
+ * one letter (sre's lower() maps U+0130 to i, and its table of equivalences pairs i with
+ * U+0131); PCRE2's caseless matching (Unicode case folding) keeps the last two apart. No
+ * other literal differs: every cased code point against its case variants, Python 3.11 and
+ * PCRE2 10.42 compared. So `rm -rf /b\u0131n` was refused by
+ * AG2's rule 5 and passed here (found in red team). Both the subject and the pattern's
+ * literals write the two as a plain 'i', which PCRE2 then matches caselessly as Python does.
+ */
+static bool executor_dotted_i(const char *s)
+{
+	return (unsigned char)s[0] == 0xc4 &&
+	       ((unsigned char)s[1] == 0xb0 || (unsigned char)s[1] == 0xb1);
+}
+
+/* The subject with each U+0130 and U+0131 written 'i' (1 byte for 2), malloc'd. */
+static char *executor_fold_i(const char *s)
+{
+	size_t len = strlen(s);
+	char *out = malloc(len + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		if (executor_dotted_i(s + i)) {
+			*o++ = 'i';
+			i++;
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
  * Rewrite a Python regex into PCRE2 syntax with the same meaning for what AG2's patterns use:
  * \s and \S (outside and, for \s, inside classes), \Z (end of subject: PCRE2's \z) and the
- * \uXXXX / \UXXXXXXXX escapes PCRE2 does not have. Everything else is passed through.
+ * \uXXXX / \UXXXXXXXX escapes PCRE2 does not have; U+0130 and U+0131 (literal or \u) become
+ * 'i' (executor_fold_i). Everything else is passed through.
  */
 static int executor_translate(const char *py, char **ret, cordon_error *e)
 {
@@ -98,14 +134,24 @@ static int executor_translate(const char *py, char **ret, cordon_error *e)
 				r = pystr_buf_add(&b, "\\z", 2, e);
 			else if ((n == 'u' || n == 'U') && i + (n == 'u' ? 4 : 8) < len) {
 				size_t w = n == 'u' ? 4 : 8;
+				char hex[9] = { 0 }, *end;
+				unsigned long cp;
 
-				r = pystr_buf_addf(&b, e, "\\x{%.*s}", (int)w, py + i + 1);
+				memcpy(hex, py + i + 1, w);
+				cp = strtoul(hex, &end, 16);
+				if (*end == '\0' && (cp == 0x130 || cp == 0x131))
+					r = pystr_buf_add(&b, "i", 1, e);
+				else
+					r = pystr_buf_addf(&b, e, "\\x{%.*s}", (int)w, py + i + 1);
 				i += w;
 			} else {
 				char two[2] = { '\\', n };
 
 				r = pystr_buf_add(&b, two, 2, e);
 			}
+		} else if (executor_dotted_i(py + i)) {
+			r = pystr_buf_add(&b, "i", 1, e);
+			i++;
 		} else {
 			/* A ']' right after "[" or "[^" is a member, not the end of the class. */
 			if (!in_class && c == '[') {
@@ -132,7 +178,7 @@ static int executor_translate(const char *py, char **ret, cordon_error *e)
 /* re.search(regex, subject, re.IGNORECASE): 1 match, 0 none, -1 bad regex or ENOMEM. */
 static int executor_search(const char *regex, const char *subject, cordon_error *e)
 {
-	_cleanup_free_ char *pcre = NULL;
+	_cleanup_free_ char *pcre = NULL, *folded = NULL;
 	pcre2_compile_context *cc;
 	pcre2_match_data *md;
 	pcre2_code *code;
@@ -162,9 +208,12 @@ static int executor_search(const char *regex, const char *subject, cordon_error 
 		pcre2_code_free(code);
 		return cordon_err(e, ENOMEM, "out of memory");
 	}
-	r = pcre2_match(code, (PCRE2_SPTR)subject, strlen(subject), 0, 0, md, NULL);
+	folded = executor_fold_i(subject);
+	r = folded ? pcre2_match(code, (PCRE2_SPTR)folded, strlen(folded), 0, 0, md, NULL) : 0;
 	pcre2_match_data_free(md);
 	pcre2_code_free(code);
+	if (!folded)
+		return cordon_err(e, ENOMEM, "out of memory");
 	if (r >= 0)
 		return 1;
 	if (r == PCRE2_ERROR_NOMATCH)

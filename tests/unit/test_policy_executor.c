@@ -149,6 +149,25 @@ static const struct exec_row exec_rows[] = {
 	  "Potentially dangerous command detected: ls => alone" },
 	{ NULL, NULL, NULL, L("\\u00e9t\\u00E9 => accent"), false, NULL, "\303\211T\303\211",
 	  "Potentially dangerous command detected: accent" },
+	/* re.IGNORECASE takes U+0130 and U+0131 for i, PCRE2 alone does not (red team). */
+	{ NULL, L0, NULL, NULL, false, NULL, "rm -rf /b\304\261n",
+	  "Potentially dangerous command detected: Deletion of critical system directories is not "
+	  "allowed." },
+	{ NULL, L0, NULL, NULL, false, NULL, "rm -rf /L\304\260B",
+	  "Potentially dangerous command detected: Deletion of critical system directories is not "
+	  "allowed." },
+	{ NULL, L0, NULL, NULL, false, NULL, "echo > /dev/sd\304\261",
+	  "Potentially dangerous command detected: Direct disk block device overwrite is not "
+	  "allowed." },
+	{ NULL, NULL, NULL, L("\\u0131x => dotless"), false, NULL, "IX",
+	  "Potentially dangerous command detected: dotless" },
+	{ NULL, NULL, NULL, L("\304\260x => dotted"), false, NULL, "\304\261x",
+	  "Potentially dangerous command detected: dotted" },
+	{ NULL, NULL, NULL, L("[^a-z]x => not a letter"), false, NULL, "\304\260x", NULL },
+	{ NULL, NULL, NULL, L("\\bi\\b => word"), false, NULL, "\304\261",
+	  "Potentially dangerous command detected: word" },
+	{ NULL, NULL, NULL, L("^.{3}$ => three"), false, NULL, "a\304\260b",
+	  "Potentially dangerous command detected: three" },
 	{ NULL, NULL, NULL, L("[^\\s]{5} => long word"), false, NULL, "ab cd efghi",
 	  "Potentially dangerous command detected: long word" },
 	{ NULL, NULL, NULL, L("\\S+\\.sh => script"), false, NULL, "run a.sh",
