@@ -426,6 +426,13 @@ static int validate_request(const struct cordon_request *rq, cordon_error *e)
 		return cordon_err(e, 0, "empty command");
 	if (rq->argv && !rq->argv[0])
 		return cordon_err(e, 0, "empty argv");
+	/*
+	 * The policy judges `command` only: an argv alone ran with no check at all, whatever the
+	 * profile's lists (red team). cordond gives both (the script of sh -c, else the argv
+	 * joined with shell quoting).
+	 */
+	if (rq->argv && !rq->command)
+		return cordon_err(e, 0, "argv without the command the policy judges");
 	if (!backend_lookup(rq->profile->backend))
 		return cordon_err(e, 0, "unknown backend '%s'", rq->profile->backend);
 	return 0;

@@ -159,7 +159,8 @@ struct cordon_teardown;
 
 struct cordon_request {
 	const char *command; /* the shell command (words joined by single spaces) */
-	char *const *argv;   /* alternative to command: run without a shell (daemon) */
+	char *const *argv;   /* run this without a shell (daemon); command is still required:
+			      * it is what the policy judges */
 	const struct cordon_profile *profile;
 	const char *workdir; /* NULL: a fresh temp dir, removed afterwards unless keep */
 	/*

@@ -1403,6 +1403,28 @@ static int own_run_cgroups(void)
 }
 
 /*
+ * A request's argv runs without a shell, and the policy judges its command: an argv with no
+ * command ran with no check at all (red team: blocked = rm did not stop argv rm).
+ */
+Test(sandbox, argv_without_command_is_not_run_unchecked)
+{
+	char *argv[] = { "rm", "-f", "x", NULL };
+	struct cordon_profile *p;
+	struct cordon_result r;
+	cordon_error e = { 0 };
+
+	need_root();
+	p = load_default();
+	add(&p->blocked, "rm");
+	p->blocked.set = true;
+	struct cordon_request rq = { .argv = argv, .profile = p, .workdir_fd = -1, .stdin_fd = -1 };
+
+	cr_assert_eq(cordon_run(&rq, &r, &e), -1, "argv rm ran under blocked = rm");
+	cr_assert(strstr(e.msg, "argv without the command"), "%s", e.msg);
+	cordon_profile_free(p);
+}
+
+/*
  * cordon_request.teardown (cordond): cordon_run gives the result as soon as init has reported
  * the command's end, when every other process of the run has already been sent SIGKILL; init's
  * own exit (the namespaces' teardown), the cgroup and the temp workdir are left for
