@@ -8,8 +8,8 @@
  *
  * Only when another CPU is free: a task pinned to a CPU that runs something else waits for
  * that CPU's time slice instead. Measured on the reference VM (2026-11-26) with one vCPU busy
- * running a nice 10 program: `cordon run -- true` took 4.7 to 7 ms with its child moved
- * there, 3.7 to 3.9 ms without the move (bwrap 3.8 ms).
+ * running a nice 10 program: `cordon run -- true` took 4.7 to 7.5 ms with its child moved
+ * there, 4.0 to 4.2 ms without the move (bwrap 3.6 to 3.9 ms; docs/security.md).
  */
 #pragma once
 
