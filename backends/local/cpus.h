@@ -6,10 +6,12 @@
  * until the creator blocks: the two then take turns instead of overlapping. Moving the new
  * task away before it first runs lets both run at once. Includers define _GNU_SOURCE.
  *
- * Only when another CPU is free: a task pinned to a CPU that runs something else waits for
- * that CPU's time slice instead. Measured on the reference VM (2026-11-26) with one vCPU busy
- * running a nice 10 program: `cordon run -- true` took 4.7 to 7.5 ms with its child moved
- * there, 4.0 to 4.2 ms without the move (bwrap 3.6 to 3.9 ms; docs/security.md).
+ * The sandbox's child is moved only when another CPU is likely free (cpus_one_free): a task
+ * pinned to a CPU that runs something else waits for that CPU's time slice instead.
+ * Measured on the reference VM (2026-11-26) with one vCPU busy running a nice 10 program:
+ * `cordon run -- true` took 4.7 to 7.5 ms with its child moved there, 4.0 to 4.2 ms without
+ * the move (bwrap 3.6 to 3.9 ms; docs/security.md). The hide walk's second thread is moved
+ * whatever the load (hide.c says why).
  */
 #pragma once
 
