@@ -12,8 +12,10 @@
  * str.isspace() means and "\Z" means the end of the string.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
+#include <ctype.h>
 #include <errno.h>
 #include <pcre2.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,14 +109,52 @@ static char *executor_fold_i(const char *s)
 }
 
 /*
+ * A class of the pattern (executor_translate): does it hold U+0130 or U+0131, as a member or
+ * inside a range? The subject writes both as 'i' (executor_fold_i), so such a class gets an
+ * 'i' of its own: Python's re.IGNORECASE takes i for either (sre adds i to [ā-ž], which holds
+ * U+0131), while the range keeps its real ends ([ı-ž] must not take j).
+ */
+struct executor_class {
+	int64_t prev;  /* the last member's code point, -1 after a class escape (\d, \s...) */
+	bool range;    /* a '-' after prev: the next member ends a range */
+	bool dotted_i; /* U+0130 or U+0131 is in the class */
+};
+
+static void executor_class_member(struct executor_class *k, int64_t cp)
+{
+	if (k->range && k->prev >= 0 && cp >= 0)
+		k->dotted_i |= k->prev <= 0x131 && cp >= 0x130;
+	else
+		k->dotted_i |= cp == 0x130 || cp == 0x131;
+	k->range = false;
+	k->prev = cp;
+}
+
+/* The code point a one-character escape stands for in a class (\n, \\, \]...), or -1. */
+static int64_t executor_escape_cp(char n)
+{
+	static const char from[] = "abfnrtv", to[] = "\a\b\f\n\r\t\v";
+	const char *p = strchr(from, n);
+
+	if (n && p)
+		return (unsigned char)to[p - from];
+	if (isalnum((unsigned char)n))
+		return -1; /* \d, \w, \s, \x.., octal...: not a single known character here */
+	return (unsigned char)n;
+}
+
+/*
  * Rewrite a Python regex into PCRE2 syntax with the same meaning for what AG2's patterns use:
  * \s and \S (outside and, for \s, inside classes), \Z (end of subject: PCRE2's \z) and the
- * \uXXXX / \UXXXXXXXX escapes PCRE2 does not have; U+0130 and U+0131 (literal or \u) become
- * 'i' (executor_fold_i). Everything else is passed through.
+ * \uXXXX / \UXXXXXXXX escapes PCRE2 does not have. U+0130 and U+0131 (literal or \u) become
+ * 'i' outside classes; a class that holds either, as a member or in a range, gets an 'i' too
+ * (executor_class; the subject has them as 'i': executor_fold_i). Everything else is passed
+ * through.
  */
 static int executor_translate(const char *py, char **ret, cordon_error *e)
 {
 	struct pystr_buf b = { 0 };
+	struct executor_class k = { 0 };
 	bool in_class = false;
 	size_t class_start = 0, len = strlen(py);
 
@@ -125,43 +165,70 @@ static int executor_translate(const char *py, char **ret, cordon_error *e)
 		if (c == '\\' && i + 1 < len) {
 			char n = py[++i];
 
-			if (n == 's' && in_class)
+			if (n == 's' && in_class) {
 				r = pystr_buf_add(&b, EXECUTOR_SPACE, strlen(EXECUTOR_SPACE), e);
-			else if (n == 's' || n == 'S')
+				executor_class_member(&k, -1);
+			} else if (n == 's' || n == 'S') {
 				r = pystr_buf_addf(&b, e, "[%s%s]", n == 'S' ? "^" : "",
 						   EXECUTOR_SPACE);
-			else if (n == 'Z' && !in_class)
+			} else if (n == 'Z' && !in_class) {
 				r = pystr_buf_add(&b, "\\z", 2, e);
-			else if ((n == 'u' || n == 'U') && i + (n == 'u' ? 4 : 8) < len) {
+			} else if ((n == 'u' || n == 'U') && i + (n == 'u' ? 4 : 8) < len) {
 				size_t w = n == 'u' ? 4 : 8;
 				char hex[9] = { 0 }, *end;
 				unsigned long cp;
 
 				memcpy(hex, py + i + 1, w);
 				cp = strtoul(hex, &end, 16);
-				if (*end == '\0' && (cp == 0x130 || cp == 0x131))
+				if (!in_class && *end == '\0' && (cp == 0x130 || cp == 0x131))
 					r = pystr_buf_add(&b, "i", 1, e);
 				else
 					r = pystr_buf_addf(&b, e, "\\x{%.*s}", (int)w, py + i + 1);
+				if (in_class)
+					executor_class_member(&k, *end == '\0' ? (int64_t)cp : -1);
 				i += w;
+			} else if (n == 'x' && in_class && i + 2 < len &&
+				   isxdigit((unsigned char)py[i + 1]) &&
+				   isxdigit((unsigned char)py[i + 2])) {
+				char hex[3] = { py[i + 1], py[i + 2], 0 };
+
+				r = pystr_buf_addf(&b, e, "\\x%s", hex);
+				executor_class_member(&k, strtol(hex, NULL, 16));
+				i += 2;
 			} else {
 				char two[2] = { '\\', n };
 
 				r = pystr_buf_add(&b, two, 2, e);
+				if (in_class)
+					executor_class_member(&k, executor_escape_cp(n));
 			}
-		} else if (executor_dotted_i(py + i)) {
+		} else if (!in_class && executor_dotted_i(py + i)) {
 			r = pystr_buf_add(&b, "i", 1, e);
 			i++;
-		} else {
+		} else if (!in_class && c == '[') {
+			in_class = true;
+			k = (struct executor_class){ .prev = -1 };
+			class_start = i + 1;
+			if (i + 1 < len && py[i + 1] == '^')
+				class_start++;
+			r = pystr_buf_add(&b, &c, 1, e);
+		} else if (in_class && c == ']' && i != class_start) {
 			/* A ']' right after "[" or "[^" is a member, not the end of the class. */
-			if (!in_class && c == '[') {
-				in_class = true;
-				class_start = i + 1;
-				if (i + 1 < len && py[i + 1] == '^')
-					class_start++;
-			} else if (in_class && c == ']' && i != class_start) {
-				in_class = false;
-			}
+			in_class = false;
+			r = k.dotted_i ? pystr_buf_add(&b, "i]", 2, e)
+				       : pystr_buf_add(&b, "]", 1, e);
+		} else if (in_class && c == '-' && i != class_start && k.prev >= 0 && !k.range) {
+			k.range = true;
+			r = pystr_buf_add(&b, "-", 1, e);
+		} else if (in_class) {
+			size_t at = i;
+			uint32_t cp = pystr_next(py, len, &at);
+
+			/* Invalid UTF-8 reads as U+DC80..U+DCFF (pystr_next): a byte, no letter. */
+			executor_class_member(&k, cp);
+			r = pystr_buf_add(&b, py + i, at - i, e);
+			i = at - 1;
+		} else {
 			r = pystr_buf_add(&b, &c, 1, e);
 		}
 		if (r < 0) {
@@ -176,29 +243,78 @@ static int executor_translate(const char *py, char **ret, cordon_error *e)
 }
 
 /* re.search(regex, subject, re.IGNORECASE): 1 match, 0 none, -1 bad regex or ENOMEM. */
+/*
+ * A Python regex compiled as the rules are searched: translated (executor_translate), caseless,
+ * Unicode, '\n' the only newline. NULL with *ret_err and *ret_off (in *ret_pcre, the PCRE2
+ * form) when PCRE2 refuses it; NULL with *ret_err 0 and *e set on ENOMEM.
+ */
+static pcre2_code *executor_compile(const char *regex, char **ret_pcre, int *ret_err,
+				    PCRE2_SIZE *ret_off, cordon_error *e)
+{
+	pcre2_compile_context *cc;
+	pcre2_code *code;
+
+	*ret_err = 0;
+	*ret_off = 0;
+	if (executor_translate(regex, ret_pcre, e) < 0)
+		return NULL;
+	cc = pcre2_compile_context_create(NULL);
+	if (!cc) {
+		cordon_err(e, ENOMEM, "out of memory");
+		return NULL;
+	}
+	/* '$' and '.' treat only '\n' as a newline, as Python's re does. */
+	pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
+	code = pcre2_compile((PCRE2_SPTR)*ret_pcre, PCRE2_ZERO_TERMINATED,
+			     PCRE2_CASELESS | PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF,
+			     ret_err, ret_off, cc);
+	pcre2_compile_context_free(cc);
+	return code;
+}
+
+int policy_check_dangerous_regex(const char *regex, cordon_error *e)
+{
+	_cleanup_free_ char *pcre = NULL;
+	PCRE2_UCHAR msg[120];
+	PCRE2_SIZE off;
+	int err;
+	pcre2_code *code = executor_compile(regex, &pcre, &err, &off, e);
+
+	if (code) {
+		pcre2_code_free(code);
+		return 0;
+	}
+	if (!err)
+		return -1;
+	(void)pcre2_get_error_message(err, msg, sizeof(msg));
+	/*
+	 * One line: each form clipped to 64 bytes. The offset is the PCRE2 form's, which is
+	 * named when it is not the regex as written.
+	 */
+#define EXECUTOR_CLIP(s) (int)(strlen(s) > 64 ? 64 : strlen(s)), (s), (strlen(s) > 64 ? "..." : "")
+	if (strcmp(pcre, regex) == 0)
+		return cordon_err(e, 0, "invalid regex '%.*s%s': %s at offset %zu",
+				  EXECUTOR_CLIP(regex), (char *)msg, (size_t)off);
+	return cordon_err(e, 0,
+			  "invalid regex '%.*s%s': %s at offset %zu of its PCRE2 form '%.*s%s'",
+			  EXECUTOR_CLIP(regex), (char *)msg, (size_t)off, EXECUTOR_CLIP(pcre));
+#undef EXECUTOR_CLIP
+}
+
 static int executor_search(const char *regex, const char *subject, cordon_error *e)
 {
 	_cleanup_free_ char *pcre = NULL, *folded = NULL;
-	pcre2_compile_context *cc;
 	pcre2_match_data *md;
 	pcre2_code *code;
 	PCRE2_SIZE off;
 	int err, r;
 
-	if (executor_translate(regex, &pcre, e) < 0)
-		return -1;
-	cc = pcre2_compile_context_create(NULL);
-	if (!cc)
-		return cordon_err(e, ENOMEM, "out of memory");
-	/* '$' and '.' treat only '\n' as a newline, as Python's re does. */
-	pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
-	code = pcre2_compile((PCRE2_SPTR)pcre, PCRE2_ZERO_TERMINATED,
-			     PCRE2_CASELESS | PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err,
-			     &off, cc);
-	pcre2_compile_context_free(cc);
+	code = executor_compile(regex, &pcre, &err, &off, e);
 	if (!code) {
 		PCRE2_UCHAR msg[120];
 
+		if (!err)
+			return -1;
 		(void)pcre2_get_error_message(err, msg, sizeof(msg));
 		return cordon_err(e, 0, "dangerous_patterns: bad regex '%s' at offset %zu: %s",
 				  regex, (size_t)off, (char *)msg);

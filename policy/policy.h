@@ -51,8 +51,14 @@ const char *const *policy_readonly_commands(enum cordon_mode mode);
  */
 bool policy_workdir_readonly(const struct cordon_profile *p);
 
-/* Check one "REGEX => MESSAGE" item of dangerous_patterns (for the profile loader). */
+/* Check one "REGEX => MESSAGE" item of dangerous_patterns. */
 int policy_validate_dangerous_pattern(const char *item, cordon_error *e);
+
+/*
+ * Check the REGEX of a dangerous_patterns item as it will be searched (Python's syntax
+ * translated: \uXXXX and the like), for the profile loader: "invalid regex '...': ..." if not.
+ */
+int policy_check_dangerous_regex(const char *regex, cordon_error *e);
 
 /*
  * True when the profile executes the command as an argv without `sh` (strict mode and the

@@ -528,6 +528,24 @@ Test(profile, every_bad_value)
 	}
 }
 
+/*
+ * A dangerous pattern is checked as the policy searches it, Python's syntax translated: \u
+ * escapes (docs/compat.md) load, and a broken one names its PCRE2 form (found in review: the
+ * raw compile refused every \u escape).
+ */
+Test(profile, dangerous_patterns_take_python_escapes)
+{
+	struct cordon_profile *p = load_text("[policy]\ndangerous_patterns = \\u0072m\\s => no rm\n"
+					     "dangerous_patterns = [\\u0100-\\u017e]x => latin\n");
+
+	assert_list(&p->dangerous_patterns, true, 2,
+		    (const char *[]){ "\\u0072m\\s => no rm", "[\\u0100-\\u017e]x => latin" });
+	cordon_profile_free(p);
+	expect_err("[policy]\ndangerous_patterns = (\\u0072m => bad\n",
+		   "2: [policy] dangerous_patterns: invalid regex '(\\u0072m': missing closing "
+		   "parenthesis at offset 10 of its PCRE2 form '(\\x{0072}m'");
+}
+
 Test(profile, value_line_numbers)
 {
 	expect_err("# comment\n\n[limits]\ntimeout = 5\n\n; note\n"
