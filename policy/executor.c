@@ -79,8 +79,9 @@ static const struct executor_rule executor_defaults[] = {
  * U+0131); PCRE2's caseless matching (Unicode case folding) keeps the last two apart. No
  * other literal differs: every cased code point against its case variants, Python 3.11 and
  * PCRE2 10.42 compared. So `rm -rf /b\u0131n` was refused by
- * AG2's rule 5 and passed here (found in red team). Both the subject and the pattern's
- * literals write the two as a plain 'i', which PCRE2 then matches caselessly as Python does.
+ * AG2's rule 5 and passed here (found in red team). The subject and the pattern's literals
+ * outside classes write the two as a plain 'i', which PCRE2 then matches caselessly as Python
+ * does; a class that holds either gets an 'i' (executor_class).
  */
 static bool executor_dotted_i(const char *s)
 {
@@ -242,7 +243,6 @@ static int executor_translate(const char *py, char **ret, cordon_error *e)
 	return 0;
 }
 
-/* re.search(regex, subject, re.IGNORECASE): 1 match, 0 none, -1 bad regex or ENOMEM. */
 /*
  * A Python regex compiled as the rules are searched: translated (executor_translate), caseless,
  * Unicode, '\n' the only newline. NULL with *ret_err and *ret_off (in *ret_pcre, the PCRE2
@@ -301,6 +301,7 @@ int policy_check_dangerous_regex(const char *regex, cordon_error *e)
 #undef EXECUTOR_CLIP
 }
 
+/* re.search(regex, subject, re.IGNORECASE): 1 match, 0 none, -1 bad regex or ENOMEM. */
 static int executor_search(const char *regex, const char *subject, cordon_error *e)
 {
 	_cleanup_free_ char *pcre = NULL, *folded = NULL;
