@@ -13,6 +13,7 @@
 #include "runtime/cleanup.h"
 #include "runtime/strbuf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -199,6 +201,52 @@ const char *doctor_userns_knob_off(void)
 	return NULL;
 }
 
+/*
+ * Processes of this pid namespace (not a sandbox's: those have their own) whose real uid and
+ * gid are 65534, the ids root's runs give the command: the kernel lets them ptrace a run's
+ * command and open its /proc/<pid>/root (docs/security.md, "What it does not stop"). -1 when
+ * /proc cannot be read.
+ */
+static int host_nobody_count(void)
+{
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	struct stat self, other;
+	struct dirent *de;
+	int n = 0;
+
+	if (!d || stat("/proc/self/ns/pid", &self) < 0)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[300], text[2048];
+		unsigned uid = 0, gid = 0;
+		const char *u, *g;
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		(void)snprintf(path, sizeof(path), "/proc/%s/ns/pid", de->d_name);
+		if (stat(path, &other) < 0 || other.st_ino != self.st_ino ||
+		    other.st_dev != self.st_dev)
+			continue;
+		(void)snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, text, sizeof(text) - 1);
+		(void)close(fd);
+		if (len <= 0)
+			continue;
+		text[len] = '\0';
+		u = strstr(text, "\nUid:\t");
+		g = strstr(text, "\nGid:\t");
+		if (u && g && sscanf(u + 6, "%u", &uid) == 1 && sscanf(g + 6, "%u", &gid) == 1 &&
+		    uid == 65534 && gid == 65534)
+			n++;
+	}
+	return n;
+}
+
 int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 {
 	static const struct {
@@ -338,6 +386,22 @@ int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 				    name, dir, strerror(werr));
 	}
 
+	if (geteuid() == 0) {
+		int n = host_nobody_count();
+
+		if (n > 0)
+			strbuf_addf(
+				&b,
+				"  host nobody:        %d process%s of this host run%s as "
+				"65534:65534, "
+				"the ids of root's runs: %s can ptrace a run's command and write "
+				"its workdir (docs/security.md); give %s a user of %s own\n",
+				n, n == 1 ? "" : "es", n == 1 ? "s" : "", n == 1 ? "it" : "they",
+				n == 1 ? "it" : "them", n == 1 ? "its" : "their");
+		else if (n == 0)
+			strbuf_addf(&b, "  host nobody:        no process of this host runs as "
+					"65534:65534, the ids of root's runs\n");
+	}
 	strbuf_addf(&b, "  verdict:            %s\n",
 		    all_ns ? "full isolation available"
 			   : "the local sandbox cannot run here (a required facility is missing)");
