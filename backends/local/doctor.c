@@ -10,6 +10,7 @@
 #include "backends/local/cgroup.h"
 #include "backends/local/idmap.h"
 #include "backends/local/landlock.h"
+#include "backends/local/sandbox.h"
 #include "runtime/cleanup.h"
 #include "runtime/strbuf.h"
 
@@ -203,9 +204,9 @@ const char *doctor_userns_knob_off(void)
 
 /*
  * Processes of this pid namespace (not a sandbox's: those have their own) whose real uid and
- * gid are 65534, the ids root's runs give the command: the kernel lets them ptrace a run's
- * command and open its /proc/<pid>/root (docs/security.md, "What it does not stop"). -1 when
- * /proc cannot be read.
+ * gid are those root's runs give the command, 65534 and SB_RUN_GID: the kernel would let
+ * them ptrace a run's command and open its /proc/<pid>/root (sandbox.h says why the gid is
+ * not nogroup's). -1 when /proc cannot be read.
  */
 static int host_nobody_count(void)
 {
@@ -241,7 +242,7 @@ static int host_nobody_count(void)
 		u = strstr(text, "\nUid:\t");
 		g = strstr(text, "\nGid:\t");
 		if (u && g && sscanf(u + 6, "%u", &uid) == 1 && sscanf(g + 6, "%u", &gid) == 1 &&
-		    uid == 65534 && gid == 65534)
+		    uid == 65534 && gid == SB_RUN_GID)
 			n++;
 	}
 	return n;
@@ -392,15 +393,17 @@ int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 		if (n > 0)
 			strbuf_addf(
 				&b,
-				"  host nobody:        %d process%s of this host run%s as "
-				"65534:65534, "
-				"the ids of root's runs: %s can ptrace a run's command and write "
-				"its workdir (docs/security.md); give %s a user of %s own\n",
-				n, n == 1 ? "" : "es", n == 1 ? "s" : "", n == 1 ? "it" : "they",
-				n == 1 ? "it" : "them", n == 1 ? "its" : "their");
+				"  run ids:            root's runs are 65534:%d; %d process%s of "
+				"this host run%s as that too: %s can ptrace a run's command and "
+				"write its workdir (docs/security.md); give %s a user of %s own\n",
+				SB_RUN_GID, n, n == 1 ? "" : "es", n == 1 ? "s" : "",
+				n == 1 ? "it" : "they", n == 1 ? "it" : "them",
+				n == 1 ? "its" : "their");
 		else if (n == 0)
-			strbuf_addf(&b, "  host nobody:        no process of this host runs as "
-					"65534:65534, the ids of root's runs\n");
+			strbuf_addf(&b,
+				    "  run ids:            root's runs are 65534:%d (nobody, not "
+				    "nogroup); no host process has both\n",
+				    SB_RUN_GID);
 	}
 	strbuf_addf(&b, "  verdict:            %s\n",
 		    all_ns ? "full isolation available"

@@ -357,7 +357,8 @@ static int prep_workdir(struct prep *x, const struct local_spec *s, struct stat 
  *  - an ordinary caller: itself, through a user namespace that maps only its own uid and gid;
  *  - root with run_as (the daemon, on behalf of a client): that uid/gid, which must not be 0;
  *  - root otherwise: the workdir's owner when that is not root (files it creates stay the
- *    owner's), else SB_NOBODY; a root-owned temp workdir of cordon's own is chowned to it so
+ *    owner's), else SB_NOBODY, with the gid SB_RUN_GID rather than nogroup (so that no host
+ *    process of nobody's has the same ids: sandbox.h); a root-owned temp workdir of cordon's own is chowned to it so
  *    that the command can write there, and any other root-owned workdir is idmapped (see
  *    prep_workdir_tree): the command sees it as its own, and what it creates there is
  *    root's on the host, a uid the caller (root) can use.
@@ -395,9 +396,12 @@ static int prep_identity(struct prep *x, const struct local_spec *s, const struc
 	} else if (wd->st_uid != 0) {
 		x->pl.uid = wd->st_uid;
 		x->pl.gid = wd->st_gid != 0 ? wd->st_gid : SB_NOBODY;
+		/* nobody's own workdir (cordond's session for root): not nogroup (SB_RUN_GID). */
+		if (x->pl.uid == SB_NOBODY && x->pl.gid == SB_NOBODY)
+			x->pl.gid = SB_RUN_GID;
 	} else {
 		x->pl.uid = SB_NOBODY;
-		x->pl.gid = SB_NOBODY;
+		x->pl.gid = SB_RUN_GID;
 		if (s->workdir_tmpfs) {
 			/* nothing on the host: the tmpfs inside is made the command's */
 		} else if (s->workdir_is_temp) {

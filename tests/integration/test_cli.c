@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1062,15 +1063,15 @@ Test(cli, doctor)
 	}
 	if (geteuid() == 0) {
 		/*
-		 * A host process with root's runs' ids, 65534:65534, is named: the kernel lets it
-		 * ptrace a run's command (docs/security.md). A sandbox's own are not counted.
+		 * A host process with root's runs' ids, 65534:65533, is named: the kernel would let
+		 * it ptrace a run's command (docs/security.md). A sandbox's own are not counted.
 		 */
 		char path[64], text[2048] = "";
 		pid_t k = fork();
 
 		cr_assert_geq(k, 0);
 		if (k == 0) {
-			if (setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
+			if (setgroups(0, NULL) == 0 && setresgid(65533, 65533, 65533) == 0 &&
 			    setresuid(65534, 65534, 65534) == 0)
 				pause();
 			_exit(1);
@@ -1089,7 +1090,7 @@ Test(cli, doctor)
 		(void)kill(k, SIGKILL);
 		(void)waitpid(k, NULL, 0);
 		cr_assert_eq(r.status, 0, "%s", r.err);
-		cr_expect(strstr(r.out, "  host nobody:        ") &&
+		cr_expect(strstr(r.out, "  run ids:            root's runs are 65534:65533; ") &&
 				  strstr(r.out, " of this host run") &&
 				  strstr(r.out, "can ptrace a run's command and write its workdir"),
 			  "%s", r.out);
@@ -1464,7 +1465,7 @@ Test(cli, supplementary_groups, .timeout = 60)
 	tu_exec(&r, NULL, NULL,
 		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--", "id -G", NULL });
 	cr_expect_eq(r.status, 0, "%s", r.err);
-	cr_expect_str_eq(r.out, "65534\n", "a root run's groups: %s", r.out);
+	cr_expect_str_eq(r.out, "65533\n", "a root run's groups: %s", r.out);
 	tu_run_free(&r);
 
 	/* uid 54320 (no passwd entry needed) with supplementary group 54321. */
@@ -2124,4 +2125,82 @@ Test(cli, required_cgroup_missing_is_one_clear_line)
 	tu_run_free(&r);
 	tu_rmtree(tmp);
 	free(tmp);
+}
+
+/*
+ * The host's own processes of nobody's (65534:65534, nogroup's gid) cannot reach a root run's
+ * command (backends/local/sandbox.h, SB_RUN_GID): ptrace is refused, and so are its
+ * /proc/<pid>/root and fd, through which such a process wrote root's workdir before (the
+ * command shared its uid and gid; docs/security.md). Tried for real while the run sleeps.
+ */
+Test(cli, host_nobody_cannot_reach_a_root_run, .timeout = 60)
+{
+	char *wd = tu_tmpdir(), dur[32], planted[512];
+	pid_t cli, target, k;
+	int st;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root: a root run, and a process of nobody's");
+	cr_assert_eq(chown(wd, 0, 0), 0);
+	cr_assert_eq(chmod(wd, 0755), 0);
+	(void)snprintf(dur, sizeof(dur), "29.%05d", (int)getpid() % 100000);
+	cli = fork();
+	cr_assert_geq(cli, 0);
+	if (cli == 0) {
+		char cmd[64];
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		(void)snprintf(cmd, sizeof(cmd), "exec sleep %s", dur);
+		(void)dup2(null, 1);
+		(void)dup2(null, 2);
+		execl(tu_cordon(), "cordon", "run", "--via", "direct", "-t", "40", "-w", wd, "--",
+		      cmd, (char *)NULL);
+		_exit(127);
+	}
+	{
+		char want[64];
+
+		/* The whole command line (its NULs are spaces, the last one too). */
+		(void)snprintf(want, sizeof(want), "sleep %s ", dur);
+		target = await_command(cli, want);
+	}
+	(void)snprintf(planted, sizeof(planted), "/proc/%d/root%s/planted", (int)target, wd);
+	k = fork();
+	cr_assert_geq(k, 0);
+	if (k == 0) {
+		char fds[64];
+		int reached = 0, fd;
+
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(100);
+		if (ptrace(PTRACE_ATTACH, target, 0, 0) == 0) {
+			reached |= 1;
+			(void)waitpid(target, NULL, __WALL);
+			(void)ptrace(PTRACE_DETACH, target, 0, 0);
+		}
+		fd = open(planted, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			reached |= 2;
+			close(fd);
+		}
+		/* Listing the fd numbers is the same uid's; following one is ptrace's. */
+		(void)snprintf(fds, sizeof(fds), "/proc/%d/fd/1", (int)target);
+		fd = open(fds, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			reached |= 4;
+			close(fd);
+		}
+		_exit(reached);
+	}
+	cr_assert_eq(waitpid(k, &st, 0), k);
+	(void)kill(cli, SIGTERM);
+	(void)waitpid(cli, NULL, 0);
+	(void)snprintf(planted, sizeof(planted), "%s/planted", wd);
+	cr_expect_neq(access(planted, F_OK), 0, "a process of nobody's wrote root's workdir");
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "a process of nobody's reached the run (1 ptrace, 2 its root, 4 its stdout): %d",
+		  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	tu_rmtree(wd);
+	free(wd);
 }
