@@ -363,7 +363,8 @@ int policy_validate_dangerous_pattern(const char *item, cordon_error *e)
 
 	if (executor_parse_rule(item, &regex, &message, e) < 0)
 		return -1;
-	return executor_search(regex, "", e) < 0 ? -1 : 0;
+	/* The profile loader's own check (runtime/profile.c), not a search of its own. */
+	return policy_check_dangerous_regex(regex, e);
 }
 
 /* 1 when a rule matched (*ret_deny set), 0 when none did, -1 on error. */

@@ -276,7 +276,12 @@ Test(policy_executor, bad_pattern_items)
 	cr_assert_eq(policy_validate_dangerous_pattern("no separator", &e), -1);
 	cr_assert_str_eq(e.msg, "dangerous_patterns: 'no separator' is not 'REGEX => MESSAGE'");
 	cr_assert_eq(policy_validate_dangerous_pattern("(unclosed => msg", &e), -1);
-	cr_assert(strstr(e.msg, "bad regex '(unclosed'"), "%s", e.msg);
+	cr_assert_str_eq(e.msg,
+			 "invalid regex '(unclosed': missing closing parenthesis at offset 9");
+	/* Checked as searched: a \u escape is translated, and a broken one names its PCRE2 form. */
+	cr_assert_eq(policy_validate_dangerous_pattern("\\u0072m => No rm.", &e), 0);
+	cr_assert_eq(policy_validate_dangerous_pattern("(\\u0072m => msg", &e), -1);
+	cr_assert(strstr(e.msg, "of its PCRE2 form '(\\x{0072}m'"), "%s", e.msg);
 }
 
 /* A broken regex in a profile is cordon's failure (exit 125), not a refusal or a pass. */
