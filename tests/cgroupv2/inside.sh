@@ -9,7 +9,7 @@ export PATH
 if [ -z "${CGV2_STAGE2:-}" ]; then
 	mkdir -p /newroot
 	mount -t tmpfs -o mode=0755 root /newroot
-	for d in bin sbin lib lib64 usr etc home init; do
+	for d in bin sbin lib lib64 usr etc home init vmcheck.sh; do
 		[ -e "/$d" ] || [ -L "/$d" ] && cp -a "/$d" /newroot/
 	done
 	mkdir -p /newroot/proc /newroot/sys /newroot/dev /newroot/tmp
@@ -23,19 +23,8 @@ mkdir -p /run && mount -t tmpfs -o mode=0755 run /run
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 echo "+memory +pids +cpu" >/sys/fs/cgroup/cgroup.subtree_control
 
-pass=0 fail=0
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-# check NAME CONDITION-COMMAND...: ok when the command succeeds.
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else bad "$name"; fi
-}
-has() { case $1 in *"$2"*) return 0 ;; esac; return 1; }
-# between N LOW HIGH: LOW < N < HIGH, N a number.
-between() { [ "$1" -gt "$2" ] 2>/dev/null && [ "$1" -lt "$3" ]; }
-run_cgroups() { find /sys/fs/cgroup -mindepth 1 -type d -name 'cordon-*-*-*' 2>/dev/null; }
+# check, ok, bad, has, between, run_cgroups (tests/lib/vmcheck.sh, copied in by run.sh)
+. /vmcheck.sh
 sleepers() { ps -o args 2>/dev/null | grep -c '^sleep 3[0-9]$'; }
 
 echo "kernel $(uname -r); controllers: $(cat /sys/fs/cgroup/cgroup.controllers)"

@@ -78,6 +78,7 @@ printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'nobody:x:65534:65534:nobody:/none
 printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' 'user:x:1000:' >"$ir/etc/group"
 chown 1000:1000 "$ir/home/user"
 cp "$here/inside.sh" "$ir/init"
+cp "$here/../lib/vmcheck.sh" "$ir/vmcheck.sh"
 chmod 0755 "$ir/init"
 (cd "$ir" && find . | /usr/bin/busybox cpio -o -H newc 2>/dev/null | gzip -1 >"$out/initrd.gz") ||
 	fail "cannot pack the initramfs"

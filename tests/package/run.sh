@@ -263,6 +263,7 @@ vm_checks() {
 	"$DOCKER" rm "$cid" >/dev/null
 	cp tests/package/vm-init "$root/init"
 	cp tests/package/vm-inside.sh "$root/root/vmtest.sh"
+	cp tests/lib/vmcheck.sh "$root/root/vmcheck.sh"
 	cp "$work/cordon.deb" "$root/root/cordon.deb"
 	printf '%s\n' '[Unit]' 'After=multi-user.target' '[Service]' 'Type=oneshot' \
 		'ExecStart=/root/vmtest.sh' >"$root/etc/systemd/system/vmtest.service"

@@ -7,15 +7,9 @@
 exec >/dev/ttyS0 2>&1
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
-check() {
-	name=$1
-	shift
-	if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fi
-}
-has() { case $1 in *"$2"*) return 0 ;; esac; return 1; }
-between() { [ "$1" -gt "$2" ] 2>/dev/null && [ "$1" -lt "$3" ]; }
+# check, has, between, run_cgroups (tests/lib/vmcheck.sh, copied in by run.sh)
+. /root/vmcheck.sh
 svc=/sys/fs/cgroup/system.slice/cordond.service
-run_cgroups() { find /sys/fs/cgroup -mindepth 1 -type d -name 'cordon-*-*-*' 2>/dev/null; }
 member() { runuser -u alice -- cordon run --via daemon "$@" 2>&1; }
 
 echo "vm: $(uname -r), $(systemctl --version | head -1)"
