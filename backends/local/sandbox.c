@@ -505,10 +505,17 @@ static bool under(const char *path, size_t len, const char *top)
  * are the same: a dropped entry could only have failed with ENOENT. Python's lookup reports
  * the last entry's error when no other came first (init.c, exec_lookup), so a dropped last
  * entry is stood in for by one that fails with ENOENT.
+ *
+ * absolute_only (strict mode and the ShellExecutor dialect, whose argv[0] is the policy's word
+ * and is looked up here, not by sh): relative entries (".", "", "bin") are dropped too. They
+ * name the working directory, the agent's own workdir, so with "." in the caller's PATH an
+ * allowed `ls` ran the `./ls` a previous command left there (red team). Go's exec.LookPath
+ * refuses such results the same way since 1.19 (ErrDot). A name with a slash is exec'd as it
+ * is, and the policy judged that word.
  */
-static int prep_lookup_path(struct prep *x, const char *path, cordon_error *e)
+static int prep_lookup_path(struct prep *x, const char *path, bool absolute_only, cordon_error *e)
 {
-	size_t n = strlen(path), k = 0;
+	size_t n = strlen(path), k = 0, kept = 0;
 	const char *p = path;
 	bool last_dropped = false;
 
@@ -518,14 +525,16 @@ static int prep_lookup_path(struct prep *x, const char *path, cordon_error *e)
 	for (;;) {
 		const char *end = strchrnul(p, ':');
 		size_t len = (size_t)(end - p);
-		bool keep = len == 0 || p[0] != '/' || under(p, len, x->workdir) ||
-			    under(p, len, "/tmp") || under(p, len, "/dev") ||
-			    under(p, len, "/proc");
+		bool relative = len == 0 || p[0] != '/';
+		bool keep = relative ? !absolute_only
+				     : under(p, len, x->workdir) || under(p, len, "/tmp") ||
+					       under(p, len, "/dev") || under(p, len, "/proc");
 
-		for (size_t i = 0; !keep && i < x->nbinds; i++)
+		for (size_t i = 0; !keep && !relative && i < x->nbinds; i++)
 			keep = under(p, len, x->binds[i].path);
 		if (keep) {
-			if (k)
+			/* not `if (k)`: a first entry that is empty ("." for sh) would vanish */
+			if (kept++)
 				x->lookup_path[k++] = ':';
 			memcpy(x->lookup_path + k, p, len);
 			k += len;
@@ -537,7 +546,7 @@ static int prep_lookup_path(struct prep *x, const char *path, cordon_error *e)
 	}
 	x->lookup_path[k] = '\0';
 	/* Nothing left: keep an impossible entry rather than an empty PATH (which means "."). */
-	if (k == 0)
+	if (kept == 0)
 		strcpy(x->lookup_path, "/nonexistent");
 	else if (last_dropped)
 		strcpy(x->lookup_path + k, ":/nonexistent");
@@ -864,7 +873,7 @@ static int prepare(struct prep *x, const struct local_spec *s, cordon_error *e)
 	pl->argv = s->argv;
 	pl->envp = s->envp;
 	pl->cmd_umask = s->set_umask ? (int)(s->umask & 0777) : -1;
-	if (prep_lookup_path(x, env_path(s->envp), e) < 0)
+	if (prep_lookup_path(x, env_path(s->envp), policy_uses_argv(p), e) < 0)
 		return -1;
 	pl->path_env = x->lookup_path;
 	if (prep_fast(x, s, e) < 0)

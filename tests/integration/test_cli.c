@@ -1949,6 +1949,61 @@ Test(cli, command_not_found_quotes_the_name_as_python)
 	tu_run_free(&r);
 }
 
+/*
+ * Strict mode looks argv[0] up on the absolute entries of PATH only: with "." (or "" or "bin")
+ * in the caller's PATH, an allowed `ls` ran the `./ls` an earlier command left in the workdir
+ * (red team). Compat mode keeps sh's lookup, relative entries included, as AG2's sh does.
+ */
+Test(cli, strict_mode_skips_relative_path_entries, .timeout = 60)
+{
+	static const char *const paths[] = { "PATH=.:/usr/bin:/bin", "PATH=:/usr/bin:/bin",
+					     "PATH=bin:/usr/bin:/bin" };
+	char *wd = tu_tmpdir(), file[300], bin[300], path[40];
+	char *envv[] = { path, NULL };
+	struct tu_run r;
+
+	snprintf(bin, sizeof(bin), "%s/bin", wd);
+	cr_assert_eq(mkdir(bin, 0755), 0);
+	cr_assert_eq(chmod(wd, 0755), 0);
+	for (int i = 0; i < 2; i++) {
+		snprintf(file, sizeof(file), i ? "%s/ls" : "%s/bin/ls", wd);
+		FILE *f = fopen(file, "w");
+		cr_assert(f);
+		fputs("#!/bin/sh\necho planted\n", f);
+		cr_assert_eq(fclose(f), 0);
+		cr_assert_eq(chmod(file, 0755), 0);
+	}
+	for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++) {
+		snprintf(path, sizeof(path), "%s", paths[i]);
+		tu_exec(&r, NULL, envv,
+			(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--policy-mode",
+				    "strict", "--allow", "ls", "-w", wd, "--", "ls", NULL });
+		cr_expect_eq(r.status, 0, "%s: %d %s%s", paths[i], r.status, r.out, r.err);
+		cr_expect_str_eq(r.out, "bin\nls\n", "%s: %s", paths[i], r.out);
+		tu_run_free(&r);
+		/* compat: sh's own lookup, the relative entry first */
+		tu_exec(&r, NULL, envv,
+			(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "-w", wd, "--",
+				    "ls", NULL });
+		cr_expect_eq(r.status, 0, "%s: %d %s%s", paths[i], r.status, r.out, r.err);
+		cr_expect_str_eq(r.out, "planted\n", "compat %s: %s", paths[i], r.out);
+		tu_run_free(&r);
+	}
+	/* Only relative entries: nothing to find, as with no such command. */
+	snprintf(path, sizeof(path), "PATH=.:bin");
+	tu_exec(&r, NULL, envv,
+		(char *[]){ (char *)tu_cordon(), "run", "--via", "direct", "--policy-mode",
+			    "strict", "--allow", "ls", "-w", wd, "--", "ls", NULL });
+	cr_expect_eq(r.status, 127, "%d %s%s", r.status, r.out, r.err);
+	cr_expect_str_eq(r.out,
+			 "Command not found: [Errno 2] No such file or directory: 'ls'\n"
+			 "[exit code: 127]\n",
+			 "%s", r.out);
+	tu_run_free(&r);
+	tu_rmtree(wd);
+	free(wd);
+}
+
 /* The last --format wins, as every option's last value does (found in review: json stuck). */
 Test(cli, last_format_wins)
 {
