@@ -26,9 +26,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +127,18 @@ struct sc_rule {
 #endif
 
 /*
+ * System calls newer than the table fail with ENOSYS, as on a kernel that does not have them
+ * (a deny list alone would let every system call a newer kernel adds reach the kernel until
+ * someone reviewed it). The table was reviewed against x86_64's calls up to 469, 6.17's
+ * file_setattr (2026-11-26): of those past libseccomp 2.5's list, statmount, listmount and
+ * the LSM attribute calls are refused below; cachestat (451), fchmodat2 (452, under the
+ * setuid rule), map_shadow_stack (453), the futex2 calls (454-456), mseal (462), the
+ * *xattrat calls (463-466, as the xattr calls) and file_getattr/file_setattr (468-469, as
+ * their ioctls) are allowed. When a kernel adds calls, review them and raise this.
+ */
+#define SC_FIRST_UNREVIEWED 470
+
+/*
  * THE TABLE. Order does not matter (libseccomp builds a decision tree per syscall). Arguments
  * the kernel declares as 32-bit (ioctl's cmd, personality, socket's family) are compared so
  * that junk in the upper 32 bits cannot slip a value past the rule: either masked to 32 bits,
@@ -181,6 +195,10 @@ static const struct sc_rule rules[] = {
 	{ "open_tree", 0, SC_EPERM, {}, "the mount table is fixed" },
 	{ "open_tree_attr", 467, SC_EPERM, {}, "the mount table is fixed" },
 	{ "fsopen", 0, SC_EPERM, {}, "the mount table is fixed" },
+	/* Read-only, but new kernel code (6.8) that gives nothing /proc/self/mountinfo does not
+	 * (util-linux falls back to it): refused as on an older kernel. */
+	{ "statmount", 457, SC_ENOSYS, {}, "new (6.8); /proc/self/mountinfo has it" },
+	{ "listmount", 458, SC_ENOSYS, {}, "new (6.8); /proc/self/mountinfo has it" },
 	{ "fsconfig", 0, SC_EPERM, {}, "the mount table is fixed" },
 	{ "fsmount", 0, SC_EPERM, {}, "the mount table is fixed" },
 	{ "fspick", 0, SC_EPERM, {}, "the mount table is fixed" },
@@ -218,6 +236,10 @@ static const struct sc_rule rules[] = {
 	{ "iopl", 0, SC_EPERM, {}, "raw I/O port access" },
 	{ "ioperm", 0, SC_EPERM, {}, "raw I/O port access" },
 	{ "uselib", 0, SC_EPERM, {}, "obsolete a.out loader" },
+	/* The LSM attribute calls (6.8): /proc/self/attr has what a program reads; new code. */
+	{ "lsm_get_self_attr", 459, SC_ENOSYS, {}, "new (6.8); /proc/self/attr has it" },
+	{ "lsm_set_self_attr", 460, SC_ENOSYS, {}, "new (6.8); /proc/self/attr has it" },
+	{ "lsm_list_modules", 461, SC_ENOSYS, {}, "new (6.8); nothing needs it" },
 
 	/* Setuid and setgid bits. Inside, they are inert (no_new_privs, nosuid mounts), but a file
 	 * made in the workdir outlives the run on the host: under a root caller the workdir may be
@@ -533,6 +555,49 @@ static int sc_export(scmp_filter_ctx ctx, struct sock_fprog **ret, cordon_error 
 	return 0;
 }
 
+/*
+ * "nr >= SC_FIRST_UNREVIEWED: ENOSYS", which libseccomp cannot say (its rules name single
+ * calls), as a prefix of our own in front of its program. For the native ABI with a number
+ * below the x32 bit, a number past the table returns ENOSYS; everything else (another ABI,
+ * x32, the table's calls) falls through to libseccomp's program, which starts over with its
+ * own checks and is left exactly as it made it: nothing in it jumps into the prefix, and the
+ * prefix jumps only to its own return or to the program's first instruction.
+ */
+static int sc_prefix_unreviewed(struct sock_fprog **progp, cordon_error *e)
+{
+#ifdef __x86_64__
+	static const struct sock_filter pre[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 4), /* else: program */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 2, 0), /* x32: program */
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, SC_FIRST_UNREVIEWED, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		/* the program */
+	};
+	struct sock_fprog *old = *progp, *prog;
+	size_t n = ARRAY_SIZE(pre) + old->len;
+
+	prog = n <= BPF_MAXINSNS ? malloc(sizeof(*prog) + n * sizeof(struct sock_filter)) : NULL;
+	if (!prog) {
+		free(TAKE_PTR(*progp));
+		return n > BPF_MAXINSNS
+			       ? cordon_err(e, E2BIG, "seccomp: program of %zu instructions", n)
+			       : cordon_err(e, ENOMEM, "seccomp: program");
+	}
+	prog->filter = (struct sock_filter *)(prog + 1);
+	memcpy(prog->filter, pre, sizeof(pre));
+	memcpy(prog->filter + ARRAY_SIZE(pre), old->filter, old->len * sizeof(*old->filter));
+	prog->len = (unsigned short)n;
+	free(old);
+	*progp = prog;
+#else
+	(void)progp;
+	(void)e;
+#endif
+	return 0;
+}
+
 int seccomp_prog_build(const struct cordon_profile *p, struct sock_fprog **ret, cordon_error *e)
 {
 	__attribute__((cleanup(seccomp_releasep))) scmp_filter_ctx ctx = NULL;
@@ -574,7 +639,9 @@ int seccomp_prog_build(const struct cordon_profile *p, struct sock_fprog **ret, 
 		if (sc_add_rule(ctx, &rules[i], e) < 0)
 			return -1;
 
-	return sc_export(ctx, ret, e);
+	if (sc_export(ctx, ret, e) < 0)
+		return -1;
+	return sc_prefix_unreviewed(ret, e);
 }
 
 #ifdef CORDON_SECCOMP_PREBUILT
@@ -672,7 +739,11 @@ static int sc_format_cond(char *buf, size_t n, const struct sc_cond *c)
 
 int seccomp_describe(char ***ret_lines, cordon_error *e)
 {
+#ifdef __x86_64__
+	size_t n = ARRAY_SIZE(rules) + 2; /* the bad-ABI line and the cut-off's */
+#else
 	size_t n = ARRAY_SIZE(rules) + 1;
+#endif
 	char **lines = calloc(n + 1, sizeof(*lines));
 
 	if (!lines)
@@ -697,10 +768,17 @@ int seccomp_describe(char ***ret_lines, cordon_error *e)
 			goto fail;
 		}
 	}
-	if (asprintf(&lines[n - 1], "* KILL_PROCESS non-native ABIs (x32, i386)") < 0) {
+	if (asprintf(&lines[ARRAY_SIZE(rules)], "* KILL_PROCESS non-native ABIs (x32, i386)") < 0) {
+		lines[ARRAY_SIZE(rules)] = NULL;
+		goto fail;
+	}
+#ifdef __x86_64__
+	if (asprintf(&lines[n - 1], "* ENOSYS nr >= %d (newer than this table)",
+		     SC_FIRST_UNREVIEWED) < 0) {
 		lines[n - 1] = NULL;
 		goto fail;
 	}
+#endif
 	*ret_lines = lines;
 	return 0;
 fail:
