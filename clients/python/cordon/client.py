@@ -236,13 +236,18 @@ def _peer_closed(sock: socket.socket) -> bool:
 
 
 def _umask() -> int:
-    """This process's umask, read without changing it (os.umask would, for every thread)."""
+    """This process's umask, read without changing it (os.umask would, for every thread).
+    Read with one read(2) of the raw bytes: it is read for every run, and the text file
+    object's machinery (fstat, isatty, lseek, decoding, a line iterator) took half the time."""
     try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
+        fd = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            data = os.read(fd, 1 << 16)
+        finally:
+            os.close(fd)
+        i = data.index(b"\nUmask:") + 7
+        return int(data[i:data.index(b"\n", i)], 8)
+    except (OSError, ValueError):
         pass
     return 0o022
 
