@@ -100,7 +100,8 @@ static struct sock_fprog *compile(void)
 }
 
 /* Fork; the child sets no_new_privs, loads prog and runs fn. Returns the wait status. */
-static int run_filtered(struct sock_fprog *prog, void (*fn)(void))
+/* In a child: load `first` (when not NULL), then `prog`, then run fn. */
+static int run_filtered_after(struct sock_fprog *first, struct sock_fprog *prog, void (*fn)(void))
 {
 	int st = 0;
 	pid_t pid;
@@ -115,6 +116,9 @@ static int run_filtered(struct sock_fprog *prog, void (*fn)(void))
 
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 			child_fail(__LINE__, "no_new_privs: %s", strerror(errno));
+		r = first ? seccomp_prog_load(first) : 0;
+		if (r < 0)
+			child_fail(__LINE__, "seccomp_prog_load (first): %s", strerror(-r));
 		r = seccomp_prog_load(prog);
 		if (r < 0)
 			child_fail(__LINE__, "seccomp_prog_load: %s", strerror(-r));
@@ -123,6 +127,11 @@ static int run_filtered(struct sock_fprog *prog, void (*fn)(void))
 	}
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	return st;
+}
+
+static int run_filtered(struct sock_fprog *prog, void (*fn)(void))
+{
+	return run_filtered_after(NULL, prog, fn);
 }
 
 static void assert_child_ok(int st)
@@ -599,6 +608,11 @@ static void unreviewed_calls(void)
 	EXPECT_OK(getpid());
 }
 
+static void probe_alone(void)
+{
+	EXPECT_ERRNO(syscall(470, 0, 0, 0), EXDEV);
+}
+
 Test(seccomp, calls_past_the_table_fail_with_enosys)
 {
 	struct sock_filter probe[] = {
@@ -609,28 +623,10 @@ Test(seccomp, calls_past_the_table_fail_with_enosys)
 	};
 	struct sock_fprog pp = { .len = sizeof(probe) / sizeof(probe[0]), .filter = probe };
 	struct sock_fprog *prog = compile();
-	int st = 0;
-	pid_t pid;
 
-	child_msg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	cr_assert_neq(child_msg, MAP_FAILED);
-	child_msg[0] = 0;
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-			child_fail(__LINE__, "no_new_privs: %s", strerror(errno));
-		if (seccomp_prog_load(&pp) < 0)
-			child_fail(__LINE__, "probe filter: %s", strerror(errno));
-		/* the probe alone answers EXDEV: the check below can tell the two apart */
-		EXPECT_ERRNO(syscall(470, 0, 0, 0), EXDEV);
-		if (seccomp_prog_load(prog) < 0)
-			child_fail(__LINE__, "cordon's filter: %s", strerror(errno));
-		unreviewed_calls();
-		_exit(0);
-	}
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	assert_child_ok(st);
+	/* the probe alone answers EXDEV, so the check can tell the two apart */
+	assert_child_ok(run_filtered_after(NULL, &pp, probe_alone));
+	assert_child_ok(run_filtered_after(&pp, prog, unreviewed_calls));
 	seccomp_prog_free(prog);
 }
 
