@@ -42,6 +42,14 @@ struct daemon_config {
 
 /* The variable that gives a runner the soft RLIMIT_NOFILE to restore (cordond.c, runner.c). */
 #define RUNNER_NOFILE_ENV "CORDON_RUNNER_NOFILE"
+/*
+ * glibc's malloc for a runner (runners.c sets it, runner.c removes it from its environment at
+ * start): every freed block is overwritten (perturb), and none is kept aside unwiped (tcache,
+ * whose blocks perturb skips). A runner serves every caller in turn, and each sandbox is a
+ * clone of it: without this, what one caller's run left in freed memory (its command, env,
+ * output) was copied into the init of the next caller's run (docs/security.md).
+ */
+#define RUNNER_MALLOC_ENV "GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.perturb=165"
 
 extern struct daemon_config cfg;
 extern atomic_bool daemon_stopping;

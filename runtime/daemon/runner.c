@@ -117,8 +117,12 @@ static int unpack_groups(json_t *a, gid_t **ret, size_t *ret_n)
 	return 0;
 }
 
-/* One request; -1 when the socket is gone (the runner then exits). */
-static int serve_one(int fd, const char *header, const char *body, size_t n, int *wd_fdp)
+/*
+ * One request, answered and torn down; -1 when the socket is gone (the runner then exits).
+ * *ret_prebuild: whether cordond asked for the next sandbox to be pre-built.
+ */
+static int serve_one(int fd, const char *header, const char *body, size_t n, int *wd_fdp,
+		     bool *ret_prebuild)
 {
 	int wd_fd = *wd_fdp;
 	json_error_t je;
@@ -198,12 +202,20 @@ reply:
 		(void)close(*wd_fdp);
 		*wd_fdp = -1;
 	}
-	if (r < 0)
-		return -1;
-	/*
-	 * Before "done": cordond hands us the next run only once we are ready for it. The next
-	 * sandbox is pre-built only when cordond says there are idle CPUs for it (prebuild).
-	 */
+	*ret_prebuild = prebuild;
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * Before "done": cordond hands us the next run only once we are ready for it. The next
+ * sandbox is pre-built only when cordond says there are idle CPUs for it (prebuild). Called
+ * once nothing of the run just served is held any more (its request, its answer: freed, and
+ * so wiped, RUNNER_MALLOC_ENV): the pre-built sandbox, a clone of us, serves the next caller.
+ */
+static int stage_and_done(int fd, bool prebuild)
+{
+	cordon_error e = { 0 };
+
 	cordon_stage_prebuild(prebuild_allowed && prebuild);
 	stage(&e);
 	return frame_send(fd, "{\"done\":true}", NULL, 0, -1);
@@ -247,6 +259,8 @@ int runner_main(int fd)
 		return 1;
 	if (restore_nofile() < 0)
 		return 1;
+	/* Read by glibc at our start (RUNNER_MALLOC_ENV); not for the commands (env_inherit). */
+	(void)unsetenv("GLIBC_TUNABLES");
 	(void)signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL) < 0)
@@ -282,6 +296,7 @@ int runner_main(int fd)
 		char *header = NULL, *payload = NULL;
 		size_t n = 0;
 		int wd_fd = -1, r;
+		bool prebuild = true;
 
 		r = frame_recv(fd, &header, &payload, &n, &wd_fd);
 		if (r <= 0) {
@@ -289,10 +304,13 @@ int runner_main(int fd)
 			return r == 0 ? 0 : 1; /* EOF: cordond is done with us */
 		}
 		runner_cancel = 0;
-		r = serve_one(fd, header, payload, n, &wd_fd);
+		r = serve_one(fd, header, payload, n, &wd_fd, &prebuild);
+		/* The request (payload is in the same block) goes before the next run is staged. */
 		free(header);
 		if (wd_fd >= 0)
 			(void)close(wd_fd);
+		if (r == 0)
+			r = stage_and_done(fd, prebuild);
 		if (r < 0) {
 			cordon_unstage();
 			return 1;

@@ -329,7 +329,7 @@ static struct runner *runner_spawn(bool *ret_permanent, cordon_error *e)
 	/* cordond's environment (sanitized), and the runner's own TMPDIR. */
 	while (environ[n])
 		n++;
-	envp = calloc(n + 3, sizeof(char *));
+	envp = calloc(n + 4, sizeof(char *));
 	if (!envp) {
 		cordon_err(e, ENOMEM, "out of memory");
 		goto fail;
@@ -340,10 +340,12 @@ static struct runner *runner_spawn(bool *ret_permanent, cordon_error *e)
 	}
 	n = 0;
 	for (char **v = environ; *v; v++)
-		if (strncmp(*v, "TMPDIR=", 7) != 0)
+		if (strncmp(*v, "TMPDIR=", 7) != 0 && strncmp(*v, "GLIBC_TUNABLES=", 15) != 0)
 			envp[n++] = *v;
 	snprintf(tmpdir_env, sizeof(tmpdir_env), "TMPDIR=%s", r->tmp);
 	envp[n++] = tmpdir_env;
+	/* Freed memory wiped: no caller's data is left for the next caller's sandbox to copy. */
+	envp[n++] = (char *)RUNNER_MALLOC_ENV;
 	/* The soft RLIMIT_NOFILE cordond was started with, for the runner to restore. */
 	snprintf(nofile_env, sizeof(nofile_env), RUNNER_NOFILE_ENV "=%lu", cfg.nofile_soft);
 	if (cfg.nofile_soft)
