@@ -9,10 +9,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
-
-/* The reader's read size: what capture_feed takes at a time. */
-#define RELAY_THREAD_BUF (256 * 1024)
 
 static void make_bounce(struct relay_src *s)
 {
@@ -29,6 +27,20 @@ static void make_bounce(struct relay_src *s)
 	}
 	/* At least the source's size, so that one splice can take all it holds (best effort). */
 	(void)fcntl(s->bounce[0], F_SETPIPE_SZ, RELAY_BOUNCE_SIZE);
+}
+
+char *relay_buf_new(void)
+{
+	void *p = mmap(NULL, RELAY_BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void relay_buf_free(char *buf)
+{
+	if (buf)
+		(void)munmap(buf, RELAY_BUF_SIZE);
 }
 
 void relay_src_init(struct relay_src *s, int fd)
@@ -107,7 +119,7 @@ static void *relay_main(void *arg)
 	/* Cancelled (relay_thread_finish) in a read or splice: the bounce pipe is closed too. */
 	pthread_cleanup_push(relay_main_cleanup, &t->src);
 	for (;;) {
-		ssize_t n = relay_src_read(&t->src, t->buf, RELAY_THREAD_BUF);
+		ssize_t n = relay_src_read(&t->src, t->buf, RELAY_BUF_SIZE);
 
 		if (n > 0)
 			capture_feed(t->cap, t->buf, (size_t)n);
@@ -125,7 +137,7 @@ bool relay_thread_start(struct relay_thread *t, struct relay_src *src, struct ca
 	int flags = fcntl(src->fd, F_GETFL);
 	bool ok = false;
 
-	t->buf = malloc(RELAY_THREAD_BUF);
+	t->buf = relay_buf_new();
 	if (!t->buf || flags < 0 || fcntl(src->fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
 		goto out;
 	t->src = *src;
@@ -143,7 +155,7 @@ out:
 	if (!ok) {
 		if (flags >= 0)
 			(void)fcntl(src->fd, F_SETFL, flags);
-		free(t->buf);
+		relay_buf_free(t->buf);
 		t->buf = NULL;
 	} else {
 		*src = RELAY_SRC_NONE;
@@ -163,7 +175,7 @@ void relay_thread_join(struct relay_thread *t)
 		return;
 	(void)pthread_join(t->thread, NULL);
 	t->running = false;
-	free(t->buf);
+	relay_buf_free(t->buf);
 	t->buf = NULL;
 }
 
@@ -184,7 +196,7 @@ void relay_thread_finish(struct relay_thread *t, int wait_ms)
 		}
 		if (pthread_timedjoin_np(t->thread, NULL, &until) == 0) {
 			t->running = false;
-			free(t->buf);
+			relay_buf_free(t->buf);
 			t->buf = NULL;
 			return;
 		}

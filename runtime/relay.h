@@ -22,6 +22,24 @@
 #include <sys/types.h>
 
 #define RELAY_BOUNCE_SIZE (1 << 20)
+
+/*
+ * The buffers a relay reads into: RELAY_BUF_SIZE bytes, page-aligned (mapped, not malloc'd).
+ * The kernel copies a pipe's pages out with `rep movsb`; into a buffer 16 bytes past a page
+ * boundary, where glibc puts a large malloc'd block, each store lands 16 bytes ahead of the
+ * load at the same page offset, and the CPU takes the two for dependent (4K aliasing): on an
+ * AMD EPYC VM 1 GB from `dd` took 0.62-0.80 s to read that way and 0.31-0.35 s page-aligned
+ * (bench/pipebench.c --bounce with its buffer put either way, 2026-11-26; cordon's own relay
+ * went from 0.58 of a bare pipe to above it). Its pages are touched only as data
+ * comes, and none of it stays in the heap after the run.
+ */
+#define RELAY_BUF_SIZE (256 * 1024)
+char *relay_buf_new(void);
+void relay_buf_free(char *buf);
+static inline void relay_buf_freep(char **buf)
+{
+	relay_buf_free(*buf);
+}
 /*
  * Once a run is over (the command's end final, or killed), how long its output pipes may take
  * to reach EOF: dockerd's own rule for exec streams (2 s). What the run's processes wrote is in

@@ -44,7 +44,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RELAY_BUF_SIZE (256 * 1024)
 #define PIPE_SIZE (1 << 20) /* fs.pipe-max-size's default: fewer wake-ups per MB */
 #define CANCEL_POLL_MS 20
 /* How long a killed command may take to be reported dead before the container is restarted. */
@@ -522,7 +521,8 @@ static int exit_code(uint32_t st)
 
 int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 {
-	_cleanup_free_ char *msg = NULL, *buf = NULL;
+	_cleanup_free_ char *msg = NULL;
+	_cleanup_(relay_buf_freep) char *buf = NULL;
 	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1;
 	/* Through bounce pipes (runtime/relay.h): the command's copies and ours overlap. */
 	_cleanup_(relay_src_free) struct relay_src src_out = RELAY_SRC_NONE,
@@ -543,7 +543,7 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 	msg = run_message(r, &len);
 	if (!msg)
 		return errno == E2BIG ? AGENT_UNUSABLE : cordon_err(e, ENOMEM, "out of memory");
-	buf = malloc(RELAY_BUF_SIZE);
+	buf = relay_buf_new();
 	if (!buf)
 		return cordon_err(e, ENOMEM, "out of memory");
 	if (pipe2(pp, O_CLOEXEC) < 0)

@@ -14,6 +14,7 @@
 #include "backends/orphan.h"
 #include "runtime/capture.h"
 #include "runtime/cleanup.h"
+#include "runtime/relay.h"
 #include "runtime/fsutil.h"
 
 #include <errno.h>
@@ -41,7 +42,6 @@
 #define API_MIN_MINOR 25
 #define API_MAX_MINOR 47
 #define CALL_TIMEOUT_MS 60000
-#define RELAY_BUF_SIZE (256 * 1024)
 #define CANCEL_POLL_MS 20
 /* How long a killed exec may take to be reported stopped before the container is restarted. */
 #define KILL_WAIT_MS 2000
@@ -1378,7 +1378,8 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 {
 	struct http_response resp = { 0 };
 	struct demux m = { 0 };
-	_cleanup_free_ char *eid = NULL, *pending = NULL, *buf = NULL, *pidcmd = NULL;
+	_cleanup_free_ char *eid = NULL, *pending = NULL, *pidcmd = NULL;
+	_cleanup_(relay_buf_freep) char *buf = NULL;
 	_cleanup_close_ int fd = -1;
 	size_t npending = 0;
 	json_t *cmd = NULL, *env = NULL, *start = NULL;
@@ -1400,7 +1401,7 @@ static int api_exec(struct docker *d, const struct cordon_exec *x, struct exec_s
 	cmd = json_pack("[s, s, s, s]", "sh", "-c", pidcmd, "sh");
 	env = json_array();
 	start = json_pack("{s:b, s:b}", "Detach", false, "Tty", false);
-	buf = malloc(RELAY_BUF_SIZE);
+	buf = relay_buf_new();
 	if (!cmd || !env || !start || !buf) {
 		cordon_err(e, ENOMEM, "out of memory");
 		goto out;

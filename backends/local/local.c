@@ -24,32 +24,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 /* Big pipes and big reads: the relay must run near pipe speed (bench/). */
 #define RELAY_PIPE_SIZE (1 << 20)
-#define RELAY_BUF_SIZE (256 * 1024)
-
-/*
- * The relay buffer is mapped, not malloc'd: its pages are touched only as output comes, and
- * none of it stays behind in the heap once the run is over. cordond's runners wipe what they
- * free (RUNNER_MALLOC_ENV), which for a malloc'd buffer this size meant filling all 64 pages
- * of it at every run, `true` included.
- */
-static char *relay_buf_map(void)
-{
-	void *p = mmap(NULL, RELAY_BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		       -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void relay_buf_unmap(char **p)
-{
-	if (*p)
-		(void)munmap(*p, RELAY_BUF_SIZE);
-}
 /* While cancellation is possible, poll wakes at least this often to look at the flag. */
 #define CANCEL_POLL_MS 20
 
@@ -155,7 +133,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	 */
 	_cleanup_(relay_src_free) struct relay_src src_out = RELAY_SRC_NONE,
 						   src_err = RELAY_SRC_NONE;
-	_cleanup_(relay_buf_unmap) char *buf = NULL;
+	_cleanup_(relay_buf_freep) char *buf = NULL;
 	int fds[2], rc = -1, wstatus = 0, cancelled = 0;
 	bool out_open = true, err_open = true, exited = false, timed_out = false;
 	/* May the result go before init is gone (x->ret_pending), and has init reported? */
@@ -170,7 +148,7 @@ static int local_exec(void *h, const struct cordon_exec *x, struct cordon_result
 	err_r = fds[0], err_w = fds[1];
 	relay_src_init_lazy(&src_out, out_r);
 	relay_src_init_lazy(&src_err, err_r);
-	buf = relay_buf_map();
+	buf = relay_buf_new();
 	if (!buf)
 		return cordon_err(e, ENOMEM, "out of memory");
 	if (capture_new(p->max_output, &cap_out, e) < 0 ||
