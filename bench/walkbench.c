@@ -44,7 +44,8 @@ static int walk(int dfd, int depth)
 			seen++;
 			if (d->d_type != DT_DIR)
 				continue;
-			sub = openat(dfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			sub = openat(dfd, d->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub < 0)
 				return -1;
 			r = walk(sub, depth + 1);
