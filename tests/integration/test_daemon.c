@@ -5071,6 +5071,25 @@ static int memory_hits(pid_t pid, const char *needle)
 	return hits;
 }
 
+/* The children of a runner (its sandboxes), up to max of them in ret; how many it has. */
+static int sandboxes_of(pid_t runner, pid_t *ret, int max)
+{
+	char path[64];
+	FILE *f;
+	int c, n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)runner, (int)runner);
+	f = fopen(path, "re");
+	while (f && fscanf(f, "%d", &c) == 1) {
+		if (n < max)
+			ret[n] = (pid_t)c;
+		n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /*
  * A runner serves every caller in turn, and every sandbox is a clone of it: a pre-built one,
  * made after a run for the next caller's, holds a copy of the runner's memory. Until
@@ -5103,48 +5122,26 @@ Test(daemon, runners_keep_no_earlier_callers_data, .timeout = 60)
 		res_free(&r);
 	}
 	/* The last run's teardown and the next sandbox's pre-building follow the answer. */
-	for (double t0 = now(); now() - t0 < 5; usleep(20000)) {
-		inits = 0;
+	for (double t0 = now(); now() - t0 < 5 && inits == 0; usleep(20000)) {
 		n = children_of(d.pid, true, NULL, runners);
-		for (int i = 0; i < n && i < 16; i++) {
-			char path[64];
-			FILE *f;
-
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)runners[i],
-				 (int)runners[i]);
-			f = fopen(path, "re");
-			if (f) {
-				int c;
-
-				if (fscanf(f, "%d", &c) == 1)
-					inits++;
-				fclose(f);
-			}
-		}
-		if (inits > 0)
-			break;
+		for (int i = 0; i < n && i < 16; i++)
+			inits += sandboxes_of(runners[i], NULL, 0);
 	}
 	cr_assert(inits > 0, "no pre-built sandbox to look into");
 	usleep(200000);
 	n = children_of(d.pid, true, NULL, runners);
 	for (int i = 0; i < n && i < 16; i++) {
-		char path[64];
-		FILE *f;
-		int c;
+		pid_t kids[16];
+		int k = sandboxes_of(runners[i], kids, 16);
 
 		hits += memory_hits(runners[i], mark);
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)runners[i],
-			 (int)runners[i]);
-		f = fopen(path, "re");
-		while (f && fscanf(f, "%d", &c) == 1) {
-			int h = memory_hits((pid_t)c, mark);
+		for (int j = 0; j < k && j < 16; j++) {
+			int h = memory_hits(kids[j], mark);
 
 			cr_expect_eq(h, 0, "runner %d's sandbox %d holds %d copies of '%s'",
-				     (int)runners[i], c, h, mark);
+				     (int)runners[i], (int)kids[j], h, mark);
 			hits += h;
 		}
-		if (f)
-			fclose(f);
 	}
 	cr_expect_eq(hits, 0, "%d copies of a member's earlier run in the runners and sandboxes",
 		     hits);
