@@ -55,6 +55,21 @@ bool backend_host_only_var(const struct cordon_profile *p, const char *kv)
 	return false;
 }
 
+bool backend_root_run_ids(uid_t owner, gid_t group, uid_t *ret_uid, gid_t *ret_gid)
+{
+	if (owner == 0) {
+		*ret_uid = BACKEND_NOBODY;
+		*ret_gid = BACKEND_RUN_GID;
+		return true;
+	}
+	*ret_uid = owner;
+	*ret_gid = group != 0 ? group : BACKEND_NOBODY;
+	/* nobody's own workdir (cordond's session for root): not nogroup either */
+	if (owner == BACKEND_NOBODY && *ret_gid == BACKEND_NOBODY)
+		*ret_gid = BACKEND_RUN_GID;
+	return false;
+}
+
 int backend_owner_of(pid_t pid, char *buf, size_t n)
 {
 	char path[64], stat[1024];

@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <sys/types.h>
+
 #include <cordon/cordon.h>
 
 struct cordon_exec {
@@ -112,6 +114,27 @@ bool backend_host_only_var(const struct cordon_profile *p, const char *kv);
  * (docs/compat.md, "Signals to cordon"). Before capture_fill_result, which composes the text.
  */
 void backend_cancelled(struct cordon_result *r, int sig);
+
+/*
+ * Who root's command runs as when root gives no run_as, by the workdir's owner (local and
+ * Docker backends alike; docs/security.md, "Identity"): a workdir of someone else's, that
+ * owner (what the command makes stays theirs) with its group, or BACKEND_NOBODY's group when
+ * the group is root's; a root-owned one, BACKEND_NOBODY, the kernel's overflow id and
+ * Debian's nobody, which owns nothing that matters on the host.
+ *
+ * Never nobody:nogroup, but BACKEND_RUN_GID: the kernel lets a process with the same real,
+ * effective and saved uid and gid ptrace a dumpable process and open its /proc/<pid>/root and
+ * fd (__ptrace_may_access), and a command is dumpable once it has exec'd. With nogroup, every
+ * host process of nobody's could attach to a root run's command and write the root-owned
+ * workdir it sees through its idmapped mount. No host process runs as 65534:65533; the uid
+ * stays nobody (`whoami`). 65533 fits every archive format's group field and is outside the
+ * ranges useradd and groupadd give out.
+ *
+ * True when the workdir is root's (the command then runs as nobody in it).
+ */
+#define BACKEND_NOBODY 65534
+#define BACKEND_RUN_GID 65533
+bool backend_root_run_ids(uid_t owner, gid_t group, uid_t *ret_uid, gid_t *ret_gid);
 
 /* "<pid>:<starttime>" of a process: an owner label that gc checks for liveness. */
 int backend_owner_of(pid_t pid, char *buf, size_t n);

@@ -47,14 +47,6 @@
 #define KILL_WAIT_MS 2000
 /* How long the agent may take to connect once its container started (it takes a few ms). */
 #define AGENT_CONNECT_MS 3000
-/* The kernel's overflow id, Debian's nobody/nogroup: who runs in a root-owned workdir. */
-#define NOBODY 65534
-/*
- * The gid of root's commands that would otherwise be nobody:nogroup, as the local backend's
- * (backends/local/sandbox.h, SB_RUN_GID): without a user namespace in dockerd, a container's
- * processes have host ids, and every host process of nobody:nogroup's could ptrace them.
- */
-#define RUN_GID 65533
 
 void (*docker_test_before_start)(void);
 void (*docker_test_before_check)(void);
@@ -812,25 +804,21 @@ static int create_container(struct docker *d, const struct cordon_profile *p, co
 	 * container needs no capability to chmod u+s a file it owns, so as root it would leave
 	 * setuid-root programs in the workdir for any host user who reaches it (a root-owned
 	 * group would make setgid-root ones). So: the workdir's owner (what the command makes is
-	 * the owner's), and in a root-owned workdir nobody (65534, gid RUN_GID), as the local
-	 * backend does; there the command can write only what is writable for everyone
-	 * (docs/docker.md, "Which user"). The owner is the held directory's (open_workdir), the one
+	 * the owner's), and in a root-owned workdir nobody with gid 65533, as the local backend
+	 * does (backend_root_run_ids); there the command can write only what is writable for
+	 * everyone (docs/docker.md, "Which user"). The owner is the held directory's (open_workdir), the one
 	 * check_workdir() requires the container to have: a path stat()ed here could be
 	 * another directory than the one dockerd mounts.
 	 */
 	d->chown_temp = false;
 	if (p->docker_user) {
 		user[0] = '\0'; /* as given: an admin's choice (docs/docker.md) */
-	} else if (d->wd_st.st_uid != 0) {
-		unsigned gid = d->wd_st.st_gid != 0 ? (unsigned)d->wd_st.st_gid : NOBODY;
-
-		/* nobody's own workdir (cordond's session for root): not nogroup (RUN_GID). */
-		if (d->wd_st.st_uid == NOBODY && gid == NOBODY)
-			gid = RUN_GID;
-		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)d->wd_st.st_uid, gid);
 	} else {
-		(void)snprintf(user, sizeof(user), "%u:%u", NOBODY, RUN_GID);
-		d->chown_temp = true;
+		uid_t uid;
+		gid_t gid;
+
+		d->chown_temp = backend_root_run_ids(d->wd_st.st_uid, d->wd_st.st_gid, &uid, &gid);
+		(void)snprintf(user, sizeof(user), "%u:%u", (unsigned)uid, (unsigned)gid);
 	}
 	if (agent_exe && !agent_host_mount_dir(&d->agent, mdir, sizeof(mdir)))
 		agent_exe = NULL;
@@ -1554,7 +1542,7 @@ static int docker_exec(void *h, const struct cordon_exec *x, struct cordon_resul
 	 * the directory held, under the name this run was given.
 	 */
 	if (x->workdir_is_temp && d->chown_temp && x->workdir && !strcmp(x->workdir, d->workdir)) {
-		if (fchownat(d->wd_fd, "", NOBODY, RUN_GID, AT_EMPTY_PATH) < 0)
+		if (fchownat(d->wd_fd, "", BACKEND_NOBODY, BACKEND_RUN_GID, AT_EMPTY_PATH) < 0)
 			return cordon_err(e, errno, "docker: chown temp workdir '%s'", d->workdir);
 		d->chown_temp = false;
 	} else if (d->chown_temp && !(d->wd_st.st_mode & S_IXOTH)) {

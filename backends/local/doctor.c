@@ -10,6 +10,7 @@
 #include "backends/local/cgroup.h"
 #include "backends/local/idmap.h"
 #include "backends/local/landlock.h"
+#include "backends/backend.h"
 #include "backends/local/sandbox.h"
 #include "runtime/cleanup.h"
 #include "runtime/strbuf.h"
@@ -204,8 +205,8 @@ const char *doctor_userns_knob_off(void)
 
 /*
  * Processes of this pid namespace (not a sandbox's: those have their own) whose real uid and
- * gid are those root's runs give the command, 65534 and SB_RUN_GID: the kernel would let
- * them ptrace a run's command and open its /proc/<pid>/root (sandbox.h says why the gid is
+ * gid are those root's runs give the command, 65534 and BACKEND_RUN_GID: the kernel would let
+ * them ptrace a run's command and open its /proc/<pid>/root (backend.h says why the gid is
  * not nogroup's). -1 when /proc cannot be read.
  */
 static int host_nobody_count(void)
@@ -242,7 +243,7 @@ static int host_nobody_count(void)
 		u = strstr(text, "\nUid:\t");
 		g = strstr(text, "\nGid:\t");
 		if (u && g && sscanf(u + 6, "%u", &uid) == 1 && sscanf(g + 6, "%u", &gid) == 1 &&
-		    uid == 65534 && gid == SB_RUN_GID)
+		    uid == 65534 && gid == BACKEND_RUN_GID)
 			n++;
 	}
 	return n;
@@ -396,14 +397,14 @@ int doctor_report(const char *workdir, char **ret_text, cordon_error *e)
 				"  run ids:            root's runs are 65534:%d; %d process%s of "
 				"this host run%s as that too: %s can ptrace a run's command and "
 				"write its workdir (docs/security.md); give %s a user of %s own\n",
-				SB_RUN_GID, n, n == 1 ? "" : "es", n == 1 ? "s" : "",
+				BACKEND_RUN_GID, n, n == 1 ? "" : "es", n == 1 ? "s" : "",
 				n == 1 ? "it" : "they", n == 1 ? "it" : "them",
 				n == 1 ? "its" : "their");
 		else if (n == 0)
 			strbuf_addf(&b,
 				    "  run ids:            root's runs are 65534:%d (nobody, not "
 				    "nogroup); no host process has both\n",
-				    SB_RUN_GID);
+				    BACKEND_RUN_GID);
 	}
 	strbuf_addf(&b, "  verdict:            %s\n",
 		    all_ns ? "full isolation available"

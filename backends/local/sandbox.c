@@ -60,15 +60,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/*
- * The uid (and gid) a command runs as when root starts it in a root-owned workdir without
- * run_as: 65534, the kernel's overflow id and Debian's nobody/nogroup. It owns nothing that
- * matters on the host, every system file is read-only to it, and with a pid, IPC and network
- * namespace per run and keyctl denied by seccomp, two runs sharing it still cannot reach each
- * other. See docs/security.md ("Identity").
- */
-#define SB_NOBODY 65534
-
 /* glibc's execvp() default when the environment has no PATH. */
 #define SB_DEFAULT_PATH "/bin:/usr/bin"
 
@@ -320,7 +311,7 @@ static int prep_workdir(struct prep *x, const struct local_spec *s, struct stat 
 	/*
 	 * A temp workdir that exists only inside (cordon_run named it; a tmpfs is mounted at
 	 * that path in the sandbox's own /tmp): nothing to open on the host. It is root's as far
-	 * as identity goes: the command runs as SB_NOBODY, who owns the tmpfs.
+	 * as identity goes: the command runs as BACKEND_NOBODY, who owns the tmpfs.
 	 */
 	if (s->workdir_tmpfs) {
 		if (strncmp(given, "/tmp/", 5) != 0 || strchr(given + 5, '/') || given[5] == '.' ||
@@ -357,8 +348,8 @@ static int prep_workdir(struct prep *x, const struct local_spec *s, struct stat 
  *  - an ordinary caller: itself, through a user namespace that maps only its own uid and gid;
  *  - root with run_as (the daemon, on behalf of a client): that uid/gid, which must not be 0;
  *  - root otherwise: the workdir's owner when that is not root (files it creates stay the
- *    owner's), else SB_NOBODY, with the gid SB_RUN_GID rather than nogroup (so that no host
- *    process of nobody's has the same ids: sandbox.h); a root-owned temp workdir of cordon's own is chowned to it so
+ *    owner's), else nobody with the gid BACKEND_RUN_GID (backend_root_run_ids: backend.h
+ *    says why not nogroup); a root-owned temp workdir of cordon's own is chowned to it so
  *    that the command can write there, and any other root-owned workdir is idmapped (see
  *    prep_workdir_tree): the command sees it as its own, and what it creates there is
  *    root's on the host, a uid the caller (root) can use.
@@ -393,15 +384,7 @@ static int prep_identity(struct prep *x, const struct local_spec *s, const struc
 		/* The caller's groups, as the caller's own processes have them (cordond). */
 		x->pl.groups = s->ngroups ? s->groups : NULL;
 		x->pl.ngroups = s->ngroups;
-	} else if (wd->st_uid != 0) {
-		x->pl.uid = wd->st_uid;
-		x->pl.gid = wd->st_gid != 0 ? wd->st_gid : SB_NOBODY;
-		/* nobody's own workdir (cordond's session for root): not nogroup (SB_RUN_GID). */
-		if (x->pl.uid == SB_NOBODY && x->pl.gid == SB_NOBODY)
-			x->pl.gid = SB_RUN_GID;
-	} else {
-		x->pl.uid = SB_NOBODY;
-		x->pl.gid = SB_RUN_GID;
+	} else if (backend_root_run_ids(wd->st_uid, wd->st_gid, &x->pl.uid, &x->pl.gid)) {
 		if (s->workdir_tmpfs) {
 			/* nothing on the host: the tmpfs inside is made the command's */
 		} else if (s->workdir_is_temp) {

@@ -285,18 +285,6 @@ int mounts_apply(const struct sb_plan *pl, struct sb_msg *m);
  *  mounts_finish: the workdir (taken now unless have_workdir), its pins and hides, the root
  *               read-only, chdir. Closes every fd of *f, whatever happens.
  */
-/*
- * The gid of root's runs that would otherwise be nobody:nogroup (65534:65534). The kernel
- * lets any process with the same real, effective and saved uid and gid ptrace a dumpable
- * process and open its /proc/<pid>/root and fd (__ptrace_may_access), and a command is
- * dumpable once it has exec'd: with nogroup, every host process of nobody's could attach to a
- * root run's command and write the root-owned workdir it sees through its idmapped mount
- * (docs/security.md). No host process runs as 65534:65533, so none matches; the uid stays
- * nobody (`whoami`). 65533 is small enough for every archive format's group field, and is
- * outside the ranges useradd and groupadd give out.
- */
-#define SB_RUN_GID 65533
-
 #define SB_MAX_BINDS 64
 #define SB_N_DEV 5
 struct sb_mounts {

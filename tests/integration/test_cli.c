@@ -2184,7 +2184,7 @@ Test(cli, required_cgroup_missing_is_one_clear_line)
 
 /*
  * The host's own processes of nobody's (65534:65534, nogroup's gid) cannot reach a root run's
- * command (backends/local/sandbox.h, SB_RUN_GID): ptrace is refused, and so are its
+ * command (backends/backend.h, BACKEND_RUN_GID): ptrace is refused, and so are its
  * /proc/<pid>/root and fd, through which such a process wrote root's workdir before (the
  * command shared its uid and gid; docs/security.md). Tried for real while the run sleeps.
  */

@@ -1998,7 +1998,7 @@ Test(sandbox, idmap_kept_for_the_next_run_of_a_runner)
 	cr_assert_eq(chown(wd, 0, 4244), 0);
 	sbx_run(&r, p, wd, false, "stat -c %g .");
 	cr_assert(ok(&r), "%s %s", r.e.msg, r.err);
-	/* The disk's group of the workdir is the command's gid inside (sandbox.h, SB_RUN_GID). */
+	/* The disk's group of the workdir is the command's gid inside (backend.h, BACKEND_RUN_GID). */
 	cr_assert_str_eq(r.out, "65533\n");
 	sbx_free(&r);
 	cr_assert_eq(held_ns("user", ns, 4), 1);
