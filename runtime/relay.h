@@ -21,7 +21,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define RELAY_BOUNCE_SIZE (1 << 20)
+/* The command's output pipes (fs.pipe-max-size's default: fewer wake-ups per MB), local and
+ * Docker alike; the bounce pipe is as big, so that one splice can take all one holds. */
+#define RELAY_PIPE_SIZE (1 << 20)
+#define RELAY_BOUNCE_SIZE RELAY_PIPE_SIZE
 
 /*
  * The buffers a relay reads into: RELAY_BUF_SIZE bytes, page-aligned (mapped, not malloc'd).

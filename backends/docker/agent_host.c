@@ -44,7 +44,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PIPE_SIZE (1 << 20) /* fs.pipe-max-size's default: fewer wake-ups per MB */
 #define CANCEL_POLL_MS 20
 /* How long a killed command may take to be reported dead before the container is restarted. */
 #define KILL_WAIT_MS 2000
@@ -562,8 +561,8 @@ int agent_host_run(struct agent_host *a, struct agent_run *r, cordon_error *e)
 	 */
 	if (fchmod(out_w, 0622) < 0 || fchmod(err_w, 0622) < 0)
 		return cordon_err(e, errno, "docker: pipe mode");
-	(void)fcntl(out_r, F_SETPIPE_SZ, PIPE_SIZE);
-	(void)fcntl(err_r, F_SETPIPE_SZ, PIPE_SIZE);
+	(void)fcntl(out_r, F_SETPIPE_SZ, RELAY_PIPE_SIZE);
+	(void)fcntl(err_r, F_SETPIPE_SZ, RELAY_PIPE_SIZE);
 	if (fcntl(out_r, F_SETFL, O_NONBLOCK) < 0 || fcntl(err_r, F_SETFL, O_NONBLOCK) < 0)
 		return cordon_err(e, errno, "docker: pipe");
 	relay_src_init_lazy(&src_out, out_r);

@@ -26,8 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Big pipes and big reads: the relay must run near pipe speed (bench/). */
-#define RELAY_PIPE_SIZE (1 << 20)
+/* Big pipes (RELAY_PIPE_SIZE) and big reads: the relay must run near pipe speed (bench/). */
 /* While cancellation is possible, poll wakes at least this often to look at the flag. */
 #define CANCEL_POLL_MS 20
 
